@@ -1,0 +1,5 @@
+"""`python -m desktop` runs the desktop app."""
+
+from desktop.app import main
+
+raise SystemExit(main())

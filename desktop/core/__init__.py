@@ -1,0 +1,1 @@
+"""Qt-free core: protocol, gateway client, connection supervision, delivery and local storage."""

@@ -1,0 +1,76 @@
+"""The client's error tree: one base class, one `is_retryable()` deciding retry versus fatal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GatewayError(Exception):
+    """Base of every error the core raises to its callers."""
+
+    retryable: bool = True
+
+    def is_retryable(self) -> bool:
+        """True when trying again later (new socket, backoff) may succeed."""
+        return self.retryable
+
+
+class RpcError(GatewayError):
+    """The gateway answered a call with a JSON-RPC error object."""
+
+    retryable = False
+
+    def __init__(self, code: int, message: str, data: Any = None, *, method: str = "") -> None:
+        super().__init__(f"{method + ': ' if method else ''}{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+
+
+class ConnectionLostError(GatewayError):
+    """The socket a call was pending on was invalidated; the call's outcome is unknown."""
+
+    def __init__(self, reason: str, *, generation: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.generation = generation
+
+
+class NotConnectedError(GatewayError):
+    """A call was made while no socket is open; nothing was sent."""
+
+
+class CallTimeoutError(GatewayError):
+    """No reply arrived within the call's timeout; the call's outcome is unknown."""
+
+
+class ConnectError(GatewayError):
+    """Opening a socket failed (refused, DNS, timeout, 5xx on the upgrade, ...)."""
+
+    def __init__(self, reason: str, *, retryable: bool = True, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+        self.status = status
+
+
+class AuthError(ConnectError):
+    """The gateway refused our credentials (HTTP 401/403 on the upgrade, auth close code)."""
+
+    def __init__(self, reason: str, *, status: int | None = None) -> None:
+        super().__init__(reason, retryable=False, status=status)
+
+
+class ProtocolError(ConnectError):
+    """The peer does not speak a protocol version we understand."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, retryable=False)
+
+
+class InsecureTransportError(ConnectError):
+    """A token would go in clear text to a non-loopback host the user did not allow."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, retryable=False)

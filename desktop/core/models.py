@@ -1,0 +1,97 @@
+"""Plain values shared by the core and the UI: connection status, sessions, messages, delivery."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class ConnectionState(Enum):
+    CONNECTING = "connecting"
+    ONLINE = "online"
+    RECONNECTING = "reconnecting"
+    PAUSED = "paused"
+    FAILED = "failed"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionStatus:
+    """One state change of a profile's connection, as the UI shows it."""
+
+    state: ConnectionState
+    epoch: int
+    generation: int
+    reason: str = ""
+    # For RECONNECTING: when (monotonic seconds) the next attempt is due.
+    retry_at: float | None = None
+    # Wall-clock time of the last successful connect, if any.
+    last_connected_at: float | None = None
+
+
+class DeliveryState(Enum):
+    PENDING = "pending"  # queued or on the wire, outcome not known yet
+    CONFIRMED = "confirmed"  # the gateway has it
+    UNCONFIRMED = "unconfirmed"  # ambiguous: being reconciled
+    FAILED = "failed"  # definitely not delivered; retryable by the user
+
+
+class Role(Enum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file the user attached; `path` is the app's own copy in its data dir."""
+
+    sha256: str
+    filename: str
+    mime: str
+    size: int
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """A row of the session list."""
+
+    key: str  # stored (durable) session id
+    title: str
+    preview: str = ""
+    updated_at: float = 0.0
+    message_count: int = 0
+    running: bool = False
+    unread: int = 0
+    runtime_id: str | None = None
+
+
+@dataclass(slots=True)
+class ChatMessage:
+    """One bubble in the chat view. Mutable: a streaming reply grows in place."""
+
+    id: str
+    role: Role
+    text: str = ""
+    thinking: str = ""
+    created_at: float = 0.0
+    streaming: bool = False
+    status: str = "complete"  # complete | error | interrupted (assistant)
+    delivery: DeliveryState | None = None  # user messages only
+    delivery_error: str = ""
+    attachments: tuple[Attachment, ...] = ()
+    tools: list[ToolCall] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ToolCall:
+    id: str
+    name: str
+    args: str = ""
+    output: str = ""
+    done: bool = False
+    error: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,63 @@
+"""The provider interface the gateway's turn worker streams from."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Protocol
+
+
+class ChunkKind(Enum):
+    TEXT = "text"
+    THINKING = "thinking"
+    NOTICE = "notice"  # e.g. "primary provider unreachable, answering with fallback X"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+    images: tuple[str, ...] = ()  # data: URLs for vision-capable models
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    kind: ChunkKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    provider: str = ""
+    model: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ProviderError(Exception):
+    """A provider failed. `transport` failures (dead socket, refused, 5xx, idle timeout) may fall
+    back to another provider; others (bad key, unknown model, bad request) end the turn."""
+
+    def __init__(self, message: str, *, transport: bool, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.transport = transport
+        self.status = status
+
+    def is_retryable(self) -> bool:
+        return self.transport
+
+
+class Provider(Protocol):
+    """Streams one completion. The iterator yields chunks and finally returns; usage is read after."""
+
+    name: str
+
+    def stream(self, messages: list[ChatMessage]) -> AsyncIterator[Chunk]: ...
+
+    @property
+    def last_usage(self) -> Usage | None: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,1 @@
+"""PySide6 widgets and models. Receives core objects from the composition root; opens no sockets."""
