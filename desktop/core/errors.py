@@ -74,3 +74,17 @@ class InsecureTransportError(ConnectError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason, retryable=False)
+
+
+# WebSocket close codes that mean "your credentials were refused": never retry after these.
+AUTH_CLOSE_CODES: frozenset[int] = frozenset({4401, 4403, 1008})
+
+
+class TransportClosedError(GatewayError):
+    """The socket closed under us (peer close, reset, network); carries the close code, if any."""
+
+    def __init__(self, reason: str, *, code: int | None = None) -> None:
+        super().__init__(f"{reason} ({code})" if code is not None else reason)
+        self.reason = reason
+        self.code = code
+        self.retryable = code not in AUTH_CLOSE_CODES

@@ -1,0 +1,227 @@
+"""The client's one WebSocket boundary: a small Transport interface and its websockets shell."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import ssl as ssl_lib
+from collections.abc import Mapping
+from typing import Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import (
+    ConnectionClosed,
+    InvalidHandshake,
+    InvalidStatus,
+    InvalidURI,
+    PayloadTooBig,
+)
+
+from desktop.core.errors import (
+    AuthError,
+    ConnectError,
+    InsecureTransportError,
+    TransportClosedError,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_FRAME = 8 * 1024 * 1024
+# websockets closes with this code when a frame exceeds max_size.
+CLOSE_TOO_BIG = 1009
+
+
+class Transport(Protocol):
+    """One open message socket. Errors are this package's, never a library's."""
+
+    @property
+    def local_open(self) -> bool:
+        """True until we closed it or learned that it closed."""
+        ...
+
+    async def send(self, text: str) -> None:
+        """Send one text frame; raises TransportClosedError when the socket is gone."""
+        ...
+
+    async def recv(self) -> str | bytes:
+        """Next frame (bytes for a binary frame); raises TransportClosedError on close."""
+        ...
+
+    async def ping(self) -> float:
+        """Protocol-level ping; returns the round trip in seconds or raises on close."""
+        ...
+
+    async def close(self) -> None:
+        """Close politely (bounded in time); idempotent, never raises."""
+        ...
+
+
+class TransportFactory(Protocol):
+    """Opens a Transport; `open_websocket` is the real one, tests pass a fake."""
+
+    async def __call__(
+        self,
+        url: str,
+        *,
+        token: str | None,
+        headers: Mapping[str, str] | None,
+        ssl: ssl_lib.SSLContext | None,
+        open_timeout: float,
+        max_frame_size: int,
+        allow_insecure: bool,
+    ) -> Transport: ...
+
+
+def redact_url(url: str) -> str:
+    """The URL with any token-like query value replaced, safe to log."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    pairs = [
+        (k, "***" if k.lower() in {"token", "access_token", "key", "api_key"} else v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+    ]
+    return urlunsplit(parts._replace(query=urlencode(pairs, safe="*")))
+
+
+def is_loopback_host(host: str | None) -> bool:
+    if not host:
+        return False
+    if host.lower() in {"localhost", "localhost.localdomain"}:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_transport_security(url: str, token: str | None, *, allow_insecure: bool) -> None:
+    """Refuse to send a token in clear text to a non-loopback host the user did not allow."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"ws", "wss"}:
+        raise ConnectError(f"not a WebSocket URL: {redact_url(url)}", retryable=False)
+    if (
+        token
+        and parts.scheme == "ws"
+        and not allow_insecure
+        and not is_loopback_host(parts.hostname)
+    ):
+        raise InsecureTransportError(
+            f"refusing to send a token over plain ws:// to {parts.hostname}; use wss://"
+        )
+
+
+def with_token(url: str, token: str | None) -> str:
+    """The URL with `?token=` set (as Hermes expects); unchanged when there is no token."""
+    if not token:
+        return url
+    parts = urlsplit(url)
+    pairs = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"]
+    pairs.append(("token", token))
+    return urlunsplit(parts._replace(query=urlencode(pairs)))
+
+
+def _closed_error(exc: ConnectionClosed) -> TransportClosedError:
+    frame = exc.rcvd or exc.sent
+    if frame is None:
+        return TransportClosedError("connection lost without a close frame", code=1006)
+    return TransportClosedError(frame.reason or "connection closed", code=frame.code)
+
+
+class WebSocketTransport:
+    """Transport over a websockets ClientConnection; translates library errors once, here."""
+
+    def __init__(self, ws: ClientConnection, label: str) -> None:
+        self._ws = ws
+        self._label = label
+        self._closed = False
+
+    @property
+    def local_open(self) -> bool:
+        return not self._closed and self._ws.close_code is None
+
+    def __repr__(self) -> str:
+        return f"<WebSocketTransport {self._label} open={self.local_open}>"
+
+    async def send(self, text: str) -> None:
+        try:
+            await self._ws.send(text)
+        except ConnectionClosed as exc:
+            raise _closed_error(exc) from exc
+        except OSError as exc:
+            raise TransportClosedError(f"send failed: {exc.__class__.__name__}") from exc
+
+    async def recv(self) -> str | bytes:
+        try:
+            return await self._ws.recv()
+        except ConnectionClosed as exc:
+            raise _closed_error(exc) from exc
+        except PayloadTooBig as exc:
+            raise TransportClosedError("frame too big", code=CLOSE_TOO_BIG) from exc
+        except OSError as exc:
+            raise TransportClosedError(f"receive failed: {exc.__class__.__name__}") from exc
+
+    async def ping(self) -> float:
+        try:
+            waiter = await self._ws.ping()
+            return await waiter
+        except ConnectionClosed as exc:
+            raise _closed_error(exc) from exc
+        except OSError as exc:
+            raise TransportClosedError(f"ping failed: {exc.__class__.__name__}") from exc
+
+    async def close(self) -> None:
+        self._closed = True
+        try:
+            await self._ws.close()
+        except Exception:  # closing a broken socket may fail in many ways; it is closed either way
+            log.debug("close of %s raised", self._label, exc_info=True)
+
+
+async def open_websocket(
+    url: str,
+    *,
+    token: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    ssl: ssl_lib.SSLContext | None = None,
+    open_timeout: float = 10.0,
+    max_frame_size: int = DEFAULT_MAX_FRAME,
+    allow_insecure: bool = False,
+) -> Transport:
+    """Open a WebSocket with our own liveness (library pings off) and typed errors."""
+    check_transport_security(url, token, allow_insecure=allow_insecure)
+    label = redact_url(url)
+    host = urlsplit(url).hostname
+    try:
+        ws = await connect(
+            with_token(url, token),
+            additional_headers=dict(headers) if headers else None,
+            ssl=ssl if url.startswith("wss:") else None,
+            # Loopback must never be sent through an environment proxy.
+            proxy=None if is_loopback_host(host) else True,
+            open_timeout=open_timeout,
+            ping_interval=None,
+            close_timeout=1.0,
+            max_size=max_frame_size,
+            compression=None,
+        )
+    except InvalidStatus as exc:
+        status = exc.response.status_code
+        if status in (401, 403):
+            raise AuthError(f"gateway refused the token (HTTP {status})", status=status) from exc
+        raise ConnectError(
+            f"handshake with {label} failed: HTTP {status}", retryable=True, status=status
+        ) from exc
+    except InvalidURI as exc:
+        raise ConnectError(f"invalid gateway URL {label}", retryable=False) from exc
+    except InvalidHandshake as exc:
+        raise ConnectError(f"handshake with {label} failed: {exc.__class__.__name__}") from exc
+    except TimeoutError as exc:
+        raise ConnectError(f"opening {label} timed out") from exc
+    except OSError as exc:
+        # Refused, reset, unreachable, DNS failure (socket.gaierror is an OSError).
+        raise ConnectError(f"cannot reach {label}: {exc.__class__.__name__}: {exc}") from exc
+    except ConnectionClosed as exc:
+        raise ConnectError(f"{label} closed during the handshake") from exc
+    return WebSocketTransport(ws, label)

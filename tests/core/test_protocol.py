@@ -1,0 +1,150 @@
+"""The sans-I/O codec: request encoding, frame decoding, and capabilities from gateway.ready."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from desktop.core.errors import ProtocolError
+from desktop.core.protocol import (
+    Capabilities,
+    ErrorObject,
+    Event,
+    Invalid,
+    Reply,
+    decode_frame,
+    encode_event,
+    encode_request,
+)
+
+
+def test_request_is_one_compact_jsonrpc_object() -> None:
+    text = encode_request(7, "prompt.submit", {"session_id": "r1", "text": "héllo"})
+    assert "\n" not in text
+    assert json.loads(text) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "prompt.submit",
+        "params": {"session_id": "r1", "text": "héllo"},
+    }
+    assert "params" not in json.loads(encode_request(1, "session.list"))
+
+
+def test_result_and_error_replies_decode_with_trailing_newline() -> None:
+    assert decode_frame('{"jsonrpc":"2.0","id":3,"result":{"ok":true}}\n') == Reply(
+        3, result={"ok": True}
+    )
+    err = decode_frame(
+        '{"jsonrpc":"2.0","id":4,"error":{"code":4009,"message":"busy","data":{"x":1}}}'
+    )
+    assert err == Reply(4, error=ErrorObject(4009, "busy", {"x": 1}))
+
+
+def test_event_decodes_type_session_payload_and_seq() -> None:
+    text = encode_event("message.delta", {"text": "hi"}, session_id="r1", seq=12)
+    ev = decode_frame(text + "\n")
+    assert isinstance(ev, Event)
+    assert (ev.type, ev.session_id, ev.payload, ev.seq) == (
+        "message.delta",
+        "r1",
+        {"text": "hi"},
+        12,
+    )
+    assert ev.raw["params"]["seq"] == 12
+    bare = decode_frame('{"jsonrpc":"2.0","method":"event","params":{"type":"notice"}}')
+    assert bare == Event("notice", None, {}, None, bare.raw)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        "[1,2]",
+        '{"id":1,"result":{}}',  # no jsonrpc member
+        '{"jsonrpc":"2.0","id":1}',  # neither result nor error
+        '{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}',
+        '{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}',
+        '{"jsonrpc":"2.0","id":true,"result":1}',
+        '{"jsonrpc":"2.0","method":"event","params":{"payload":{}}}',  # no type
+        '{"jsonrpc":"2.0","method":"event","params":{"type":"x","seq":"7"}}',
+        '{"jsonrpc":"2.0","method":"event","params":{"type":"x","payload":[1]}}',
+        '{"jsonrpc":"2.0","id":9,"method":"server.request","params":{}}',
+    ],
+)
+def test_invalid_frames_are_values_not_exceptions(text: str) -> None:
+    assert isinstance(decode_frame(text), Invalid)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=200),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+            lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+            max_leaves=20,
+        ).map(json.dumps),
+        st.fixed_dictionaries(
+            {"jsonrpc": st.just("2.0")},
+            optional={
+                "id": st.one_of(st.integers(), st.text(max_size=4), st.none(), st.booleans()),
+                "method": st.sampled_from(["event", "x"]),
+                "params": st.dictionaries(
+                    st.sampled_from(["type", "session_id", "payload", "seq"]),
+                    st.one_of(st.integers(), st.text(max_size=4), st.none(), st.just({})),
+                ),
+                "result": st.integers(),
+                "error": st.dictionaries(
+                    st.sampled_from(["code", "message", "data"]), st.integers() | st.text()
+                ),
+            },
+        ).map(json.dumps),
+    )
+)
+def test_decode_never_raises_on_arbitrary_input(text: str) -> None:
+    frame = decode_frame(text)
+    assert isinstance(frame, Reply | Event | Invalid)
+    if isinstance(frame, Reply):
+        assert (frame.error is None) or isinstance(frame.error.code, int)
+    if isinstance(frame, Event):
+        assert isinstance(frame.type, str) and frame.type
+        assert isinstance(frame.payload, dict)
+
+
+def test_current_ready_capabilities_are_read_field_by_field() -> None:
+    caps = Capabilities.from_ready(
+        {
+            "heartbeat": True,
+            "protocol": {"version": 1},
+            "capabilities": {"event_replay": True, "client_turn_id": True, "submission_ref": True},
+            "replay_epoch": "e-42",
+        }
+    )
+    assert caps.heartbeat and caps.event_replay and caps.client_turn_id and caps.submission_ref
+    assert caps.protocol_version == 1
+    assert caps.replay_epoch == "e-42"
+    assert not caps.stream_ownership
+
+
+def test_legacy_ready_has_no_heartbeat_and_no_extensions() -> None:
+    caps = Capabilities.from_ready({"skin": {}, "version": "0.19.0"})
+    assert caps == Capabilities(raw={"skin": {}, "version": "0.19.0"})
+    assert caps.heartbeat is False and caps.protocol_version is None
+
+
+def test_embedded_top_level_extensions_and_truthy_strings_are_not_true() -> None:
+    caps = Capabilities.from_ready(
+        {"heartbeat": "yes", "submission_ref": True, "stream_ownership": True}
+    )
+    assert caps.heartbeat is False
+    assert caps.submission_ref and caps.stream_ownership
+
+
+@pytest.mark.parametrize("version", [2, 0, "1"])
+def test_unknown_protocol_version_is_refused(version: object) -> None:
+    with pytest.raises(ProtocolError) as info:
+        Capabilities.from_ready({"heartbeat": True, "protocol": {"version": version}})
+    assert not info.value.is_retryable()
