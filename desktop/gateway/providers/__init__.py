@@ -1,1 +1,1 @@
-"""Model providers for the embedded gateway: OpenAI-compatible HTTP, fallbacks, and an offline model."""
+"""Model providers for the embedded gateway: OpenAI-compatible, fallbacks, offline model."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class ChunkKind(Enum):
@@ -25,6 +25,9 @@ class ChatMessage:
 class Chunk:
     kind: ChunkKind
     text: str
+    # On a NOTICE: the answer restarts with another provider, so text and thinking streamed
+    # earlier in this turn are void and should be cleared before the new answer is shown.
+    restart: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,7 @@ class ProviderError(Exception):
 
 
 class Provider(Protocol):
-    """Streams one completion. The iterator yields chunks and finally returns; usage is read after."""
+    """Streams one completion: the iterator yields chunks, then returns; read usage after."""
 
     name: str
 
@@ -61,3 +64,12 @@ class Provider(Protocol):
     def last_usage(self) -> Usage | None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class HealthProbe(Protocol):
+    """A provider that can tell, cheaply and without a completion, whether it is reachable."""
+
+    async def probe(self) -> None:
+        """Return when the provider answers at the transport level; raise ProviderError if not."""
+        ...
