@@ -1,0 +1,159 @@
+"""The local store's schema as an ordered list of migrations, tracked by PRAGMA user_version."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+# Migration N (1-based) takes a database at user_version N-1 to user_version N. Never edit a
+# shipped migration: append a new one, with a test that migrates a populated database to it.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: profiles, the session list, the message cache and drafts.
+    """
+    CREATE TABLE profiles (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL DEFAULT '',
+        url TEXT NOT NULL DEFAULT '',
+        extra TEXT NOT NULL DEFAULT '{}',
+        created_at REAL NOT NULL DEFAULT 0
+    );
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        profile_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        runtime_id TEXT,
+        title TEXT NOT NULL DEFAULT '',
+        preview TEXT NOT NULL DEFAULT '',
+        updated_at REAL NOT NULL DEFAULT 0,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        last_seq INTEGER NOT NULL DEFAULT 0,
+        replay_epoch TEXT NOT NULL DEFAULT '',
+        UNIQUE (profile_id, key)
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        profile_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL DEFAULT '',
+        thinking TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'complete',
+        extra TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (profile_id, session_key, idx)
+    );
+    CREATE TABLE drafts (
+        session_key TEXT PRIMARY KEY,
+        text TEXT NOT NULL DEFAULT '',
+        cursor INTEGER NOT NULL DEFAULT 0,
+        attachments TEXT NOT NULL DEFAULT '[]',
+        updated_at REAL NOT NULL DEFAULT 0,
+        revision INTEGER NOT NULL DEFAULT 0
+    );
+    """,
+    # 2: the outbox (delivery jobs) and the attachment blobs they and drafts point at.
+    """
+    CREATE TABLE outbox (
+        submission_ref TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL UNIQUE,
+        profile_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        runtime_id TEXT NOT NULL DEFAULT '',
+        text TEXT NOT NULL,
+        attachments TEXT NOT NULL DEFAULT '[]',
+        state TEXT NOT NULL DEFAULT 'pending',
+        error TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        wire INTEGER NOT NULL DEFAULT 0,
+        history_mark INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX outbox_by_session ON outbox (profile_id, session_key, seq);
+    CREATE TABLE attachments (
+        sha256 TEXT PRIMARY KEY,
+        filename TEXT NOT NULL,
+        mime TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        created_at REAL NOT NULL DEFAULT 0
+    );
+    """,
+    # 3: full-text search over cached messages and session titles, kept in sync by triggers.
+    """
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        text, content='messages', content_rowid='id', tokenize='unicode61'
+    );
+    CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    CREATE TRIGGER messages_fts_au AFTER UPDATE OF text ON messages BEGIN
+        INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE VIRTUAL TABLE sessions_fts USING fts5(
+        title, content='sessions', content_rowid='id', tokenize='unicode61'
+    );
+    CREATE TRIGGER sessions_fts_ai AFTER INSERT ON sessions BEGIN
+        INSERT INTO sessions_fts(rowid, title) VALUES (new.id, new.title);
+    END;
+    CREATE TRIGGER sessions_fts_ad AFTER DELETE ON sessions BEGIN
+        INSERT INTO sessions_fts(sessions_fts, rowid, title) VALUES ('delete', old.id, old.title);
+    END;
+    CREATE TRIGGER sessions_fts_au AFTER UPDATE OF title ON sessions BEGIN
+        INSERT INTO sessions_fts(sessions_fts, rowid, title) VALUES ('delete', old.id, old.title);
+        INSERT INTO sessions_fts(rowid, title) VALUES (new.id, new.title);
+    END;
+    INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+    INSERT INTO sessions_fts(sessions_fts) VALUES ('rebuild');
+    """,
+)
+
+LATEST = len(MIGRATIONS)
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def migrate(
+    conn: sqlite3.Connection, target: int = LATEST, migrations: Sequence[str] = MIGRATIONS
+) -> int:
+    """Apply the missing migrations up to `target`, each in its own transaction; return it.
+
+    `conn` must be in autocommit mode (isolation_level=None) so each step commits atomically
+    together with its user_version bump.
+    """
+    current = user_version(conn)
+    if current > len(migrations):
+        raise ValueError(f"database schema {current} is newer than this app ({len(migrations)})")
+    for version in range(current + 1, target + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(migrations[version - 1]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version:d}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return max(current, target)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements; trigger bodies contain ';' so use complete_statement."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

@@ -1,0 +1,105 @@
+"""Attachments staged for a session's next turn: decoding, size limits, and prompt context."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import mimetypes
+from dataclasses import dataclass
+
+from desktop.gateway.faults import invalid_params
+
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_INLINE_TEXT_BYTES = 256 * 1024
+MAX_STAGED = 10
+_IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+@dataclass(frozen=True, slots=True)
+class StagedAttachment:
+    filename: str
+    kind: str  # "image" | "text" | "binary"
+    mime: str
+    size: int
+    sha256: str
+    data: bytes
+
+    def describe(self) -> dict[str, object]:
+        """Metadata safe to persist and show: never the bytes."""
+        return {
+            "filename": self.filename,
+            "kind": self.kind,
+            "mime": self.mime,
+            "size": self.size,
+            "sha256": self.sha256,
+        }
+
+    def data_url(self) -> str:
+        return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
+
+    def inline_text(self) -> str:
+        """How a non-image file appears in the prompt the model sees."""
+        if self.kind == "text":
+            body = self.data.decode("utf-8")
+            return f"[attached file: {self.filename}]\n```\n{body}\n```"
+        return f"[attached file: {self.filename} ({self.mime}, {self.size} bytes, not shown)]"
+
+
+def decode_attachment(content_base64: object, filename: object, *, image: bool) -> StagedAttachment:
+    """Validate and decode one attach request; raises -32602 with a clear message."""
+    if not isinstance(filename, str) or not filename.strip() or len(filename) > 255:
+        raise invalid_params("filename must be a non-empty string of at most 255 characters")
+    if not isinstance(content_base64, str):
+        raise invalid_params("content_base64 must be a string")
+    limit = MAX_IMAGE_BYTES if image else MAX_FILE_BYTES
+    if len(content_base64) > (limit * 4) // 3 + 8:
+        raise invalid_params(f"attachment too large (limit {limit} bytes)")
+    try:
+        data = base64.b64decode(content_base64, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise invalid_params("content_base64 is not valid base64") from exc
+    if len(data) > limit:
+        raise invalid_params(f"attachment too large (limit {limit} bytes)")
+    mime = mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    if image:
+        sniffed = mime if mime in _IMAGE_MIMES else _sniff_image(data)
+        if sniffed is None:
+            raise invalid_params("not a supported image (png, jpeg, gif, webp)")
+        mime = sniffed
+        kind = "image"
+    else:
+        kind = "text" if _is_text(data) else "binary"
+        if kind == "text" and len(data) > MAX_INLINE_TEXT_BYTES:
+            raise invalid_params(f"text file too large to inline (limit {MAX_INLINE_TEXT_BYTES})")
+    return StagedAttachment(
+        filename=filename.strip(),
+        kind=kind,
+        mime=mime,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        data=data,
+    )
+
+
+def _sniff_image(data: bytes) -> str | None:
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _is_text(data: bytes) -> bool:
+    if b"\x00" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -1,0 +1,120 @@
+"""Command line of the embedded gateway: `hermes-qt-gateway` / `python -m desktop.gateway`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from desktop.gateway.auth import TOKEN_ENV, load_or_create_token
+from desktop.gateway.providers.base import Provider
+from desktop.gateway.server import ConfigError, GatewayConfig, GatewayServer
+
+log = logging.getLogger("desktop.gateway")
+READY_PREFIX = "HERMES_QT_GATEWAY_READY"
+
+
+def _default_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("hermes-qt", appauthor=False)) / "gateway"
+
+
+def _default_config_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("hermes-qt", appauthor=False))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hermes-qt-gateway", description=__doc__)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    p.add_argument("--data-dir", type=Path, default=None)
+    p.add_argument("--config-dir", type=Path, default=None)
+    p.add_argument("--token-file", type=Path, default=None)
+    p.add_argument("--allow-remote", action="store_true")
+    p.add_argument("--tls-cert", type=Path, default=None)
+    p.add_argument("--tls-key", type=Path, default=None)
+    p.add_argument("--debug", action="store_true", help="enable debug.stats and debug logging")
+    # For tests and development: `module:callable` returning a Provider, instead of the config.
+    p.add_argument("--provider", default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def _load_provider(spec: str | None, config_dir: Path) -> Provider:
+    if spec:
+        module, _, attr = spec.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+        provider: Provider = factory()
+        return provider
+    from desktop.gateway.providers.registry import load_provider  # type: ignore[import-not-found,unused-ignore]
+
+    loaded: Provider = load_provider(config_dir)
+    return loaded
+
+
+def _token(args: argparse.Namespace, data_dir: Path) -> str:
+    env = os.environ.get(TOKEN_ENV, "").strip()
+    if env:
+        return env
+    token_file = args.token_file or data_dir / "token"
+    token, created = load_or_create_token(token_file)
+    verb = "generated a token in" if created else "using the token in"
+    log.info("%s %s", verb, token_file)
+    return token
+
+
+async def serve(args: argparse.Namespace) -> int:
+    data_dir: Path = args.data_dir or _default_data_dir()
+    config_dir: Path = args.config_dir or _default_config_dir()
+    config = GatewayConfig(
+        data_dir=data_dir,
+        token=_token(args, data_dir),
+        host=args.host,
+        port=args.port,
+        allow_remote=args.allow_remote,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        debug=args.debug,
+    )
+    config.tls_context()  # refuse a bad bind policy before loading any provider
+    provider = _load_provider(args.provider, config_dir)
+    server = GatewayServer(config, provider)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        url = await server.start()
+        print(f"{READY_PREFIX} url={url}", flush=True)
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        await server.stop()
+        await provider.aclose()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.debug else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # The request line carries `?token=`: keep the library's handshake logs out.
+    logging.getLogger("websockets").setLevel(logging.WARNING)
+    try:
+        return asyncio.run(serve(args))
+    except ConfigError as exc:
+        print(f"hermes-qt-gateway: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"hermes-qt-gateway: cannot start: {exc}", file=sys.stderr)
+        return 1

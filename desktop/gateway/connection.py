@@ -1,0 +1,145 @@
+"""One client socket: frame decoding, in-order replies, and a bounded send queue of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from desktop.core.clock import Clock
+from desktop.gateway.faults import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcFault
+from desktop.gateway.hub import SessionHub
+from desktop.gateway.methods import Methods
+
+log = logging.getLogger(__name__)
+
+SEND_QUEUE_LIMIT = 1024
+SEND_QUEUE_BYTES = 64 * 1024 * 1024
+
+
+class Connection:
+    """Serves one socket; a client that cannot keep up with its queue is dropped, not waited for."""
+
+    def __init__(
+        self,
+        ws: ServerConnection,
+        hub: SessionHub,
+        methods: Methods,
+        clock: Clock,
+        *,
+        queue_limit: int = SEND_QUEUE_LIMIT,
+        queue_bytes: int = SEND_QUEUE_BYTES,
+    ) -> None:
+        self._ws = ws
+        self._hub = hub
+        self._methods = methods
+        self._clock = clock
+        self._queue: asyncio.Queue[str] = asyncio.Queue(maxsize=queue_limit)
+        self._queue_bytes_limit = queue_bytes
+        self._queued_bytes = 0
+        self._open = True
+        self._last_inbound = clock.monotonic()
+        self.dropped_slow = False
+
+    @property
+    def open(self) -> bool:
+        return self._open
+
+    @property
+    def last_inbound(self) -> float:
+        return self._last_inbound
+
+    def send_event(self, params: dict[str, Any]) -> None:
+        self._enqueue({"jsonrpc": "2.0", "method": "event", "params": params})
+
+    def _enqueue(self, frame: dict[str, Any]) -> None:
+        if not self._open:
+            return
+        data = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+        try:
+            if self._queued_bytes + len(data) > self._queue_bytes_limit and self._queued_bytes:
+                raise asyncio.QueueFull
+            self._queue.put_nowait(data)
+            self._queued_bytes += len(data)
+        except asyncio.QueueFull:
+            self.dropped_slow = True
+            log.warning("dropping a client that cannot keep up with its events")
+            self._mark_closed()
+            # Its socket buffers are full, so a close handshake would stall too: cut it.
+            self._ws.transport.abort()
+
+    def _mark_closed(self) -> None:
+        if self._open:
+            self._open = False
+            self._hub.detach(self)
+
+    async def serve(self, ready: dict[str, Any]) -> None:
+        """Run until the socket closes; every session it owned is detached, never stopped."""
+        self.send_event({"type": "gateway.ready", "payload": ready})
+        writer = asyncio.create_task(self._write(), name="gateway-writer")
+        try:
+            async for message in self._ws:
+                self._last_inbound = self._clock.monotonic()
+                reply = self._handle(message)
+                if reply is not None:
+                    self._enqueue(reply)
+                if not self._open:
+                    break
+        except ConnectionClosed:
+            pass
+        finally:
+            self._mark_closed()
+            writer.cancel()
+            await asyncio.gather(writer, return_exceptions=True)
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                frame = await self._queue.get()
+                self._queued_bytes -= len(frame)
+                await self._ws.send(frame)
+        except ConnectionClosed:
+            self._mark_closed()
+
+    def _handle(self, message: str | bytes) -> dict[str, Any] | None:
+        try:
+            text = message.decode("utf-8") if isinstance(message, bytes) else message
+            request = json.loads(text.strip())
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return _error(None, RpcFault(PARSE_ERROR, "parse error: not valid JSON"))
+        if not isinstance(request, dict):
+            return _error(None, RpcFault(INVALID_REQUEST, "invalid request: expected an object"))
+        rid = request.get("id")
+        if not isinstance(rid, (str, int, type(None))) or isinstance(rid, bool):
+            return _error(None, RpcFault(INVALID_REQUEST, "invalid request: bad id"))
+        method = request.get("method")
+        params = request.get("params", {})
+        if params is None:
+            params = {}
+        if request.get("jsonrpc") != "2.0" or not isinstance(method, str):
+            return _error(
+                rid, RpcFault(INVALID_REQUEST, "invalid request: need jsonrpc and method")
+            )
+        if not isinstance(params, dict):
+            return _error(
+                rid, RpcFault(INVALID_REQUEST, "invalid request: params must be an object")
+            )
+        try:
+            result = self._methods.call(self, method, params)
+        except RpcFault as fault:
+            return _error(rid, fault) if "id" in request else None
+        except Exception:
+            log.exception("method %s failed", method)
+            internal = RpcFault(INTERNAL_ERROR, "internal error")
+            return _error(rid, internal) if "id" in request else None
+        if "id" not in request:
+            return None  # a notification: no reply
+        return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def _error(rid: object, fault: RpcFault) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": fault.to_error()}

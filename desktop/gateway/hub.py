@@ -1,0 +1,294 @@
+"""The session hub: creates, resumes and routes sessions, owns stream ownership and dedupe."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from typing import Any
+
+from desktop.core.clock import Clock
+from desktop.gateway.attachments import MAX_STAGED, StagedAttachment
+from desktop.gateway.events import DEFAULT_REPLAY_LIMIT, EventLog
+from desktop.gateway.faults import (
+    RESUME_TARGET_NOT_FOUND,
+    SESSION_NOT_FOUND,
+    STREAM_OWNED,
+    STREAM_OWNED_MESSAGE,
+    RpcFault,
+    invalid_params,
+)
+from desktop.gateway.providers.base import Provider
+from desktop.gateway.sessions import (
+    Peer,
+    PendingTurn,
+    Session,
+    new_runtime_id,
+    new_stored_id,
+    owner_is_live,
+)
+from desktop.gateway.store import Store
+from desktop.gateway.turns import TurnWorker
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_DEADLINE = 45.0
+TITLE_LIMIT = 60
+
+
+class SessionHub:
+    """One per gateway process; every method runs on the event loop and never blocks on I/O."""
+
+    def __init__(
+        self,
+        store: Store,
+        provider: Provider,
+        clock: Clock,
+        *,
+        epoch: str,
+        heartbeat_deadline: float = HEARTBEAT_DEADLINE,
+        replay_limit: int = DEFAULT_REPLAY_LIMIT,
+        coalesce_interval: float = 0.033,
+    ) -> None:
+        self.store = store
+        self.provider = provider
+        self.clock = clock
+        self.epoch = epoch
+        self.deadline = heartbeat_deadline
+        self._replay_limit = replay_limit
+        self._by_runtime: dict[str, Session] = {}
+        self._by_stored: dict[str, Session] = {}
+        self.duplicate_submits = 0
+        self.turns = TurnWorker(
+            store,
+            provider,
+            self.emit,
+            epoch=epoch,
+            wall=clock.wall,
+            coalesce_interval=coalesce_interval,
+        )
+
+    # routing
+
+    def emit(self, session: Session, type_: str, payload: dict[str, Any]) -> None:
+        """Number the event, keep it for replay, and send it to the stream owner only."""
+        params = session.log.append(session.runtime_id, type_, payload)
+        owner = session.owner
+        if owner is not None and owner.open:
+            owner.send_event(params)
+
+    def claim(self, session: Session, peer: Peer) -> None:
+        """Make `peer` the stream owner unless another socket still owns it and is live."""
+        owner = session.owner
+        live = owner_is_live(owner, self.clock.monotonic(), self.deadline)
+        if owner is not None and owner is not peer and live:
+            raise RpcFault(STREAM_OWNED, STREAM_OWNED_MESSAGE)
+        session.owner = peer
+
+    def detach(self, peer: Peer) -> None:
+        """A socket went away: its sessions keep running, unowned, until someone activates them."""
+        for session in list(self._by_runtime.values()):
+            if session.owner is peer:
+                session.owner = None
+                if session.close_on_disconnect and not session.running:
+                    self._forget(session)
+
+    def get(self, runtime_id: object) -> Session:
+        if not isinstance(runtime_id, str) or runtime_id not in self._by_runtime:
+            raise RpcFault(SESSION_NOT_FOUND, "session not found")
+        return self._by_runtime[runtime_id]
+
+    def _load(self, stored_id: str) -> Session | None:
+        session = self._by_stored.get(stored_id)
+        if session is not None:
+            return session
+        self.store.repair(stored_id, self.epoch, worker_alive=False)
+        row = self.store.get_session(stored_id)
+        if row is None:
+            return None
+        session = Session(
+            runtime_id=new_runtime_id(),
+            stored_id=row.id,
+            title=row.title,
+            source=row.source,
+            started_at=row.started_at,
+            log=EventLog(self._replay_limit),
+        )
+        self._register(session)
+        return session
+
+    def _register(self, session: Session) -> None:
+        self._by_runtime[session.runtime_id] = session
+        self._by_stored[session.stored_id] = session
+
+    def _forget(self, session: Session) -> None:
+        self._by_runtime.pop(session.runtime_id, None)
+        self._by_stored.pop(session.stored_id, None)
+
+    # lifecycle
+
+    def create(self, peer: Peer, *, title: str, source: str, close_on_disconnect: bool) -> Session:
+        stored_id = new_stored_id()
+        now = self.clock.wall()
+        self.store.create_session(stored_id, title, source, now)
+        session = Session(
+            runtime_id=new_runtime_id(),
+            stored_id=stored_id,
+            title=title,
+            source=source,
+            started_at=now,
+            log=EventLog(self._replay_limit),
+            close_on_disconnect=close_on_disconnect,
+            owner=peer,
+        )
+        self._register(session)
+        self.emit(session, "session.info", self.info(session))
+        return session
+
+    def resume(self, peer: Peer, stored_id: object) -> Session:
+        if not isinstance(stored_id, str) or not stored_id:
+            raise invalid_params("session_id (stored id) is required")
+        session = self._load(stored_id)
+        if session is None:
+            raise RpcFault(RESUME_TARGET_NOT_FOUND, "session to resume not found")
+        self.claim(session, peer)
+        return session
+
+    def lookup_any(self, session_id: object) -> Session:
+        """A runtime id, or a stored id loaded on demand (for read-only methods)."""
+        if isinstance(session_id, str):
+            if session_id in self._by_runtime:
+                return self._by_runtime[session_id]
+            loaded = self._load(session_id)
+            if loaded is not None:
+                return loaded
+        raise RpcFault(SESSION_NOT_FOUND, "session not found")
+
+    def close(self, session: Session) -> None:
+        self.interrupt(session)
+        session.owner = None
+        self._forget(session)
+
+    def delete(self, session: Session) -> None:
+        self.close(session)
+        self.store.delete_session(session.stored_id)
+
+    def set_title(self, session: Session, title: str) -> None:
+        session.title = title
+        self.store.set_title(session.stored_id, title)
+        self.emit(session, "session.title", {"title": title})
+
+    # turns
+
+    def submit(self, peer: Peer, session: Session, text: str, ref: str | None) -> dict[str, Any]:
+        digest = hashlib.sha256(f"{session.stored_id}\0{text}".encode()).hexdigest()
+        if ref is not None:
+            seen = self.store.find_submission(ref)
+            if seen is not None:
+                if seen.digest != digest:
+                    raise RpcFault(
+                        -32602,
+                        "submission_ref was already used with a different payload",
+                        {"reason": "submission_ref_conflict"},
+                    )
+                self.duplicate_submits += 1
+                # The retry re-staged what the original already consumed: do not leak it on.
+                session.staged.clear()
+                return seen.result
+        self.claim(session, peer)
+        attachments, session.staged = session.staged, []
+        result: dict[str, Any] = {"status": "queued" if session.running else "streaming"}
+        if ref is not None:
+            result["submission_ref"] = ref
+        self.store.record_submit(
+            session.stored_id,
+            ref=ref,
+            digest=digest,
+            result=result,
+            text=text,
+            now=self.clock.wall(),
+        )
+        turn = PendingTurn(text=text, ref=ref, attachments=attachments)
+        session.pending.append(turn)
+        if not session.running:
+            self.turns.start_turn(session, turn)
+            session.worker = asyncio.create_task(
+                self.turns.run(session), name=f"worker-{session.runtime_id}"
+            )
+        if not session.title:
+            self.set_title(session, _auto_title(text))
+        return result
+
+    def stage(self, session: Session, attachment: StagedAttachment) -> int:
+        if len(session.staged) >= MAX_STAGED:
+            raise invalid_params(f"at most {MAX_STAGED} attachments can be staged per turn")
+        session.staged.append(attachment)
+        return len(session.staged)
+
+    def interrupt(self, session: Session) -> bool:
+        task = session.stream_task
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    async def shutdown(self) -> None:
+        """Interrupt every turn and wait until each has persisted what it has."""
+        workers = [s.worker for s in self._by_runtime.values() if s.worker and not s.worker.done()]
+        for session in self._by_runtime.values():
+            session.pending = type(session.pending)(list(session.pending)[:1])
+            self.interrupt(session)
+        if workers:
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    # views
+
+    def info(self, session: Session) -> dict[str, Any]:
+        return {
+            "title": session.title,
+            "stored_session_id": session.stored_id,
+            "source": session.source,
+            "started_at": session.started_at,
+            "model": getattr(self.provider, "name", ""),
+            "running": session.running,
+            "queued": max(0, len(session.pending) - 1),
+        }
+
+    def snapshot(self, session: Session, *, omit_messages: bool = False) -> dict[str, Any]:
+        self.turns.flush(session)
+        if not session.running:
+            self.store.repair(session.stored_id, self.epoch, worker_alive=False)
+        rows = self.store.messages(session.stored_id)
+        if session.inflight is not None:
+            # The in-flight exchange is reported in `inflight`, not as history rows.
+            rows = [r for r in rows if r.status != "streaming"]
+            if rows and rows[-1].role == "user":
+                rows = rows[:-1]
+        snap: dict[str, Any] = {
+            "session_id": session.runtime_id,
+            "session_key": session.stored_id,
+            "stored_session_id": session.stored_id,
+            "running": session.running,
+            "status": session.status,
+            "info": self.info(session),
+            "message_count": len(rows),
+            "last_seq": session.log.last_seq,
+        }
+        if not omit_messages:
+            snap["messages"] = [r.to_wire() for r in rows]
+        if session.inflight is not None:
+            snap["inflight"] = session.inflight.to_wire()
+        return snap
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "served_submits": self.store.served_submits(),
+            "duplicate_submits": self.duplicate_submits,
+            "sessions": len(self._by_runtime),
+            "running": sum(1 for s in self._by_runtime.values() if s.running),
+        }
+
+
+def _auto_title(text: str) -> str:
+    first = " ".join(text.strip().split())
+    return first if len(first) <= TITLE_LIMIT else first[: TITLE_LIMIT - 1].rstrip() + "…"

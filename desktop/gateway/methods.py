@@ -1,0 +1,209 @@
+"""The JSON-RPC method table of the embedded dialect: parameter checks and result shapes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from desktop import __version__
+from desktop.gateway.attachments import decode_attachment
+from desktop.gateway.faults import METHOD_NOT_FOUND, RpcFault, invalid_params
+from desktop.gateway.hub import SessionHub
+from desktop.gateway.sessions import Peer
+
+Handler = Callable[[Peer, dict[str, Any]], dict[str, Any]]
+MAX_PROMPT_CHARS = 1_000_000
+SERVER_NAME = "hermes-qt-gateway"
+
+
+def ready_payload(epoch: str) -> dict[str, Any]:
+    """The `gateway.ready` payload every socket gets first."""
+    return {
+        "heartbeat": True,
+        "protocol": {"version": 1},
+        "capabilities": {
+            "event_replay": True,
+            "client_turn_id": False,
+            "submission_ref": True,
+            "stream_ownership": True,
+            "file_attachments": True,
+        },
+        "replay_epoch": epoch,
+        "server": {"name": SERVER_NAME, "version": __version__},
+    }
+
+
+def _str(params: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = params.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise invalid_params(f"{name} must be a non-empty string")
+    return value
+
+
+def _ref(params: dict[str, Any]) -> str | None:
+    ref = params.get("submission_ref")
+    if ref is None:
+        return None
+    if (
+        not isinstance(ref, str)
+        or not 1 <= len(ref) <= 64
+        or not all(33 <= ord(c) < 127 for c in ref)
+    ):
+        raise invalid_params("submission_ref must be 1-64 printable ASCII characters")
+    return ref
+
+
+class Methods:
+    """Maps method names to handlers; every handler is synchronous and quick."""
+
+    def __init__(self, hub: SessionHub, *, debug: bool = False) -> None:
+        self._hub = hub
+        self._table: dict[str, Handler] = {
+            "gateway.ping": lambda _peer, _params: {"ok": True},
+            "session.create": self._create,
+            "session.list": self._list,
+            "session.activate": self._activate,
+            "session.resume": self._resume,
+            "session.history": self._history,
+            "session.interrupt": self._interrupt,
+            "session.close": self._close,
+            "session.title": self._title,
+            "session.delete": self._delete,
+            "session.events.since": self._events_since,
+            "prompt.submit": self._submit,
+            "image.attach_bytes": self._attach_image,
+            "file.attach_bytes": self._attach_file,
+            "attachments.clear": self._clear_attachments,
+            "approval.respond": self._respond,
+            "clarify.respond": self._respond,
+        }
+        if debug:
+            self._table["debug.stats"] = lambda _peer, _params: hub.stats()
+
+    def call(self, peer: Peer, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        handler = self._table.get(method)
+        if handler is None:
+            raise RpcFault(METHOD_NOT_FOUND, f"method not found: {method}")
+        return handler(peer, params)
+
+    def _create(self, peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        title = params.get("title") or ""
+        source = params.get("source") or "desktop"
+        if not isinstance(title, str) or not isinstance(source, str):
+            raise invalid_params("title and source must be strings")
+        session = self._hub.create(
+            peer,
+            title=title[:200],
+            source=source[:64],
+            close_on_disconnect=bool(params.get("close_on_disconnect", False)),
+        )
+        return {
+            "session_id": session.runtime_id,
+            "stored_session_id": session.stored_id,
+            "message_count": 0,
+            "messages": [],
+            "info": self._hub.info(session),
+        }
+
+    def _list(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        limit = params.get("limit", 50)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise invalid_params("limit must be a positive integer")
+        rows = self._hub.store.list_sessions(min(limit, 1000))
+        return {
+            "sessions": [
+                {
+                    "id": r.id,
+                    "title": r.title,
+                    "preview": r.preview,
+                    "started_at": r.started_at,
+                    "updated_at": r.updated_at,
+                    "message_count": r.message_count,
+                }
+                for r in rows
+            ]
+        }
+
+    def _activate(self, peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.get(params.get("session_id"))
+        self._hub.claim(session, peer)
+        return self._hub.snapshot(session, omit_messages=bool(params.get("omit_messages")))
+
+    def _resume(self, peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.resume(peer, params.get("session_id"))
+        return self._hub.snapshot(session, omit_messages=bool(params.get("omit_messages")))
+
+    def _history(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.lookup_any(params.get("session_id"))
+        rows = self._hub.store.messages(session.stored_id)
+        return {"count": len(rows), "messages": [r.to_wire() for r in rows]}
+
+    def _interrupt(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.get(params.get("session_id"))
+        stopped = self._hub.interrupt(session)
+        return {"status": "interrupted" if stopped else "not_interrupted"}
+
+    def _close(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        self._hub.close(self._hub.get(params.get("session_id")))
+        return {"closed": True}
+
+    def _title(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.get(params.get("session_id"))
+        title = _str(params, "title", required=False)
+        if title is not None:
+            self._hub.set_title(session, title.strip()[:200])
+        return {"title": session.title}
+
+    def _delete(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.lookup_any(params.get("session_id"))
+        self._hub.delete(session)
+        return {"deleted": True}
+
+    def _events_since(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.get(params.get("session_id"))
+        last_seen = params.get("last_seen", 0)
+        if not isinstance(last_seen, int) or isinstance(last_seen, bool) or last_seen < 0:
+            raise invalid_params("last_seen must be a non-negative integer")
+        self._hub.turns.flush(session)
+        events, complete = session.log.since(last_seen)
+        return {
+            "events": events,
+            "replay_epoch": self._hub.epoch,
+            "complete": complete,
+            "last_seq": session.log.last_seq,
+        }
+
+    def _submit(self, peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.get(params.get("session_id"))
+        text = params.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise invalid_params("text must be a non-empty string")
+        if len(text) > MAX_PROMPT_CHARS:
+            raise invalid_params(f"text longer than {MAX_PROMPT_CHARS} characters")
+        return self._hub.submit(peer, session, text, _ref(params))
+
+    def _attach(self, params: dict[str, Any], *, image: bool) -> dict[str, Any]:
+        session = self._hub.get(params.get("session_id"))
+        staged = decode_attachment(
+            params.get("content_base64"), params.get("filename"), image=image
+        )
+        count = self._hub.stage(session, staged)
+        return {"attached": True, "count": count, **staged.describe()}
+
+    def _attach_image(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        return self._attach(params, image=True)
+
+    def _attach_file(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        return self._attach(params, image=False)
+
+    def _clear_attachments(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.get(params.get("session_id"))
+        cleared = len(session.staged)
+        session.staged.clear()
+        return {"cleared": cleared, "count": 0}
+
+    def _respond(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        # The built-in agent runs no tools, so nothing ever waits for an answer.
+        return {"ok": True, "resolved": False}

@@ -1,0 +1,185 @@
+"""The turn worker: runs a session's queued prompts one by one, streaming from the provider."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from desktop.gateway.providers.base import ChatMessage, ChunkKind, Provider, ProviderError
+from desktop.gateway.sessions import Inflight, PendingTurn, Session
+from desktop.gateway.store import Store
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Session, str, dict[str, Any]], None]
+# Persist a streaming reply's text at most this often, so kill -9 loses little.
+PARTIAL_SAVE_INTERVAL = 1.0
+
+
+class DeltaCoalescer:
+    """Merges text deltas for about `interval` seconds; flushed before any other event."""
+
+    def __init__(self, session: Session, emit: Emit, interval: float) -> None:
+        self._session = session
+        self._emit = emit
+        self._interval = interval
+        self._buffer: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._last_flush = 0.0
+
+    def add(self, text: str) -> None:
+        self._buffer.append(text)
+        loop = asyncio.get_running_loop()
+        wait = self._last_flush + self._interval - loop.time()
+        if wait <= 0:
+            self.flush()
+        elif self._timer is None:
+            self._timer = loop.call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._last_flush = asyncio.get_running_loop().time()
+        if self._buffer:
+            text = "".join(self._buffer)
+            self._buffer.clear()
+            self._emit(self._session, "message.delta", {"text": text})
+
+
+class TurnWorker:
+    """Owns how turns run; one worker task per busy session, stream tasks it can interrupt."""
+
+    def __init__(
+        self,
+        store: Store,
+        provider: Provider,
+        emit: Emit,
+        *,
+        epoch: str,
+        wall: Callable[[], float],
+        coalesce_interval: float = 0.033,
+    ) -> None:
+        self._store = store
+        self._provider = provider
+        self._emit = emit
+        self._epoch = epoch
+        self._wall = wall
+        self._interval = coalesce_interval
+        self.coalescers: dict[str, DeltaCoalescer] = {}
+
+    def start_turn(self, session: Session, turn: PendingTurn) -> None:
+        """Persist the prompt and mark the session running (synchronously, before any reply)."""
+        self._store.start_turn(
+            session.stored_id,
+            ref=turn.ref,
+            text=turn.text,
+            attachments=[a.describe() for a in turn.attachments] or None,
+            epoch=self._epoch,
+            now=self._wall(),
+        )
+        turn.started = True
+
+    async def run(self, session: Session) -> None:
+        """Drain the session's queue; the task ends when nothing is left to run."""
+        try:
+            while session.pending:
+                turn = session.pending[0]
+                if not turn.started:
+                    self.start_turn(session, turn)
+                await self._run_one(session, turn)
+                session.pending.popleft()
+        finally:
+            self._emit(session, "status.update", {"status": "idle", "queued": 0})
+
+    def flush(self, session: Session) -> None:
+        coalescer = self.coalescers.get(session.runtime_id)
+        if coalescer is not None:
+            coalescer.flush()
+
+    async def _run_one(self, session: Session, turn: PendingTurn) -> None:
+        inflight = Inflight(user=turn.text)
+        session.inflight = inflight
+        coalescer = DeltaCoalescer(session, self._emit, self._interval)
+        self.coalescers[session.runtime_id] = coalescer
+        self._emit(
+            session, "status.update", {"status": "running", "queued": len(session.pending) - 1}
+        )
+        reply_id = self._store.begin_reply(session.stored_id, self._wall())
+        self._emit(session, "message.start", {"role": "assistant"})
+        messages = self._context(session, turn)
+        status, error = "complete", ""
+        stream = asyncio.create_task(
+            self._stream(session, messages, inflight, coalescer, reply_id),
+            name=f"turn-{session.runtime_id}",
+        )
+        session.stream_task = stream
+        try:
+            await asyncio.wait({stream})
+        finally:
+            session.stream_task = None
+        if stream.cancelled():
+            status = "interrupted"
+        elif (exc := stream.exception()) is not None:
+            status = "error"
+            error = exc.message if isinstance(exc, ProviderError) else "internal error in the turn"
+            if not isinstance(exc, ProviderError):
+                log.error("turn failed", exc_info=exc)
+        coalescer.flush()
+        del self.coalescers[session.runtime_id]
+        inflight.streaming = False
+        usage = self._usage() if status == "complete" else None
+        try:
+            self._store.finish_turn(session.stored_id, reply_id, inflight.assistant, status, usage)
+        except Exception:
+            log.exception("could not persist the end of a turn")
+        if error:
+            self._emit(session, "error", {"message": error})
+        payload: dict[str, Any] = {"text": inflight.assistant, "status": status}
+        payload["usage"] = usage or {}
+        self._emit(session, "message.complete", payload)
+        session.inflight = None
+
+    async def _stream(
+        self,
+        session: Session,
+        messages: list[ChatMessage],
+        inflight: Inflight,
+        coalescer: DeltaCoalescer,
+        reply_id: int,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        saved_at = loop.time()
+        async for chunk in self._provider.stream(messages):
+            if chunk.kind is ChunkKind.TEXT:
+                inflight.assistant += chunk.text
+                coalescer.add(chunk.text)
+            elif chunk.kind is ChunkKind.THINKING:
+                coalescer.flush()
+                inflight.thinking += chunk.text
+                self._emit(session, "thinking.delta", {"text": chunk.text})
+            else:
+                coalescer.flush()
+                self._emit(session, "notice", {"level": "info", "message": chunk.text})
+            if loop.time() - saved_at >= PARTIAL_SAVE_INTERVAL:
+                saved_at = loop.time()
+                self._store.save_partial(reply_id, inflight.assistant)
+
+    def _context(self, session: Session, turn: PendingTurn) -> list[ChatMessage]:
+        """The conversation as the provider sees it; the new prompt carries its attachments."""
+        rows = [m for m in self._store.messages(session.stored_id) if m.status != "streaming"]
+        out = [ChatMessage(role=m.role, content=m.text) for m in rows if m.text]
+        if out and out[-1].role == "user":
+            out.pop()
+        extra = [a.inline_text() for a in turn.attachments if a.kind != "image"]
+        images = tuple(a.data_url() for a in turn.attachments if a.kind == "image")
+        content = "\n\n".join([turn.text, *extra]) if extra else turn.text
+        out.append(ChatMessage(role="user", content=content, images=images))
+        return out
+
+    def _usage(self) -> dict[str, Any] | None:
+        usage = self._provider.last_usage
+        return dataclasses.asdict(usage) if usage is not None else None

@@ -1,0 +1,219 @@
+"""The local store: migrations with data in them, sessions, the message cache, search, faults."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from desktop.core.migrations import LATEST, MIGRATIONS, migrate, user_version
+from desktop.core.models import Attachment, DeliveryState
+from desktop.core.storage import (
+    CachedMessage,
+    DraftRecord,
+    OutboxEntry,
+    StorageError,
+    StorageFullError,
+    StorageReadOnlyError,
+    Store,
+)
+
+
+def _conn(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
+
+
+def _at_version(path: Path, version: int) -> sqlite3.Connection:
+    conn = _conn(path)
+    migrate(conn, version)
+    assert user_version(conn) == version
+    return conn
+
+
+def test_fresh_store_is_at_latest_version_in_wal_mode(data_dir: Path) -> None:
+    with Store(data_dir / "app.db") as store:
+        assert store.version == LATEST == len(MIGRATIONS)
+        assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_migration_1_keeps_nothing_and_creates_core_tables(data_dir: Path) -> None:
+    path = data_dir / "app.db"
+    _at_version(path, 0).close()
+    with Store(path) as store:
+        store.upsert_session("p", "s1", title="Hello")
+        assert store.session("p", "s1") is not None
+
+
+def test_migration_2_from_v1_with_data_keeps_sessions_drafts_and_adds_outbox(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "app.db"
+    conn = _at_version(path, 1)
+    conn.execute("INSERT INTO sessions (profile_id, key, title) VALUES ('p', 's1', 'Trip plan')")
+    conn.execute("INSERT INTO drafts (session_key, text, cursor) VALUES ('s1', 'half typed', 4)")
+    conn.close()
+    with Store(path) as store:
+        assert store.version == LATEST
+        session = store.session("p", "s1")
+        assert session is not None and session.title == "Trip plan"
+        draft = store.draft("s1")
+        assert draft is not None and (draft.text, draft.cursor) == ("half typed", 4)
+        entry = store.outbox_add(OutboxEntry("ref1", 0, "p", "s1", "rt", "hi"))
+        assert entry.seq == 1 and entry.state is DeliveryState.PENDING
+
+
+def test_migration_3_from_v2_with_data_indexes_existing_messages_and_titles(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "app.db"
+    conn = _at_version(path, 2)
+    conn.execute("INSERT INTO sessions (profile_id, key, title) VALUES ('p', 's1', 'Zebra facts')")
+    conn.execute(
+        "INSERT INTO messages (profile_id, session_key, idx, role, text) "
+        "VALUES ('p', 's1', 0, 'user', 'tell me about giraffes')"
+    )
+    conn.execute(
+        "INSERT INTO outbox (submission_ref, seq, profile_id, session_key, text) "
+        "VALUES ('r', 1, 'p', 's1', 'queued before upgrade')"
+    )
+    conn.close()
+    with Store(path) as store:
+        assert [h.session_key for h in store.search("p", "giraffe")] == ["s1"]
+        assert [h.source for h in store.search("p", "zebra")] == ["title"]
+        assert [e.text for e in store.outbox_entries()] == ["queued before upgrade"]
+
+
+def test_database_newer_than_the_app_is_refused_clearly(data_dir: Path) -> None:
+    path = data_dir / "app.db"
+    conn = _conn(path)
+    conn.execute(f"PRAGMA user_version = {LATEST + 1}")
+    conn.close()
+    with pytest.raises(ValueError, match="newer than this app"):
+        Store(path)
+
+
+def test_sessions_and_message_cache_round_trip(data_dir: Path) -> None:
+    with Store(data_dir / "app.db") as store:
+        store.upsert_session("p", "s1", title="One", runtime_id="rt1", updated_at=5.0)
+        store.upsert_session("p", "s2", title="Two", updated_at=9.0)
+        store.upsert_session("p", "s1", message_count=2, last_seq=7, replay_epoch="e1")
+        s1 = store.session("p", "s1")
+        assert s1 is not None
+        assert (s1.title, s1.runtime_id, s1.message_count, s1.last_seq, s1.replay_epoch) == (
+            "One",
+            "rt1",
+            2,
+            7,
+            "e1",
+        )
+        assert [s.key for s in store.sessions("p")] == ["s2", "s1"]  # newest first
+        msgs = [
+            CachedMessage(0, "user", "hi"),
+            CachedMessage(1, "assistant", "hello", thinking="hmm", extra={"usage": 3}),
+        ]
+        store.replace_messages("p", "s1", msgs)
+        store.put_message("p", "s1", CachedMessage(1, "assistant", "hello there"))
+        got = store.messages("p", "s1")
+        assert [(m.role, m.text) for m in got] == [("user", "hi"), ("assistant", "hello there")]
+        assert s1.summary().runtime_id == "rt1"
+
+
+def test_search_finds_messages_and_titles_per_profile_and_follows_edits(data_dir: Path) -> None:
+    with Store(data_dir / "app.db") as store:
+        store.upsert_session("p", "s1", title="Kitchen renovation")
+        store.upsert_session("q", "s9", title="Kitchen secrets")
+        store.replace_messages(
+            "p",
+            "s1",
+            [CachedMessage(0, "user", "how wide should the countertop be?")],
+        )
+        store.replace_messages("p", "s2", [CachedMessage(0, "user", "countertop prices")])
+        hits = store.search("p", "counter")
+        assert sorted(h.session_key for h in hits) == ["s1", "s2"]
+        assert all("[" in h.snippet for h in hits)
+        assert [h.session_key for h in store.search("p", "kitchen")] == ["s1"]
+        store.put_message("p", "s1", CachedMessage(0, "user", "granite only"))
+        assert [h.session_key for h in store.search("p", "countertop")] == ["s2"]
+        store.upsert_session("p", "s1", title="Bathroom")
+        assert store.search("p", "kitchen") == []
+        store.delete_session("p", "s2")
+        assert store.search("p", "countertop") == []
+        # FTS syntax in user input is harmless.
+        assert [h.session_key for h in store.search("p", 'gran"(*')] == ["s1"]
+        assert store.search("p", '"') == []
+
+
+def test_draft_typed_before_its_session_exists_is_adopted(data_dir: Path) -> None:
+    with Store(data_dir / "app.db") as store:
+        store.save_draft(DraftRecord("new:abc", "first words", 5, revision=3))
+        adopted = store.adopt_draft("new:abc", "stored-1")
+        assert adopted is not None and adopted.text == "first words"
+        assert store.draft("new:abc") is None
+        got = store.draft("stored-1")
+        assert got is not None and got.text == "first words"
+
+
+def test_referenced_attachments_come_from_drafts_and_outbox(data_dir: Path) -> None:
+    a = Attachment("a" * 64, "a.png", "image/png", 3, "/x/a")
+    b = Attachment("b" * 64, "b.txt", "text/plain", 3, "/x/b")
+    with Store(data_dir / "app.db") as store:
+        store.save_draft(DraftRecord("s1", "see", attachments=(a,)))
+        store.outbox_add(OutboxEntry("r", 0, "p", "s1", "rt", "x", attachments=(b,)))
+        assert store.referenced_attachments() == {a.sha256, b.sha256}
+
+
+def _capped(holder: list[sqlite3.Connection]) -> object:
+    def connect(path: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None)
+        holder.append(conn)
+        return conn
+
+    return connect
+
+
+def test_disk_full_raises_a_clear_error_and_loses_nothing_already_saved(data_dir: Path) -> None:
+    conns: list[sqlite3.Connection] = []
+    with Store(data_dir / "app.db", connect=_capped(conns)) as store:  # type: ignore[arg-type]
+        store.save_draft(DraftRecord("s1", "kept"))
+        pages = conns[0].execute("PRAGMA page_count").fetchone()[0]
+        conns[0].execute(f"PRAGMA max_page_count = {pages}")  # the disk is now "full"
+        big = "x" * 200_000
+        with pytest.raises(StorageFullError, match="disk is full") as info:
+            store.save_draft(DraftRecord("s2", big))
+        assert info.value.is_retryable()
+        assert store.draft("s1") is not None and store.draft("s2") is None
+        conns[0].execute("PRAGMA max_page_count = 1000000")  # the user made room
+        store.save_draft(DraftRecord("s2", big))
+        got = store.draft("s2")
+        assert got is not None and got.text == big
+
+
+def test_read_only_data_is_a_clear_error(data_dir: Path) -> None:
+    # Tests run as root, which ignores chmod; query_only makes SQLite refuse writes exactly as
+    # it does for a read-only file (SQLITE_READONLY).
+    conns: list[sqlite3.Connection] = []
+    with Store(data_dir / "app.db", connect=_capped(conns)) as store:  # type: ignore[arg-type]
+        conns[0].execute("PRAGMA query_only = ON")
+        with pytest.raises(StorageReadOnlyError, match="read-only"):
+            store.save_draft(DraftRecord("s1", "draft"))
+        conns[0].execute("PRAGMA query_only = OFF")
+        store.save_draft(DraftRecord("s1", "draft"))
+        assert store.draft("s1") is not None
+
+
+def test_unopenable_database_is_a_storage_error(data_dir: Path) -> None:
+    missing_dir = data_dir / "nope" / "app.db"
+    with pytest.raises(StorageError, match="cannot open"):
+        Store(missing_dir)
+
+
+def test_read_only_uri_database_is_refused_on_write(data_dir: Path) -> None:
+    path = data_dir / "app.db"
+    Store(path).close()
+
+    def ro(p: str) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{p}?mode=ro", uri=True, isolation_level=None)
+
+    with Store(path, connect=ro) as store, pytest.raises(StorageReadOnlyError):
+        store.save_draft(DraftRecord("s1", "x"))

@@ -1,0 +1,110 @@
+"""The gateway as a process: ready line, kill -9 mid-turn then restart, SIGTERM, bind policy."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from desktop.gateway.cli import main
+from desktop.gateway.store import Store
+from tests.gateway.wsclient import TOKEN, client
+
+ROOT = Path(__file__).resolve().parents[2]
+PROVIDER = "tests.gateway.scripted:subprocess_provider"
+
+
+@contextmanager
+def gateway_process(data_dir: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    env = {**os.environ, "HERMES_QT_GATEWAY_TOKEN": TOKEN}
+    cmd = [sys.executable, "-m", "desktop.gateway", "--port", "0", "--data-dir", str(data_dir)]
+    with (data_dir / "stderr.log").open("a") as err:
+        proc = subprocess.Popen(
+            [*cmd, "--provider", PROVIDER, *extra],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # blocks until the gateway listens (or dies)
+        assert line.startswith("HERMES_QT_GATEWAY_READY url=ws://127.0.0.1:"), line
+        yield proc, line.strip().split("url=", 1)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
+async def test_kill_9_mid_turn_then_restart_repairs_the_session(data_dir: Path) -> None:
+    with gateway_process(data_dir) as (proc, url):
+        async with client(url) as c:
+            created = await c.call("session.create")
+            sid, key = created["session_id"], created["stored_session_id"]
+            await c.call("prompt.submit", session_id=sid, text="please block")
+            await c.wait_event("message.delta", sid)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            await c.closed.wait()
+    with gateway_process(data_dir) as (_proc, url):
+        async with client(url) as c:
+            snap = await c.call("session.resume", session_id=key)
+            assert snap["running"] is False and snap["status"] == "idle"
+            assert "inflight" not in snap
+            assert snap["messages"][0]["text"] == "please block"
+            assert snap["messages"][-1]["status"] == "interrupted"
+            new_sid = snap["session_id"]
+            await c.call("prompt.submit", session_id=new_sid, text="hello again")
+            done = await c.wait_event("message.complete", new_sid)
+            assert done["payload"]["text"] == "partial answer to: hello again"
+
+
+async def test_sigterm_persists_the_running_turn_as_interrupted(data_dir: Path) -> None:
+    with gateway_process(data_dir) as (proc, url):
+        async with client(url) as c:
+            created = await c.call("session.create")
+            sid, key = created["session_id"], created["stored_session_id"]
+            await c.call("prompt.submit", session_id=sid, text="block until stopped")
+            await c.wait_event("message.delta", sid)
+            proc.send_signal(signal.SIGTERM)
+            done = await c.wait_event("message.complete", sid)
+            await c.closed.wait()
+            assert c.ws.close_code == 1001
+        assert proc.wait() == 0
+        assert proc.stdout is not None
+        assert proc.stdout.read() == ""  # exactly one line on stdout, ever
+    assert done["payload"]["status"] == "interrupted"
+    store = Store(data_dir / "gateway.sqlite3")
+    try:
+        rows = store.messages(key)
+        assert [(r.role, r.text, r.status) for r in rows] == [
+            ("user", "block until stopped", "complete"),
+            ("assistant", "partial answer", "interrupted"),
+        ]
+        session = store.get_session(key)
+        assert session is not None and session.running_epoch is None
+    finally:
+        store.close()
+    log = (data_dir / "stderr.log").read_text()
+    assert TOKEN not in log
+
+
+def test_non_loopback_bind_is_refused_without_allow_remote_and_tls(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HERMES_QT_GATEWAY_TOKEN", TOKEN)
+    base = ["--data-dir", str(data_dir), "--provider", PROVIDER]
+    assert main([*base, "--host", "0.0.0.0"]) == 2
+    assert "--allow-remote" in capsys.readouterr().err
+    assert main([*base, "--host", "0.0.0.0", "--allow-remote"]) == 2
+    assert "--tls-cert" in capsys.readouterr().err
