@@ -1,0 +1,314 @@
+"""Per-session conversation state: events and snapshots in, the ChatMessage list the UI renders."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from desktop.core.models import ChatMessage, DeliveryState, Role, ToolCall
+from desktop.core.protocol import Event
+
+log = logging.getLogger(__name__)
+
+ChangeListener = Callable[["Conversation"], None]
+
+_ROLES = {r.value: r for r in Role}
+# Local user bubbles the gateway has not confirmed yet survive a snapshot reload.
+_UNSETTLED = {DeliveryState.PENDING, DeliveryState.UNCONFIRMED, DeliveryState.FAILED}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class Conversation:
+    """The reducer behind one chat view.
+
+    `apply(event)` folds a gateway event into the message list; `load_snapshot()` replaces the
+    server-backed part from an activate/resume snapshot. Events carrying a `seq` at or below
+    the watermark are duplicates and ignored. Listeners hear about every change.
+    """
+
+    def __init__(self, key: str, *, now: Callable[[], float] | None = None) -> None:
+        self.key = key
+        self.messages: list[ChatMessage] = []
+        self.running = False
+        self.status_text = ""
+        self.title = ""
+        self.last_seq = 0
+        self._now = now or (lambda: 0.0)
+        self._ids = itertools.count(1)
+        self._listeners: list[ChangeListener] = []
+
+    # -- observers -----------------------------------------------------------------------
+
+    def add_listener(self, listener: ChangeListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    @property
+    def streaming_message(self) -> ChatMessage | None:
+        """The assistant bubble that is still growing, if any."""
+        for msg in reversed(self.messages):
+            if msg.role is Role.ASSISTANT:
+                return msg if msg.streaming else None
+            if msg.role is Role.USER:
+                return None
+        return None
+
+    def reset_watermark(self) -> None:
+        """The gateway restarted (new replay_epoch): its seq numbering starts over."""
+        self.last_seq = 0
+
+    # -- local edits ---------------------------------------------------------------------
+
+    def append_local(self, message: ChatMessage) -> None:
+        """A bubble that originates here (the user's prompt, a notice)."""
+        self.messages.append(message)
+        self._changed()
+
+    def set_running(self, running: bool) -> None:
+        if self.running != running:
+            self.running = running
+            if not running:
+                self._seal("interrupted")
+            self._changed()
+
+    # -- events --------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> bool:
+        """Fold one event in; False when it was a duplicate or changed nothing."""
+        if event.seq is not None:
+            if event.seq <= self.last_seq:
+                return False
+            self.last_seq = event.seq
+        handler = _HANDLERS.get(event.type)
+        if handler is None:
+            return False
+        changed = handler(self, event.payload)
+        if changed:
+            self._changed()
+        return changed
+
+    def _on_start(self, payload: dict[str, Any]) -> bool:
+        self.running = True
+        current = self.streaming_message
+        if current is None or current.text or current.tools:
+            self._seal("complete")
+            self.messages.append(self._new_assistant())
+        return True
+
+    def _on_delta(self, payload: dict[str, Any]) -> bool:
+        text = _text(payload.get("text"))
+        if not text:
+            return False
+        self.running = True
+        self._live().text += text
+        return True
+
+    def _on_thinking(self, payload: dict[str, Any]) -> bool:
+        text = _text(payload.get("text"))
+        if not text:
+            return False
+        self._live().thinking += text
+        return True
+
+    def _on_complete(self, payload: dict[str, Any]) -> bool:
+        final = _text(payload.get("text"))
+        if self.streaming_message is None and final and self._last_reply_text() == final:
+            # A repeated completion (no seq on legacy gateways): the bubble is already final.
+            self.running = False
+            return False
+        msg = self._live()
+        if final:
+            # The server's full text is authoritative: it heals anything lost while detached.
+            msg.text = final
+        status = _text(payload.get("status")) or "complete"
+        msg.status = status if status in {"complete", "error", "interrupted"} else "complete"
+        msg.streaming = False
+        self.running = False
+        return True
+
+    def _last_reply_text(self) -> str | None:
+        for msg in reversed(self.messages):
+            if msg.role is Role.ASSISTANT:
+                return msg.text
+            if msg.role is Role.USER:
+                return None
+        return None
+
+    def _on_error(self, payload: dict[str, Any]) -> bool:
+        message = _text(payload.get("message")) or "the agent reported an error"
+        current = self.streaming_message
+        if current is not None:
+            current.streaming = False
+            current.status = "error"
+        self.messages.append(
+            ChatMessage(
+                id=self._mint("err"),
+                role=Role.SYSTEM,
+                text=message,
+                created_at=self._now(),
+                status="error",
+            )
+        )
+        self.running = False
+        return True
+
+    def _on_status(self, payload: dict[str, Any]) -> bool:
+        text = _text(payload.get("text")) or _text(payload.get("kind"))
+        if text == self.status_text:
+            return False
+        self.status_text = text
+        return True
+
+    def _on_title(self, payload: dict[str, Any]) -> bool:
+        title = _text(payload.get("title"))
+        if not title or title == self.title:
+            return False
+        self.title = title
+        return True
+
+    def _on_tool(self, kind: str, payload: dict[str, Any]) -> bool:
+        msg = self._live()
+        tool_id = _text(payload.get("tool_id")) or _text(payload.get("id"))
+        name = _text(payload.get("name")) or "tool"
+        call = next((t for t in msg.tools if tool_id and t.id == tool_id), None)
+        if call is None:
+            # tool.generating has no id yet; the following tool.start adopts that row.
+            call = next((t for t in msg.tools if not t.id and t.name == name and not t.done), None)
+        if call is None:
+            call = ToolCall(id=tool_id, name=name)
+            msg.tools.append(call)
+        elif tool_id and not call.id:
+            call.id = tool_id
+        context = payload.get("args_text") or payload.get("context")
+        if isinstance(context, str) and context:
+            call.args = context
+        if kind == "progress":
+            preview = _text(payload.get("preview")) or _text(payload.get("text"))
+            if preview:
+                call.output = preview
+        if kind == "complete":
+            result = payload.get("result_text") or payload.get("summary") or payload.get("result")
+            if result is not None:
+                call.output = result if isinstance(result, str) else json.dumps(result)
+            call.done = True
+            call.error = bool(payload.get("error"))
+        return True
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def load_snapshot(self, snapshot: dict[str, Any], *, keep_messages: bool = False) -> None:
+        """Adopt an activate/resume snapshot.
+
+        Without `keep_messages` the history is rebuilt from the snapshot. Either way an
+        in-progress reply is set to `inflight.assistant` (what the gateway has so far), so text
+        lost while detached comes back and text already shown is not doubled; later deltas
+        append to it. A snapshot that is idle clears a stale busy state.
+        """
+        running = snapshot.get("running") is True
+        inflight = snapshot.get("inflight")
+        inflight = inflight if isinstance(inflight, dict) else None
+        messages = snapshot.get("messages")
+        if not keep_messages and isinstance(messages, list):
+            local = [m for m in self.messages if m.role is Role.USER and m.delivery in _UNSETTLED]
+            self.messages = [self._from_wire(i, m) for i, m in enumerate(messages)]
+            self.messages.extend(local)
+        if running:
+            self.running = True
+            if inflight is not None:
+                self._adopt_inflight(inflight)
+        else:
+            # Idle on the server: whatever we thought was streaming has ended.
+            self.running = False
+            self._seal("interrupted")
+        self._changed()
+
+    def _adopt_inflight(self, inflight: dict[str, Any]) -> None:
+        user = _text(inflight.get("user"))
+        assistant = _text(inflight.get("assistant"))
+        if user and not self._has_user_turn(user):
+            self.messages.append(
+                ChatMessage(
+                    id=self._mint("user"),
+                    role=Role.USER,
+                    text=user,
+                    created_at=self._now(),
+                    delivery=DeliveryState.CONFIRMED,
+                )
+            )
+        msg = self._live()
+        msg.text = assistant
+        msg.streaming = True
+
+    def _has_user_turn(self, text: str) -> bool:
+        for msg in reversed(self.messages):
+            if msg.role is Role.USER:
+                return msg.text.strip() == text.strip()
+        return False
+
+    def _from_wire(self, index: int, raw: Any) -> ChatMessage:
+        data = raw if isinstance(raw, dict) else {}
+        role = _ROLES.get(_text(data.get("role")), Role.SYSTEM)
+        text = _text(data.get("text")) or _text(data.get("content"))
+        msg = ChatMessage(id=f"{self.key}:{index}", role=role, text=text)
+        thinking = data.get("reasoning") or data.get("reasoning_content")
+        if role is Role.ASSISTANT and isinstance(thinking, str):
+            msg.thinking = thinking
+        if role is Role.TOOL:
+            msg.tools = [ToolCall(id="", name=_text(data.get("name")) or "tool", done=True)]
+            msg.tools[0].args = _text(data.get("context"))
+        if role is Role.USER:
+            msg.delivery = DeliveryState.CONFIRMED
+        return msg
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _live(self) -> ChatMessage:
+        current = self.streaming_message
+        if current is None:
+            current = self._new_assistant()
+            self.messages.append(current)
+        return current
+
+    def _new_assistant(self) -> ChatMessage:
+        return ChatMessage(
+            id=self._mint("reply"), role=Role.ASSISTANT, created_at=self._now(), streaming=True
+        )
+
+    def _seal(self, status: str) -> None:
+        current = self.streaming_message
+        if current is not None:
+            current.streaming = False
+            current.status = status
+
+    def _mint(self, kind: str) -> str:
+        return f"{self.key}:{kind}:{next(self._ids)}"
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(self)
+            except Exception:
+                log.exception("conversation listener failed")
+
+
+_HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
+    "message.start": Conversation._on_start,
+    "message.delta": Conversation._on_delta,
+    "thinking.delta": Conversation._on_thinking,
+    "reasoning.delta": Conversation._on_thinking,
+    "message.complete": Conversation._on_complete,
+    "error": Conversation._on_error,
+    "status.update": Conversation._on_status,
+    "session.title": Conversation._on_title,
+    "tool.generating": lambda c, p: c._on_tool("generating", p),
+    "tool.start": lambda c, p: c._on_tool("start", p),
+    "tool.progress": lambda c, p: c._on_tool("progress", p),
+    "tool.complete": lambda c, p: c._on_tool("complete", p),
+    # reasoning.available carries the whole answer on 0.19: never rendered, not even as thinking.
+}

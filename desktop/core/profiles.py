@@ -1,0 +1,218 @@
+"""Connection profiles, their URL rules, and where their tokens are kept (never in plain JSON)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import secrets
+import tempfile
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from desktop.core.errors import InsecureTransportError
+
+
+class ProfileKind(Enum):
+    EMBEDDED = "embedded"  # the app starts its own gateway as a child process
+    LOCAL_HERMES = "local_hermes"  # the app starts `hermes serve` on loopback
+    REMOTE = "remote"  # a gateway somebody else runs, reached by URL
+
+
+class ProfileError(ValueError):
+    """A profile's settings cannot work (bad URL, unknown kind)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TlsOptions:
+    verify: bool = True
+    ca_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One gateway the user connects to. The token itself lives in a TokenStore under token_ref."""
+
+    id: str
+    name: str
+    kind: ProfileKind
+    url: str = ""
+    token_ref: str | None = None
+    allow_insecure: bool = False
+    tls: TlsOptions = TlsOptions()
+
+    def validate(self) -> None:
+        """Raise ProfileError / InsecureTransportError if this profile must not be used."""
+        if not self.id:
+            raise ProfileError("profile needs an id")
+        if self.kind is ProfileKind.REMOTE or self.url:
+            validate_url(self.url, allow_insecure=self.allow_insecure)
+
+    def to_json(self) -> dict[str, Any]:
+        """Settings as plain JSON: never the token, only its reference."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "kind": self.kind.value,
+            "url": self.url,
+            "token_ref": self.token_ref,
+            "allow_insecure": self.allow_insecure,
+            "tls": {"verify": self.tls.verify, "ca_file": self.tls.ca_file},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Profile:
+        try:
+            kind = ProfileKind(data.get("kind", "remote"))
+        except ValueError as exc:
+            raise ProfileError(f"unknown profile kind {data.get('kind')!r}") from exc
+        tls = data.get("tls") or {}
+        return cls(
+            id=str(data["id"]),
+            name=str(data.get("name", data["id"])),
+            kind=kind,
+            url=str(data.get("url", "")),
+            token_ref=data.get("token_ref"),
+            allow_insecure=bool(data.get("allow_insecure", False)),
+            tls=TlsOptions(verify=bool(tls.get("verify", True)), ca_file=tls.get("ca_file")),
+        )
+
+
+def is_loopback_host(host: str) -> bool:
+    if host.lower() in {"localhost", "localhost.localdomain"}:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def validate_url(url: str, *, allow_insecure: bool = False) -> None:
+    """A gateway URL must be ws(s)://host[:port]/...; plain ws only to loopback unless allowed."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"ws", "wss"}:
+        raise ProfileError(f"gateway URL must start with ws:// or wss:// (got {parts.scheme!r})")
+    if not parts.hostname:
+        raise ProfileError("gateway URL has no host")
+    try:
+        _ = parts.port
+    except ValueError as exc:
+        raise ProfileError("gateway URL has an invalid port") from exc
+    if parts.scheme == "ws" and not is_loopback_host(parts.hostname) and not allow_insecure:
+        raise InsecureTransportError(
+            f"refusing plain ws:// to non-loopback host {parts.hostname}: use wss:// "
+            "or allow insecure transport for this profile"
+        )
+
+
+class TokenStore(Protocol):
+    """Secrets by reference; implementations never log values."""
+
+    def get(self, ref: str) -> str | None: ...
+
+    def set(self, ref: str, token: str) -> None: ...
+
+    def delete(self, ref: str) -> None: ...
+
+
+def new_token_ref(profile_id: str) -> str:
+    return f"profile:{profile_id}:{secrets.token_hex(4)}"
+
+
+class FileTokenStore:
+    """Fallback when no OS keyring exists: one JSON file, mode 0600, replaced atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = Path(path)
+
+    def get(self, ref: str) -> str | None:
+        value = self._read().get(ref)
+        return value if isinstance(value, str) else None
+
+    def set(self, ref: str, token: str) -> None:
+        data = self._read()
+        data[ref] = token
+        self._write(data)
+
+    def delete(self, ref: str) -> None:
+        data = self._read()
+        if data.pop(ref, None) is not None:
+            self._write(data)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            raw = json.loads(self._path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return raw if isinstance(raw, dict) else {}
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=self._path.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self._path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+class KeyringTokenStore:
+    """Tokens in the OS keyring; falls back to `fallback` when the keyring is unusable."""
+
+    SERVICE = "hermes-qt"
+
+    def __init__(self, fallback: TokenStore) -> None:
+        self._fallback = fallback
+
+    def _usable(self) -> Any:
+        try:
+            import keyring
+            from keyring.backends import fail, null
+        except Exception:
+            return None
+        backend = keyring.get_keyring()
+        if isinstance(backend, (fail.Keyring, null.Keyring)):
+            return None
+        return keyring
+
+    def get(self, ref: str) -> str | None:
+        kr = self._usable()
+        if kr is not None:
+            try:
+                value = kr.get_password(self.SERVICE, ref)
+                if isinstance(value, str):
+                    return value
+            except Exception:
+                pass
+        return self._fallback.get(ref)
+
+    def set(self, ref: str, token: str) -> None:
+        kr = self._usable()
+        if kr is not None:
+            try:
+                kr.set_password(self.SERVICE, ref, token)
+                self._fallback.delete(ref)
+                return
+            except Exception:
+                pass
+        self._fallback.set(ref, token)
+
+    def delete(self, ref: str) -> None:
+        kr = self._usable()
+        if kr is not None:
+            try:
+                kr.delete_password(self.SERVICE, ref)
+            except Exception:
+                pass
+        self._fallback.delete(ref)

@@ -1,0 +1,364 @@
+"""Session routing over a supervisor: runtime/stored ids, reactivation after reconnect, replay."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.core.conversation import Conversation
+from desktop.core.errors import GatewayError, RpcError
+from desktop.core.models import ConnectionState, ConnectionStatus
+from desktop.core.protocol import Event
+from desktop.core.supervisor import ConnectionSupervisor
+
+log = logging.getLogger(__name__)
+
+SESSION_NOT_FOUND = 4001
+RESUME_TARGET_NOT_FOUND = 4007
+
+# stored id, runtime id: called whenever the pair is learned or the runtime id changes.
+IdSink = Callable[[str, str], None]
+# stored id, human-readable reason: the gateway no longer knows this session.
+GoneSink = Callable[[str, str], None]
+# stored id, snapshot dict (activate / resume / create result).
+SnapshotListener = Callable[[str, dict[str, Any]], None]
+
+
+def _discard(items: list[Any], item: Any) -> None:
+    if item in items:
+        items.remove(item)
+
+
+@dataclass(slots=True)
+class RoutedSession:
+    """One session this client shows; keyed by its durable stored id."""
+
+    stored_id: str
+    runtime_id: str | None
+    conversation: Conversation
+    gone: bool = False
+    # While a (re)activation or catch-up is in flight, live events wait here.
+    pending: bool = False
+    buffered: list[Event] = field(default_factory=list)
+    # Legacy rebuild: deltas racing the snapshot may already be inside it.
+    overlap_guard: bool = False
+
+
+class SessionRouter:
+    """Keeps each routed session attached across reconnects, exactly once per reconnect.
+
+    After every ONLINE it sends one `session.activate` per session (or `session.resume` by
+    stored id when the runtime id is gone), then either replays missed events by seq (gateways
+    with `event_replay`) or rebuilds the in-progress reply from the snapshot (legacy 0.19).
+    """
+
+    def __init__(
+        self,
+        supervisor: ConnectionSupervisor,
+        *,
+        on_ids: IdSink | None = None,
+        on_gone: GoneSink | None = None,
+        now: Callable[[], float] | None = None,
+    ) -> None:
+        self._sup = supervisor
+        self._on_ids = on_ids
+        self._on_gone = on_gone
+        self._now = now
+        self._sessions: dict[str, RoutedSession] = {}
+        self._by_runtime: dict[str, str] = {}
+        self._replay_epoch: str | None = None
+        self._epoch = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+        self.activations = 0  # session.activate calls sent (diagnostics, tests)
+        # The supervisor epoch whose reactivation has finished: every routed session is live.
+        self.synced_epoch = 0
+        self._synced_listeners: list[Callable[[int], None]] = []
+        self._snapshot_listeners: list[SnapshotListener] = []
+        self._unsubs = [
+            supervisor.add_status_listener(self._on_supervisor_status),
+            supervisor.subscribe(self._on_supervisor_event),
+        ]
+
+    # -- routing -------------------------------------------------------------------------
+
+    def route(self, stored_id: str, runtime_id: str | None = None) -> Conversation:
+        """Start following a session; returns its conversation (existing one if routed)."""
+        routed = self._sessions.get(stored_id)
+        if routed is None:
+            routed = RoutedSession(stored_id, None, Conversation(stored_id, now=self._now))
+            self._sessions[stored_id] = routed
+        if runtime_id:
+            self._adopt_runtime(routed, runtime_id)
+        return routed.conversation
+
+    def unroute(self, stored_id: str) -> None:
+        routed = self._sessions.pop(stored_id, None)
+        if routed is not None and routed.runtime_id:
+            self._by_runtime.pop(routed.runtime_id, None)
+
+    def session(self, stored_id: str) -> RoutedSession | None:
+        return self._sessions.get(stored_id)
+
+    def conversation(self, stored_id: str) -> Conversation | None:
+        routed = self._sessions.get(stored_id)
+        return routed.conversation if routed else None
+
+    def runtime_id(self, stored_id: str) -> str | None:
+        routed = self._sessions.get(stored_id)
+        return routed.runtime_id if routed else None
+
+    @property
+    def routed(self) -> list[str]:
+        return list(self._sessions)
+
+    def add_synced_listener(self, listener: Callable[[int], None]) -> Callable[[], None]:
+        """listener(epoch) once every routed session is reattached after a (re)connect."""
+        self._synced_listeners.append(listener)
+        return lambda: _discard(self._synced_listeners, listener)
+
+    on_synced = add_synced_listener
+
+    def on_snapshot(self, listener: SnapshotListener) -> Callable[[], None]:
+        """listener(stored id, snapshot) for every create/activate/resume snapshot received.
+
+        Delivery uses it to settle uncertain submits: `inflight.user` or the last user row
+        proves a prompt whose reply was lost did run.
+        """
+        self._snapshot_listeners.append(listener)
+        return lambda: _discard(self._snapshot_listeners, listener)
+
+    def _emit_snapshot(self, stored_id: str, snapshot: dict[str, Any]) -> None:
+        for listener in list(self._snapshot_listeners):
+            try:
+                listener(stored_id, snapshot)
+            except Exception:
+                log.exception("snapshot listener failed")
+
+    # -- explicit operations ---------------------------------------------------------------
+
+    async def create(self, **params: Any) -> str:
+        """session.create on the live gateway; routes the new session, returns its stored id."""
+        result = await self._sup.call("session.create", params)
+        runtime_id = str(result["session_id"])
+        stored_id = str(result.get("stored_session_id") or result.get("session_key") or runtime_id)
+        conv = self.route(stored_id, runtime_id)
+        self._emit_snapshot(stored_id, result)
+        conv.load_snapshot(result)
+        return stored_id
+
+    async def open(self, stored_id: str) -> Conversation:
+        """Resume a stored session (e.g. picked from the list) and route it."""
+        conv = self.route(stored_id)
+        routed = self._sessions[stored_id]
+        epoch = self._sup.epoch
+        snap = await self._resume(routed)
+        if snap is not None and epoch == self._sup.epoch:
+            self._emit_snapshot(stored_id, snap)
+            routed.conversation.load_snapshot(snap)
+        return conv
+
+    async def close(self) -> None:
+        """Stop listening and cancel reactivations in flight."""
+        self._closed = True
+        for unsub in self._unsubs:
+            unsub()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- supervisor hooks ----------------------------------------------------------------
+
+    def _on_supervisor_status(self, status: ConnectionStatus) -> None:
+        if self._closed:
+            return
+        if status.state is ConnectionState.ONLINE:
+            self._epoch = status.epoch
+            for task in list(self._tasks):
+                task.cancel()  # an older epoch's reactivation: superseded
+            sessions = [s for s in self._sessions.values() if not s.gone]
+            for routed in sessions:
+                # Hold live events from here on: the snapshot supersedes older buffered ones.
+                routed.pending = True
+                routed.buffered.clear()
+            self._spawn(self._reactivate_all(status.epoch, sessions))
+
+    def _on_supervisor_event(self, event: Any, epoch: int) -> None:
+        if self._closed or not isinstance(event, Event) or not event.session_id:
+            return
+        key = self._by_runtime.get(event.session_id)
+        routed = self._sessions.get(key) if key else None
+        if routed is None:
+            return
+        if routed.pending:
+            routed.buffered.append(event)
+            return
+        if self._has_gap(routed, event):
+            routed.pending = True
+            routed.buffered.append(event)
+            self._spawn(self._catch_up(routed, epoch))
+            return
+        self._deliver(routed, event)
+
+    # -- reactivation ----------------------------------------------------------------------
+
+    async def _reactivate_all(self, epoch: int, sessions: list[RoutedSession]) -> None:
+        caps = self._sup.capabilities
+        replay = bool(getattr(caps, "event_replay", False))
+        new_epoch = getattr(caps, "replay_epoch", None)
+        epoch_changed = (
+            replay and new_epoch != self._replay_epoch and self._replay_epoch is not None
+        )
+        if replay:
+            self._replay_epoch = new_epoch
+        try:
+            await asyncio.gather(
+                *(self._reactivate(s, epoch, replay, epoch_changed) for s in sessions)
+            )
+        finally:
+            if epoch == self._sup.epoch:
+                for routed in sessions:
+                    self._flush(routed)
+                self.synced_epoch = epoch
+                for listener in list(self._synced_listeners):
+                    try:
+                        listener(epoch)
+                    except Exception:
+                        log.exception("synced listener failed")
+
+    async def _reactivate(
+        self, routed: RoutedSession, epoch: int, replay: bool, epoch_changed: bool
+    ) -> None:
+        conv = routed.conversation
+        try:
+            snap = await self._activate(routed)
+            if snap is None or epoch != self._sup.epoch:
+                return
+            self._emit_snapshot(routed.stored_id, snap)
+            if epoch_changed:
+                conv.reset_watermark()
+            fresh = not conv.messages
+            if replay and not fresh and not epoch_changed and conv.last_seq > 0:
+                complete = await self._replay(routed, epoch)
+                if epoch != self._sup.epoch:
+                    return
+                if complete:
+                    if snap.get("running") is not True:
+                        conv.set_running(False)  # stale busy: the server is idle
+                    return
+                conv.reset_watermark()
+            conv.load_snapshot(snap)
+            routed.overlap_guard = not replay
+        except GatewayError as exc:
+            # Socket died mid-reactivation: the next ONLINE runs it again.
+            log.info("reactivating %s failed: %s", routed.stored_id, exc)
+
+    async def _activate(self, routed: RoutedSession) -> dict[str, Any] | None:
+        if routed.runtime_id:
+            self.activations += 1
+            try:
+                result = await self._sup.call("session.activate", {"session_id": routed.runtime_id})
+                return result if isinstance(result, dict) else {}
+            except RpcError as exc:
+                if exc.code != SESSION_NOT_FOUND:
+                    raise
+        return await self._resume(routed)
+
+    async def _resume(self, routed: RoutedSession) -> dict[str, Any] | None:
+        try:
+            result = await self._sup.call("session.resume", {"session_id": routed.stored_id})
+        except RpcError as exc:
+            if exc.code == RESUME_TARGET_NOT_FOUND:
+                routed.gone = True
+                if self._on_gone is not None:
+                    self._on_gone(routed.stored_id, exc.message or "session not found")
+                return None
+            raise
+        snap = result if isinstance(result, dict) else {}
+        runtime_id = snap.get("session_id")
+        if isinstance(runtime_id, str) and runtime_id:
+            self._adopt_runtime(routed, runtime_id)
+        return snap
+
+    async def _replay(self, routed: RoutedSession, epoch: int) -> bool:
+        """Feed events missed while detached; False when the gateway's buffer lost some."""
+        conv = routed.conversation
+        result = await self._sup.call(
+            "session.events.since",
+            {"session_id": routed.runtime_id, "last_seen": conv.last_seq},
+        )
+        if epoch != self._sup.epoch or not isinstance(result, dict):
+            return False
+        if result.get("replay_epoch") not in (None, self._replay_epoch):
+            return False
+        events = result.get("events") or []
+        for raw in events:
+            if isinstance(raw, dict):
+                conv.apply(_event_from(raw))
+        return result.get("complete", True) is not False
+
+    async def _catch_up(self, routed: RoutedSession, epoch: int) -> None:
+        try:
+            await self._replay(routed, epoch)
+        except GatewayError as exc:
+            log.info("catch-up for %s failed: %s", routed.stored_id, exc)
+        finally:
+            if epoch == self._sup.epoch:
+                self._flush(routed)
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _has_gap(self, routed: RoutedSession, event: Event) -> bool:
+        if event.seq is None or not bool(getattr(self._sup.capabilities, "event_replay", False)):
+            return False
+        last = routed.conversation.last_seq
+        return last > 0 and event.seq > last + 1
+
+    def _flush(self, routed: RoutedSession) -> None:
+        routed.pending = False
+        buffered, routed.buffered = routed.buffered, []
+        for event in buffered:
+            self._deliver(routed, event)
+
+    def _deliver(self, routed: RoutedSession, event: Event) -> None:
+        if routed.overlap_guard and event.seq is None and event.type == "message.delta":
+            # 0.19 appends a delta to the snapshot before emitting it: a delta racing the
+            # activate reply may already be in the rebuilt text. Check only that first one.
+            routed.overlap_guard = False
+            live = routed.conversation.streaming_message
+            text = event.payload.get("text")
+            if live is not None and isinstance(text, str) and text and live.text.endswith(text):
+                return
+        routed.conversation.apply(event)
+
+    def _adopt_runtime(self, routed: RoutedSession, runtime_id: str) -> None:
+        if routed.runtime_id == runtime_id:
+            return
+        if routed.runtime_id:
+            self._by_runtime.pop(routed.runtime_id, None)
+        routed.runtime_id = runtime_id
+        self._by_runtime[runtime_id] = routed.stored_id
+        if self._on_ids is not None:
+            self._on_ids(routed.stored_id, runtime_id)
+
+    def _spawn(self, coro: Any) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _event_from(raw: dict[str, Any]) -> Event:
+    payload = raw.get("payload")
+    seq = raw.get("seq")
+    session_id = raw.get("session_id")
+    return Event(
+        type=str(raw.get("type", "")),
+        session_id=session_id if isinstance(session_id, str) else None,
+        payload=payload if isinstance(payload, dict) else {},
+        seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
+        raw=raw,
+    )

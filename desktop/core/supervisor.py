@@ -1,0 +1,507 @@
+"""One ConnectionSupervisor per profile: owns its client, reconnects with backoff, fences epochs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random as _random
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from desktop.core.backoff import Backoff
+from desktop.core.clock import Clock, TimerHandle
+from desktop.core.epoch_store import EpochStore
+from desktop.core.errors import (
+    AUTH_CLOSE_CODES,
+    AuthError,
+    ConnectError,
+    GatewayError,
+    NotConnectedError,
+)
+from desktop.core.models import ConnectionState, ConnectionStatus
+from desktop.core.profiles import Profile, ProfileError, validate_url
+
+log = logging.getLogger(__name__)
+
+HISTORY_LIMIT = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where and how to connect for one attempt; the token is never logged."""
+
+    url: str
+    token: str | None = None
+    allow_insecure: bool = False
+
+    def __repr__(self) -> str:
+        return f"Endpoint(url={self.url!r}, token={'***' if self.token else None})"
+
+
+class GatewayClientPort(Protocol):
+    """The part of JsonRpcGatewayClient the supervisor and session router use."""
+
+    @property
+    def generation(self) -> int: ...
+
+    @property
+    def capabilities(self) -> Any: ...
+
+    async def connect(self) -> Any: ...
+
+    async def call(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any: ...
+
+    def subscribe(self, listener: Callable[[Any, int], None]) -> Callable[[], None]: ...
+
+    def on_closed(self, callback: Callable[[str, int | None, int], None]) -> Any: ...
+
+    def invalidate(self, reason: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class LauncherPort(Protocol):
+    """Starts (or restarts) the gateway a profile depends on and says where it listens."""
+
+    async def endpoint(self) -> Endpoint: ...
+
+    async def close(self) -> None: ...
+
+
+ClientFactory = Callable[[Endpoint], GatewayClientPort]
+StatusListener = Callable[[ConnectionStatus], None]
+EventListener = Callable[[Any, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionDiagnostics:
+    """What a diagnostics panel shows about one profile's connection."""
+
+    state: ConnectionState
+    epoch: int
+    generation: int
+    reconnect_count: int
+    last_inbound_age: float | None
+    rtt_samples: tuple[float, ...]
+    reasons: tuple[tuple[float, str], ...]
+    close_codes: tuple[int, ...]
+    last_connected_at: float | None
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """One place deciding retry versus stop: only errors that say so are fatal."""
+    return isinstance(exc, GatewayError) and not exc.is_retryable()
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, GatewayError) else f"{type(exc).__name__}: {text}"
+
+
+class ConnectionSupervisor:
+    """Keeps one profile connected: at most one live client, epochs that only grow.
+
+    Every attempt takes a new epoch from the store (durable before use). Anything that
+    completes after an await is checked against the current epoch and dropped if stale.
+    Intentional close and pause are flags the reconnect loop obeys, never races with.
+    """
+
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        client_factory: ClientFactory,
+        epoch_store: EpochStore,
+        clock: Clock,
+        random: Callable[[], float] = _random.random,
+        launcher: LauncherPort | None = None,
+        token: str | None = None,
+    ) -> None:
+        self._profile = profile
+        self._factory = client_factory
+        self._store = epoch_store
+        self._clock = clock
+        self._launcher = launcher
+        self._token = token
+        self._backoff = Backoff(random=random)
+        self._epoch = epoch_store.current(profile.id)
+        self._client: GatewayClientPort | None = None
+        self._client_epoch = 0
+        self._unsubscribe: Callable[[], None] | None = None
+        self._status = ConnectionStatus(ConnectionState.CLOSED, self._epoch, 0)
+        self._status_listeners: list[StatusListener] = []
+        self._event_listeners: list[EventListener] = []
+        self._task: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._lost = asyncio.Event()
+        self._lost_reason = ""
+        self._lost_code: int | None = None
+        self._skip_backoff = False
+        self._paused = False
+        self._closed = False
+        self._started = False
+        self._reconnect_count = 0
+        self._connect_count = 0
+        self._reasons: deque[tuple[float, str]] = deque(maxlen=HISTORY_LIMIT)
+        self._close_codes: deque[int] = deque(maxlen=HISTORY_LIMIT)
+        self._last_connected_at: float | None = None
+
+    # -- observers -----------------------------------------------------------------------
+
+    @property
+    def profile(self) -> Profile:
+        return self._profile
+
+    @property
+    def status(self) -> ConnectionStatus:
+        return self._status
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    @property
+    def client(self) -> GatewayClientPort | None:
+        """The live client while ONLINE, else None."""
+        return self._client if self._status.state is ConnectionState.ONLINE else None
+
+    @property
+    def capabilities(self) -> Any:
+        client = self.client
+        return client.capabilities if client is not None else None
+
+    def add_status_listener(self, listener: StatusListener) -> Callable[[], None]:
+        self._status_listeners.append(listener)
+        return lambda: self._remove(self._status_listeners, listener)
+
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+        """listener(event, epoch) for every event of the current epoch's client."""
+        self._event_listeners.append(listener)
+        return lambda: self._remove(self._event_listeners, listener)
+
+    @staticmethod
+    def _remove(items: list[Any], item: Any) -> None:
+        with contextlib.suppress(ValueError):
+            items.remove(item)
+
+    def diagnostics(self) -> ConnectionDiagnostics:
+        client = self._client
+        inbound = getattr(client, "last_inbound_at", None) if client is not None else None
+        rtts: Sequence[float] = ()
+        if client is not None:
+            samples = getattr(client, "heartbeat_rtts", None) or getattr(
+                client, "rtt_samples", None
+            )
+            rtts = tuple(samples or ())
+        return ConnectionDiagnostics(
+            state=self._status.state,
+            epoch=self._epoch,
+            generation=self._generation(),
+            reconnect_count=self._reconnect_count,
+            last_inbound_age=(self._clock.monotonic() - inbound) if inbound else None,
+            rtt_samples=tuple(rtts),
+            reasons=tuple(self._reasons),
+            close_codes=tuple(self._close_codes),
+            last_connected_at=self._last_connected_at,
+        )
+
+    async def call(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any:
+        """Call on the live client; NotConnectedError (nothing sent) when not ONLINE."""
+        client = self.client
+        if client is None:
+            raise NotConnectedError(f"{self._profile.name}: not connected")
+        if timeout is None:
+            return await client.call(method, params)
+        return await client.call(method, params, timeout=timeout)
+
+    # -- intents -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin connecting (idempotent)."""
+        if self._closed or self._started:
+            return
+        self._started = True
+        self._spawn()
+
+    def pause(self) -> None:
+        """Disconnect and stay offline until resume(); no attempts while paused."""
+        if self._closed or self._paused:
+            return
+        self._paused = True
+        self._stop_loop()
+        self._emit(ConnectionState.PAUSED, reason="paused by user")
+
+    def resume(self) -> None:
+        """Leave PAUSED or FAILED and connect again at once."""
+        if self._closed:
+            return
+        self._paused = False
+        self._started = True
+        self._backoff.reset()
+        if self._task is None or self._task.done() or self._status.state is ConnectionState.FAILED:
+            self._spawn()
+
+    def reconnect_now(self) -> None:
+        """Skip the backoff wait, or drop the live socket and connect again at once."""
+        if self._closed or self._paused or not self._started:
+            return
+        if self._status.state is ConnectionState.FAILED:
+            self.resume()
+            return
+        self._skip_backoff = True
+        if self._status.state is ConnectionState.ONLINE and self._client is not None:
+            self._client.invalidate("reconnect requested")
+            self._mark_lost("reconnect requested", None)
+        self._wake.set()
+
+    def network_changed(self) -> None:
+        """The OS reports a different network: the old socket may be bound to a dead route."""
+        self.reconnect_now()
+
+    def woke_up(self) -> None:
+        """The machine resumed from sleep: sockets from before are probably dead."""
+        self.reconnect_now()
+
+    async def close(self) -> None:
+        """Intentional close: no further attempts, no socket left open."""
+        if self._closed:
+            return
+        self._closed = True
+        self._wake.set()
+        task = self._task
+        self._stop_loop()
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(task, return_exceptions=True)
+        await self._drop_client("closed by user")
+        await self._settle_closing()
+        if self._launcher is not None:
+            await self._launcher.close()
+        self._emit(ConnectionState.CLOSED, reason="closed")
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        previous = self._task
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(previous), name=f"supervisor:{self._profile.id}"
+        )
+
+    def _stop_loop(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def _run(self, previous: asyncio.Task[None] | None) -> None:
+        try:
+            if previous is not None and not previous.done():
+                # The old loop is still closing its socket: wait, so two never overlap.
+                previous.cancel()
+                await asyncio.gather(previous, return_exceptions=True)
+            while not self._closed and not self._paused:
+                fatal = await self._attempt()
+                if fatal or self._closed or self._paused:
+                    return
+                if self._skip_backoff:
+                    self._skip_backoff = False
+                    continue
+                delay = self._backoff.next_delay()
+                retry_at = self._clock.monotonic() + delay
+                reason = self._lost_reason
+                self._emit(ConnectionState.RECONNECTING, reason=reason, retry_at=retry_at)
+                await self._wait(delay)
+                self._skip_backoff = False
+        finally:
+            # Cancelled (pause/close) or done: the socket of this loop must not outlive it.
+            await asyncio.shield(self._drop_client("supervisor loop ended"))
+
+    async def _wait(self, delay: float) -> None:
+        self._wake.clear()
+        timer: TimerHandle = self._clock.call_later(delay, self._wake.set)
+        try:
+            await self._wake.wait()
+        finally:
+            timer.cancel()
+
+    async def _attempt(self) -> bool:
+        """One connection attempt and, if it succeeds, its whole life. True when fatal."""
+        await self._drop_client("superseded by a new attempt")
+        await self._settle_closing()
+        epoch = self._store.next_epoch(self._profile.id)
+        self._epoch = epoch
+        self._lost.clear()
+        self._lost_reason = ""
+        self._lost_code = None
+        self._emit(ConnectionState.CONNECTING, reason=self._last_reason())
+        try:
+            endpoint = await self._endpoint()
+            if self._stale(epoch):
+                return False
+            client = self._factory(endpoint)
+            self._install(client, epoch)
+            await client.connect()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if self._stale(epoch):
+                return False
+            reason = _describe(exc)
+            self._record(reason)
+            await self._drop_client(reason)
+            if is_fatal(exc):
+                self._emit(ConnectionState.FAILED, reason=reason)
+                return True
+            self._lost_reason = reason
+            return False
+        if self._stale(epoch):
+            await self._drop_client("stale attempt")
+            return False
+        self._connect_count += 1
+        if self._connect_count > 1:
+            self._reconnect_count += 1
+        self._backoff.reset()
+        self._last_connected_at = self._clock.wall()
+        self._emit(ConnectionState.ONLINE)
+        if not self._lost.is_set():
+            await self._lost.wait()
+        if self._stale(epoch):
+            return False
+        reason = self._lost_reason or "connection lost"
+        self._record(reason)
+        await self._drop_client(reason)
+        if self._lost_close_code() in AUTH_CLOSE_CODES:
+            self._emit(ConnectionState.FAILED, reason=f"authentication refused: {reason}")
+            return True
+        return False
+
+    async def _endpoint(self) -> Endpoint:
+        if self._launcher is not None:
+            return await self._launcher.endpoint()
+        try:
+            validate_url(self._profile.url, allow_insecure=self._profile.allow_insecure)
+        except ProfileError as exc:
+            # A URL that cannot work will not start working by retrying it.
+            raise ConnectError(f"invalid gateway URL: {exc}", retryable=False) from exc
+        return Endpoint(self._profile.url, self._token, self._profile.allow_insecure)
+
+    def _install(self, client: GatewayClientPort, epoch: int) -> None:
+        self._client = client
+        self._client_epoch = epoch
+
+        def on_event(event: Any, generation: int) -> None:
+            # Late frames from an older client or epoch are fenced off here.
+            if self._closed or self._client is not client or self._epoch != epoch:
+                return
+            for listener in list(self._event_listeners):
+                try:
+                    listener(event, epoch)
+                except Exception:
+                    log.exception("event listener failed")
+
+        def on_closed(reason: str, code: int | None, generation: int) -> None:
+            if self._client is not client or self._epoch != epoch:
+                return
+            if code is not None:
+                self._close_codes.append(code)
+            self._mark_lost(str(reason), code)
+
+        self._unsubscribe = client.subscribe(on_event)
+        client.on_closed(on_closed)
+
+    def _lost_close_code(self) -> int | None:
+        # A method, not the attribute: it changes across awaits (set by on_closed).
+        return self._lost_code
+
+    def _mark_lost(self, reason: str, code: int | None) -> None:
+        if not self._lost.is_set():
+            self._lost_reason = reason
+            self._lost_code = code
+            self._lost.set()
+
+    async def _drop_client(self, reason: str) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        try:
+            client.invalidate(reason)
+        except Exception:
+            log.exception("invalidate failed")
+        # Shielded and tracked: a cancelled loop must not leave a half-closed socket behind.
+        closing = asyncio.get_running_loop().create_task(self._close_client(client))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+        await asyncio.shield(closing)
+
+    @staticmethod
+    async def _close_client(client: GatewayClientPort) -> None:
+        try:
+            await client.close()
+        except Exception:
+            log.exception("closing the gateway client failed")
+
+    async def _settle_closing(self) -> None:
+        while self._closing:
+            await asyncio.gather(*list(self._closing), return_exceptions=True)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _stale(self, epoch: int) -> bool:
+        return self._closed or self._paused or self._epoch != epoch
+
+    def _generation(self) -> int:
+        client = self._client
+        return client.generation if client is not None else self._status.generation
+
+    def _record(self, reason: str) -> None:
+        self._reasons.append((self._clock.wall(), reason))
+
+    def _last_reason(self) -> str:
+        return self._reasons[-1][1] if self._reasons else ""
+
+    def _emit(
+        self, state: ConnectionState, *, reason: str = "", retry_at: float | None = None
+    ) -> None:
+        status = ConnectionStatus(
+            state=state,
+            epoch=self._epoch,
+            generation=self._generation(),
+            reason=reason,
+            retry_at=retry_at,
+            last_connected_at=self._last_connected_at,
+        )
+        self._status = status
+        for listener in list(self._status_listeners):
+            try:
+                listener(status)
+            except Exception:
+                log.exception("status listener failed")
+
+
+async def close_all(supervisors: Sequence[ConnectionSupervisor]) -> None:
+    """Close several supervisors concurrently (app shutdown)."""
+    coros: list[Awaitable[None]] = [s.close() for s in supervisors]
+    await asyncio.gather(*coros, return_exceptions=True)
+
+
+__all__ = [
+    "AUTH_CLOSE_CODES",
+    "AuthError",
+    "ClientFactory",
+    "ConnectionDiagnostics",
+    "ConnectionSupervisor",
+    "Endpoint",
+    "GatewayClientPort",
+    "LauncherPort",
+    "close_all",
+    "is_fatal",
+]

@@ -1,0 +1,109 @@
+"""Against the real embedded gateway child: launch, chat, crash the child, reconnect, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from desktop.core.clock import AsyncioClock
+from desktop.core.epoch_store import FileEpochStore
+from desktop.core.gateway import JsonRpcGatewayClient
+from desktop.core.launcher import EmbeddedGatewayLauncher
+from desktop.core.models import ConnectionState, Role
+from desktop.core.profiles import Profile, ProfileKind
+from desktop.core.sessions import SessionRouter
+from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+
+pytestmark = pytest.mark.slow
+
+
+async def wait_for(
+    predicate: Callable[[], bool],
+    subscribe: list[Callable[[Callable[..., None]], Callable[[], None]]],
+    what: str,
+    timeout: float = 30.0,
+) -> None:
+    """Wait until predicate holds, re-checked on every notification, bounded by a deadline."""
+    changed = asyncio.Event()
+    unsubs = [sub(lambda *_: changed.set()) for sub in subscribe]
+    try:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                changed.clear()
+                await changed.wait()
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for: {what}") from None
+    finally:
+        for unsub in unsubs:
+            unsub()
+
+
+async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_path: Path) -> None:
+    data = tmp_path / "gw"
+    launcher = EmbeddedGatewayLauncher(
+        data, extra_args=["--config-dir", str(tmp_path / "config")], ready_timeout=60
+    )
+    profile = Profile(id="embedded", name="This computer", kind=ProfileKind.EMBEDDED)
+
+    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
+        return JsonRpcGatewayClient(endpoint.url, token=endpoint.token)
+
+    sup = ConnectionSupervisor(
+        profile,
+        client_factory=factory,
+        epoch_store=FileEpochStore(tmp_path / "epochs.json"),
+        clock=AsyncioClock(),
+        random=lambda: 0.0,  # the 1 s floor: the restart happens on the first retry
+        launcher=launcher,
+    )
+    router = SessionRouter(sup)
+    try:
+        sup.start()
+        await wait_for(
+            lambda: sup.status.state is ConnectionState.ONLINE and router.synced_epoch == sup.epoch,
+            [sup.add_status_listener, router.add_synced_listener],
+            "online",
+        )
+        caps = sup.capabilities
+        assert caps is not None and caps.event_replay and caps.heartbeat
+        stored = await router.create(title="crash test")
+        conv = router.conversation(stored)
+        assert conv is not None
+        await sup.call("prompt.submit", {"session_id": router.runtime_id(stored), "text": "hello"})
+        await wait_for(
+            lambda: any(
+                m.role is Role.ASSISTANT and not m.streaming and m.text for m in conv.messages
+            ),
+            [conv.add_listener],
+            "first reply",
+        )
+        reply = [m.text for m in conv.messages if m.role is Role.ASSISTANT]
+        assert len(reply) == 1 and "hello" in reply[0]
+
+        first_pid, first_epoch = launcher.pid, sup.epoch
+        assert first_pid is not None
+        os.kill(first_pid, signal.SIGKILL)  # the gateway child crashes
+        await wait_for(
+            lambda: (
+                sup.epoch > first_epoch
+                and sup.status.state is ConnectionState.ONLINE
+                and router.synced_epoch == sup.epoch
+            ),
+            [sup.add_status_listener, router.add_synced_listener],
+            "back online on a restarted child",
+        )
+        assert launcher.starts == 2 and launcher.pid != first_pid
+        session = router.session(stored)
+        assert session is not None
+        if not session.gone:
+            # The restarted gateway resumed the stored session with its history intact.
+            assert [m.text for m in conv.messages if m.role is Role.ASSISTANT] == reply
+    finally:
+        await router.close()
+        await sup.close()
+    assert not launcher.running

@@ -1,0 +1,176 @@
+"""Gateway launchers: ready line, token by environment, restart after a crash, clean stop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from desktop.core.clock import ManualClock
+from desktop.core.epoch_store import MemoryEpochStore
+from desktop.core.launcher import (
+    EmbeddedGatewayLauncher,
+    HermesServeLauncher,
+    LauncherError,
+)
+from desktop.core.models import ConnectionState
+from desktop.core.profiles import Profile, ProfileKind
+from desktop.core.supervisor import ConnectionSupervisor
+from tests.core.supervisor_fakes import FakeNet, until
+
+# A stand-in gateway: records its environment token, prints noise then the ready line, waits.
+CHILD = r"""
+import os, signal, sys, time
+mode, token_file = sys.argv[1], sys.argv[2]
+with open(token_file, "w") as fh:
+    fh.write(os.environ.get("HERMES_QT_GATEWAY_TOKEN", ""))
+if mode == "die":
+    print("boom " + os.environ.get("HERMES_QT_GATEWAY_TOKEN", ""), file=sys.stderr, flush=True)
+    sys.exit(3)
+if mode == "stubborn":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print("starting up", flush=True)
+print("HERMES_QT_GATEWAY_READY url=ws://127.0.0.1:%d/api/ws" % (20000 + os.getpid() % 20000),
+      flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+class ScriptLauncher(EmbeddedGatewayLauncher):
+    def __init__(self, data_dir: Path, mode: str = "ok", **kw: float) -> None:
+        super().__init__(data_dir, **kw)  # type: ignore[arg-type]
+        self.mode = mode
+        self.token_file = data_dir / "seen-token"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-c", CHILD, self.mode, str(self.token_file)]
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_embedded_command_line_and_ready_parsing(data_dir: Path) -> None:
+    launcher = EmbeddedGatewayLauncher(data_dir, python="/py")
+    assert launcher.command() == [
+        "/py", "-m", "desktop.gateway", "--host", "127.0.0.1", "--port", "0",
+        "--data-dir", str(data_dir),
+    ]  # fmt: skip
+    env = launcher.environment()
+    assert env["HERMES_QT_GATEWAY_TOKEN"] == launcher.token and len(launcher.token) >= 32
+    ready = "HERMES_QT_GATEWAY_READY url=ws://127.0.0.1:4242/api/ws"
+    assert launcher.parse_ready(ready) == "ws://127.0.0.1:4242/api/ws"
+    assert launcher.parse_ready("HERMES_QT_GATEWAY_READY") is None
+
+
+def test_hermes_serve_command_env_and_ready_parsing(tmp_path: Path) -> None:
+    launcher = HermesServeLauncher(tmp_path, hermes="/bin/hermes", token="tok")
+    assert launcher.command() == ["/bin/hermes", "serve", "--host", "127.0.0.1", "--port", "0"]
+    env = launcher.environment()
+    assert env["HERMES_HOME"] == str(tmp_path)
+    assert env["HERMES_DASHBOARD_SESSION_TOKEN"] == "tok"
+    assert launcher.parse_ready("HERMES_BACKEND_READY port=8123") == "ws://127.0.0.1:8123/api/ws"
+    assert launcher.parse_ready("INFO: Uvicorn running") is None
+
+
+async def test_start_passes_token_by_env_and_close_stops_the_child(data_dir: Path) -> None:
+    launcher = ScriptLauncher(data_dir)
+    endpoint = await launcher.endpoint()
+    pid = launcher.pid
+    assert pid is not None and launcher.running
+    assert endpoint.url.startswith("ws://127.0.0.1:") and endpoint.token == launcher.token
+    assert launcher.token_file.read_text() == launcher.token
+    assert launcher.token not in repr(endpoint)
+    again = await launcher.endpoint()
+    assert again == endpoint and launcher.starts == 1  # a live child is reused
+    await launcher.close()
+    assert gone(pid) and not launcher.running
+    with pytest.raises(Exception, match="closed"):
+        await launcher.endpoint()
+
+
+async def test_a_dead_child_is_restarted_on_the_next_endpoint(data_dir: Path) -> None:
+    launcher = ScriptLauncher(data_dir)
+    await launcher.endpoint()
+    first = launcher.pid
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    assert await launcher.wait_exit() == -signal.SIGKILL
+    await launcher.endpoint()
+    assert launcher.starts == 2 and launcher.pid != first and launcher.running
+    await launcher.close()
+
+
+async def test_child_exiting_before_ready_is_a_retryable_error_without_the_token(
+    data_dir: Path,
+) -> None:
+    launcher = ScriptLauncher(data_dir, mode="die")
+    with pytest.raises(LauncherError) as info:
+        await launcher.endpoint()
+    assert info.value.is_retryable()
+    assert "code 3" in str(info.value) and "boom ***" in str(info.value)
+    assert launcher.token not in str(info.value)
+    await launcher.close()
+
+
+async def test_child_ignoring_sigterm_is_killed(data_dir: Path) -> None:
+    launcher = ScriptLauncher(data_dir, mode="stubborn", stop_timeout=0.3)
+    await launcher.endpoint()
+    pid = launcher.pid
+    assert pid is not None
+    await launcher.close()
+    assert gone(pid)
+
+
+async def wait_online(sup: ConnectionSupervisor, net: FakeNet, clients: int) -> None:
+    """Wait (event-driven, bounded) until the supervisor is online on its `clients`-th client."""
+    reached = asyncio.Event()
+
+    def check(_: object = None) -> None:
+        if sup.status.state is ConnectionState.ONLINE and len(net.clients) >= clients:
+            reached.set()
+
+    unsubscribe = sup.add_status_listener(check)
+    try:
+        check()
+        await asyncio.wait_for(reached.wait(), 30)
+    finally:
+        unsubscribe()
+
+
+async def test_supervisor_asks_the_launcher_for_a_fresh_url_after_a_crash(data_dir: Path) -> None:
+    launcher = ScriptLauncher(data_dir)
+    net = FakeNet()
+    profile = Profile(id="emb", name="Embedded", kind=ProfileKind.EMBEDDED)
+    clock = ManualClock()
+    sup = ConnectionSupervisor(
+        profile,
+        client_factory=net.factory,
+        epoch_store=MemoryEpochStore(),
+        clock=clock,
+        random=lambda: 0.0,
+        launcher=launcher,
+    )
+    sup.start()
+    await wait_online(sup, net, 1)
+    first_pid = launcher.pid
+    assert first_pid is not None
+    assert net.clients[-1].endpoint.token == launcher.token
+    os.kill(first_pid, signal.SIGKILL)
+    await launcher.wait_exit()
+    net.clients[-1].drop("connection refused")
+    await until(lambda: sup.status.state is ConnectionState.RECONNECTING, "backoff")
+    clock.advance(1.0)
+    await wait_online(sup, net, 2)
+    assert launcher.starts == 2 and launcher.pid != first_pid
+    await sup.close()  # closes the launcher too
+    assert not launcher.running and gone(first_pid)
