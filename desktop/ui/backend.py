@@ -1,0 +1,190 @@
+"""The boundary between widgets and a profile's core controller: `ChatBackend` and its listener."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from desktop.core.models import Attachment, ChatMessage, ConnectionStatus, SessionSummary
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What the composer holds for one session: text, caret position and attachments."""
+
+    text: str = ""
+    cursor: int = 0
+    attachments: tuple[Attachment, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """An `approval.request` (kind "approval") or `clarify.request` (kind "clarify") to answer."""
+
+    request_id: str
+    kind: str  # "approval" | "clarify"
+    title: str
+    detail: str = ""
+    choices: tuple[str, ...] = ()  # clarify: suggested answers; empty means free text
+
+
+@dataclass(frozen=True, slots=True)
+class ReconnectRecord:
+    """One past reconnect: when (wall seconds), and why the previous socket closed."""
+
+    at: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostics:
+    """A snapshot of a profile's connection internals for the details popover."""
+
+    epoch: int = 0
+    generation: int = 0
+    dialect: str = ""
+    last_inbound_age: float | None = None  # seconds since the last frame arrived
+    heartbeat_rtts: tuple[float, ...] = ()  # most recent last, seconds
+    reconnects: tuple[ReconnectRecord, ...] = field(default_factory=tuple)
+
+
+class BackendListener(Protocol):
+    """Callbacks a backend makes; always from the thread that owns the backend's event loop."""
+
+    def on_status(self, status: ConnectionStatus) -> None:
+        """The connection state changed."""
+
+    def on_sessions(self, sessions: list[SessionSummary]) -> None:
+        """The whole session list, replacing the previous one."""
+
+    def on_session_messages(self, key: str, messages: list[ChatMessage]) -> None:
+        """All messages of session `key` were reloaded (e.g. after a resume)."""
+
+    def on_session_key_changed(self, old_key: str, new_key: str) -> None:
+        """A locally created session got its durable key from the gateway."""
+
+    def on_message_changed(self, key: str, message: ChatMessage) -> None:
+        """One message was added or changed in place (deltas, delivery state, tools)."""
+
+    def on_message_removed(self, key: str, message_id: str) -> None:
+        """A message was removed (a discarded unsent prompt)."""
+
+    def on_running(self, key: str, running: bool) -> None:
+        """A turn started or finished in session `key`."""
+
+    def on_notice(self, key: str, text: str) -> None:
+        """A transient notice for the user; `key` is "" for profile-wide notices."""
+
+    def on_draft_restored(self, key: str, draft: Draft) -> None:
+        """A saved draft was loaded back into session `key`'s composer (after a crash)."""
+
+    def on_prompt_restored(self, key: str, draft: Draft, error: str) -> None:
+        """A prompt whose delivery is not confirmed went back to the composer for a retry."""
+
+    def on_draft_save_state(self, key: str, saved: bool, error: str) -> None:
+        """Autosave of `key`'s draft succeeded (saved=True) or failed with `error`."""
+
+    def on_approval_request(self, key: str, request: ApprovalRequest) -> None:
+        """The agent asks the user to approve an action or answer a question."""
+
+    def on_approval_closed(self, key: str, request_id: str) -> None:
+        """A pending approval/clarify request was answered elsewhere or expired."""
+
+
+class ChatBackend(Protocol):
+    """What the UI needs from one profile's core controller: snapshots, listeners and intents.
+
+    Intents return at once; their outcomes arrive through the listener callbacks.
+    """
+
+    @property
+    def profile_id(self) -> str:
+        """Stable id of the profile this backend serves."""
+        ...
+
+    def add_listener(self, listener: BackendListener) -> None:
+        """Subscribe to callbacks."""
+
+    def remove_listener(self, listener: BackendListener) -> None:
+        """Unsubscribe; no callback reaches `listener` afterwards."""
+
+    def status(self) -> ConnectionStatus:
+        """The current connection status."""
+        ...
+
+    def sessions(self) -> list[SessionSummary]:
+        """The current session list, newest first."""
+        ...
+
+    def create_session(self) -> str:
+        """Create a new (empty) session and return its key."""
+        ...
+
+    def open_session(self, key: str) -> list[ChatMessage]:
+        """Make `key` the viewed session (clears its unread count) and return its messages."""
+        ...
+
+    def send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:
+        """Queue a prompt exactly once; its user message then appears via on_message_changed."""
+
+    def interrupt(self, key: str) -> None:
+        """Stop the running turn of `key`."""
+
+    def retry(self, message_id: str) -> None:
+        """Resend a failed prompt under its original idempotency key."""
+
+    def discard(self, message_id: str) -> None:
+        """Drop an unsent (failed) prompt."""
+
+    def edit_unsent(self, message_id: str) -> Draft | None:
+        """Remove an unsent prompt and return it for editing in the composer."""
+        ...
+
+    def respond(self, key: str, request_id: str, answer: str | bool) -> None:
+        """Answer an approval (bool) or clarify (str) request."""
+
+    def pause(self) -> None:
+        """Close the connection on purpose and stay offline until resume()."""
+
+    def resume(self) -> None:
+        """Leave the paused state and connect."""
+
+    def reconnect_now(self) -> None:
+        """Skip the backoff wait and try to connect at once."""
+
+    def network_changed(self) -> None:
+        """The OS reported a network change: probe the socket or reconnect early."""
+
+    def woke_up(self) -> None:
+        """The machine resumed from sleep: treat the socket as suspect."""
+
+    def load_draft(self, key: str) -> Draft | None:
+        """The saved draft of `key`, if any."""
+        ...
+
+    def save_draft(
+        self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]
+    ) -> None:
+        """Persist `key`'s draft (debounced by the backend); outcome via on_draft_save_state."""
+
+    def attach_file(self, path: str) -> Attachment:
+        """Copy a file into the app's data dir and return it as an attachment."""
+        ...
+
+    def attach_bytes(self, data: bytes, filename: str) -> Attachment:
+        """Store pasted bytes (e.g. a clipboard image as PNG) and return an attachment."""
+        ...
+
+    def search(self, query: str) -> list[str]:
+        """Keys of sessions whose title or message text matches `query`."""
+        ...
+
+    def rename_session(self, key: str, title: str) -> None:
+        """Give session `key` a new title."""
+
+    def delete_session(self, key: str) -> None:
+        """Delete session `key` locally and on the gateway."""
+
+    def diagnostics(self) -> Diagnostics:
+        """Connection internals for the details popover."""
+        ...

@@ -1,0 +1,94 @@
+"""Adapts a ChatBackend's callbacks into Qt signals tagged with the profile id."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop.core.models import ChatMessage, ConnectionStatus, SessionSummary
+from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
+
+
+class BackendBridge(QObject):
+    """Listens to one backend and re-emits each callback as a signal carrying the profile id.
+
+    Receivers live on the GUI thread, so a backend calling from another thread is queued there
+    by Qt's automatic connections; on the qasync loop the calls are already on the GUI thread.
+
+    Signals:
+        status_changed(str, object): profile id, ConnectionStatus.
+        sessions_changed(str, list): profile id, list of SessionSummary.
+        session_key_changed(str, str, str): profile id, old (local) key, new (durable) key.
+        messages_reset(str, str, list): profile id, session key, all ChatMessages.
+        message_changed(str, str, object): profile id, session key, ChatMessage.
+        message_removed(str, str, str): profile id, session key, message id.
+        running_changed(str, str, bool): profile id, session key, running.
+        notice(str, str, str): profile id, session key ("" = profile-wide), text.
+        draft_restored(str, str, object): profile id, session key, Draft.
+        prompt_restored(str, str, object, str): profile id, session key, Draft, error.
+        draft_save_state(str, str, bool, str): profile id, session key, saved, error.
+        approval_requested(str, str, object): profile id, session key, ApprovalRequest.
+        approval_closed(str, str, str): profile id, session key, request id.
+    """
+
+    status_changed = Signal(str, object)
+    sessions_changed = Signal(str, list)
+    session_key_changed = Signal(str, str, str)
+    messages_reset = Signal(str, str, list)
+    message_changed = Signal(str, str, object)
+    message_removed = Signal(str, str, str)
+    running_changed = Signal(str, str, bool)
+    notice = Signal(str, str, str)
+    draft_restored = Signal(str, str, object)
+    prompt_restored = Signal(str, str, object, str)
+    draft_save_state = Signal(str, str, bool, str)
+    approval_requested = Signal(str, str, object)
+    approval_closed = Signal(str, str, str)
+
+    def __init__(self, backend: ChatBackend, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.backend = backend
+        self.profile_id = backend.profile_id
+        backend.add_listener(self)
+
+    def detach(self) -> None:
+        """Stop listening (the profile was removed)."""
+        self.backend.remove_listener(self)
+
+    def on_status(self, status: ConnectionStatus) -> None:
+        self.status_changed.emit(self.profile_id, status)
+
+    def on_sessions(self, sessions: list[SessionSummary]) -> None:
+        self.sessions_changed.emit(self.profile_id, list(sessions))
+
+    def on_session_key_changed(self, old_key: str, new_key: str) -> None:
+        self.session_key_changed.emit(self.profile_id, old_key, new_key)
+
+    def on_session_messages(self, key: str, messages: list[ChatMessage]) -> None:
+        self.messages_reset.emit(self.profile_id, key, list(messages))
+
+    def on_message_changed(self, key: str, message: ChatMessage) -> None:
+        self.message_changed.emit(self.profile_id, key, message)
+
+    def on_message_removed(self, key: str, message_id: str) -> None:
+        self.message_removed.emit(self.profile_id, key, message_id)
+
+    def on_running(self, key: str, running: bool) -> None:
+        self.running_changed.emit(self.profile_id, key, running)
+
+    def on_notice(self, key: str, text: str) -> None:
+        self.notice.emit(self.profile_id, key, text)
+
+    def on_draft_restored(self, key: str, draft: Draft) -> None:
+        self.draft_restored.emit(self.profile_id, key, draft)
+
+    def on_prompt_restored(self, key: str, draft: Draft, error: str) -> None:
+        self.prompt_restored.emit(self.profile_id, key, draft, error)
+
+    def on_draft_save_state(self, key: str, saved: bool, error: str) -> None:
+        self.draft_save_state.emit(self.profile_id, key, saved, error)
+
+    def on_approval_request(self, key: str, request: ApprovalRequest) -> None:
+        self.approval_requested.emit(self.profile_id, key, request)
+
+    def on_approval_closed(self, key: str, request_id: str) -> None:
+        self.approval_closed.emit(self.profile_id, key, request_id)

@@ -1,0 +1,227 @@
+"""Geometry of one chat bubble: documents, cards, buttons and their hit zones (no painting)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
+
+from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.ui.document import SafeDocument, code_block_rects
+from desktop.ui.markdown import render_markdown
+from desktop.ui.theme import Colors
+
+ROW_MARGIN_V = 4.0
+ROW_MARGIN_H = 16.0
+PAD_H = 13.0
+PAD_V = 9.0
+MAX_BUBBLE = 720.0
+SECTION_GAP = 6.0
+HEADER_H = 24.0
+CARD_H = 30.0
+FOOTER_H = 16.0
+BUTTON_H = 26.0
+TOOL_BODY_LIMIT = 4000
+
+
+@dataclass(slots=True)
+class Zone:
+    """A clickable area inside a bubble; `rect` is relative to the row's top-left."""
+
+    kind: str  # copy | thinking | tool | retry | edit | discard
+    index: int
+    rect: QRectF
+    label: str = ""
+
+
+@dataclass(slots=True)
+class BubbleLayout:
+    """Everything needed to paint and hit-test one row at one width."""
+
+    height: float
+    bubble: QRectF
+    doc: QTextDocument | None = None
+    doc_pos: QPointF = field(default_factory=QPointF)
+    thinking_doc: QTextDocument | None = None
+    thinking_pos: QPointF = field(default_factory=QPointF)
+    thinking_header: QRectF | None = None
+    tool_cards: list[tuple[QRectF, QTextDocument | None, QPointF]] = field(default_factory=list)
+    attachment_rects: list[QRectF] = field(default_factory=list)
+    footer: QRectF = field(default_factory=QRectF)
+    error_rect: QRectF | None = None
+    zones: list[Zone] = field(default_factory=list)
+
+
+def bubble_max_width(view_width: float) -> float:
+    """Widest a bubble may be in a view this wide."""
+    return max(160.0, min(MAX_BUBBLE, (view_width - 2 * ROW_MARGIN_H) * 0.78))
+
+
+def estimate_height(msg: ChatMessage, view_width: float, font: QFont) -> float:
+    """A cheap height guess for rows never laid out: arithmetic only, no text layout."""
+    fm = QFontMetricsF(font)
+    content_w = bubble_max_width(view_width) - 2 * PAD_H
+    per_line = max(10, int(content_w / max(1.0, fm.averageCharWidth())))
+    lines = sum(1 + len(line) // per_line for line in (msg.text or " ").split("\n"))
+    h = lines * fm.lineSpacing() + 2 * PAD_V + FOOTER_H + SECTION_GAP
+    if msg.thinking:
+        h += HEADER_H + SECTION_GAP
+    h += len(msg.tools) * (CARD_H + SECTION_GAP)
+    h += len(msg.attachments) * (fm.lineSpacing() + 2)
+    if msg.delivery is DeliveryState.FAILED:
+        h += BUTTON_H + fm.lineSpacing() + 2 * SECTION_GAP
+    return h + 2 * ROW_MARGIN_V
+
+
+def _plain_doc(
+    text: str, font: QFont, width: float, color: str, mono: bool = False
+) -> QTextDocument:
+    doc = SafeDocument()
+    doc.setDocumentMargin(0)
+    f = QFont(font)
+    if mono:
+        f.setFamilies(["monospace"])
+        f.setStyleHint(QFont.StyleHint.Monospace)
+        f.setPointSizeF(max(7.0, font.pointSizeF() - 1))
+    else:
+        f.setItalic(True)
+    doc.setDefaultFont(f)
+    doc.setDefaultStyleSheet(f"body {{ color: {color}; }}")
+    doc.setPlainText(text)
+    doc.setTextWidth(width)
+    return doc
+
+
+def message_doc(msg: ChatMessage, font: QFont, width: float, colors: Colors) -> QTextDocument:
+    """The markdown document of a message's text, wrapped to at most `width`."""
+    user = msg.role is Role.USER
+    doc = SafeDocument()
+    doc.setDocumentMargin(0)
+    doc.setDefaultFont(font)
+    link = colors.user_link if user else colors.link
+    doc.setDefaultStyleSheet(
+        f"a {{ color: {link}; }} p {{ margin-top: 0px; margin-bottom: 6px; }}"
+        " ul, ol { margin-top: 0px; margin-bottom: 6px; }"
+    )
+    text = msg.text if msg.text or not msg.streaming else "…"
+    doc.setHtml(render_markdown(text, colors.pygments_style, colors.code_bg, colors.text))
+    doc.setTextWidth(width)
+    if not code_block_rects(doc):
+        ideal = doc.idealWidth()
+        if ideal + 1 < width:
+            doc.setTextWidth(ideal + 1)
+    return doc
+
+
+def build_layout(
+    msg: ChatMessage,
+    view_width: float,
+    font: QFont,
+    colors: Colors,
+    expanded: frozenset[tuple[str, int]],
+) -> BubbleLayout:
+    """Lay out one message for a view `view_width` wide."""
+    fm = QFontMetricsF(font)
+    max_w = bubble_max_width(view_width)
+    inner_max = max_w - 2 * PAD_H
+    user = msg.role is Role.USER
+    lay = BubbleLayout(height=0.0, bubble=QRectF())
+    content_w = 0.0
+    y = ROW_MARGIN_V + PAD_V
+    blocks: list[tuple[str, float]] = []  # deferred x placement: (kind, y)
+
+    if msg.thinking:
+        lay.thinking_header = QRectF(0, y, inner_max, HEADER_H)
+        lay.zones.append(Zone("thinking", 0, lay.thinking_header))
+        content_w = max(content_w, min(inner_max, fm.horizontalAdvance("▸ Thinking") + 24))
+        y += HEADER_H
+        if ("thinking", 0) in expanded:
+            lay.thinking_doc = _plain_doc(msg.thinking, font, inner_max, colors.muted)
+            blocks.append(("thinking", y))
+            content_w = max(content_w, lay.thinking_doc.idealWidth())
+            y += lay.thinking_doc.size().height()
+        y += SECTION_GAP
+
+    for i, tool in enumerate(msg.tools):
+        header = QRectF(0, y, inner_max, CARD_H)
+        body: QTextDocument | None = None
+        y += CARD_H
+        if ("tool", i) in expanded:
+            text = f"{tool.args}\n\n{tool.output}".strip()[:TOOL_BODY_LIMIT] or "(no output)"
+            body = _plain_doc(text, font, inner_max - 20, colors.text, mono=True)
+            y += body.size().height() + 12
+        lay.tool_cards.append((header, body, QPointF(10, header.bottom() + 6)))
+        lay.zones.append(Zone("tool", i, header))
+        content_w = inner_max
+        y += SECTION_GAP
+
+    if msg.text or msg.streaming or not (msg.tools or msg.thinking):
+        lay.doc = message_doc(msg, font, inner_max, colors)
+        lay.doc_pos = QPointF(0, y)
+        size = lay.doc.size()
+        content_w = max(content_w, size.width())
+        for i, r in enumerate(code_block_rects(lay.doc)):
+            rect = QRectF(r.right() - 30, y + r.top() + 4, 26, 24)
+            lay.zones.append(Zone("copy", i, rect))
+        y += size.height()
+
+    for att in msg.attachments:
+        rect = QRectF(0, y, inner_max, fm.lineSpacing() + 2)
+        lay.attachment_rects.append(rect)
+        content_w = max(content_w, min(inner_max, fm.horizontalAdvance(att.filename) + 28))
+        y += rect.height()
+
+    small = QFont(font)
+    small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
+    stamp = time.strftime("%H:%M", time.localtime(msg.created_at)) if msg.created_at else ""
+    footer_w = QFontMetricsF(small).horizontalAdvance(stamp + " ") + (18 if user else 0)
+    content_w = max(content_w, footer_w)
+    lay.footer = QRectF(0, y, 0, FOOTER_H)
+    y += FOOTER_H
+
+    if user and msg.delivery in (DeliveryState.FAILED, DeliveryState.UNCONFIRMED):
+        y += SECTION_GAP / 2
+        lay.error_rect = QRectF(0, y, inner_max, fm.lineSpacing())
+        y += fm.lineSpacing()
+        if msg.delivery is DeliveryState.FAILED:
+            y += SECTION_GAP
+            x = 0.0
+            for kind, label in (("retry", "Retry"), ("edit", "Edit"), ("discard", "Discard")):
+                w = fm.horizontalAdvance(label) + 22
+                lay.zones.append(Zone(kind, 0, QRectF(x, y, w, BUTTON_H), label))
+                x += w + 6
+            content_w = max(content_w, x)
+            y += BUTTON_H
+        content_w = max(content_w, min(inner_max, 220.0))
+
+    content_w = min(inner_max, content_w)
+    bubble_w = content_w + 2 * PAD_H
+    bubble_h = y + PAD_V - ROW_MARGIN_V
+    left = view_width - ROW_MARGIN_H - bubble_w if user else ROW_MARGIN_H
+    lay.bubble = QRectF(left, ROW_MARGIN_V, bubble_w, bubble_h)
+    lay.height = bubble_h + 2 * ROW_MARGIN_V
+    # Everything above was placed at x=0 within the content box; shift into the bubble.
+    dx = left + PAD_H
+    lay.doc_pos += QPointF(dx, 0)
+    for kind, by in blocks:
+        if kind == "thinking":
+            lay.thinking_pos = QPointF(dx, by)
+    if lay.thinking_header is not None:
+        lay.thinking_header = lay.thinking_header.translated(dx, 0)
+        lay.thinking_header.setWidth(content_w)
+    lay.tool_cards = [
+        (QRectF(dx, h.top(), content_w, h.height()), body, pos + QPointF(dx, 0))
+        for h, body, pos in lay.tool_cards
+    ]
+    lay.attachment_rects = [r.translated(dx, 0) for r in lay.attachment_rects]
+    lay.footer = QRectF(dx, lay.footer.top(), content_w, FOOTER_H)
+    if lay.error_rect is not None:
+        lay.error_rect = QRectF(dx, lay.error_rect.top(), content_w, lay.error_rect.height())
+    for zone in lay.zones:
+        if zone.kind in ("thinking", "tool"):
+            zone.rect = QRectF(dx, zone.rect.top(), content_w, zone.rect.height())
+        else:
+            zone.rect = zone.rect.translated(dx, 0)
+    return lay

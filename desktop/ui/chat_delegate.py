@@ -1,0 +1,401 @@
+"""Paints chat bubbles and handles clicks inside them (copy, expand, retry/edit/discard, links)."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QGuiApplication,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewItem
+
+from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.ui.bubble_layout import BubbleLayout, build_layout, estimate_height
+from desktop.ui.chat_model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
+from desktop.ui.markdown import code_blocks
+from desktop.ui.resources import icon
+from desktop.ui.theme import LIGHT, Colors
+
+_Index = QModelIndex | QPersistentModelIndex
+LAYOUT_CACHE = 256
+
+
+class BubbleDelegate(QStyledItemDelegate):
+    """Paints one ChatMessage per row; heights are exact once a row has been painted.
+
+    Rows never painted report a cheap estimate, so opening 10,000 messages lays out only the
+    rows on screen. Layouts are cached per (message, revision, width).
+
+    Signals:
+        action_requested(str, str): ("retry" | "edit" | "discard", message id).
+        link_activated(str): a link was clicked (released over the same link).
+        code_copied(str): a code block's text was copied to the clipboard.
+    """
+
+    action_requested = Signal(str, str)
+    link_activated = Signal(str)
+    code_copied = Signal(str)
+
+    def __init__(self, view: QListView, model: MessageListModel) -> None:
+        super().__init__(view)
+        self._view = view
+        self._model = model
+        self._width_now = 0
+        self._estimates: dict[str, int] = {}
+        self.colors: Colors = LIGHT
+        self._layouts: OrderedDict[tuple[str, int, int], BubbleLayout] = OrderedDict()
+        self._exact: dict[str, tuple[int, int, int]] = {}  # id -> (revision, width, height)
+        self._expanded: dict[str, set[tuple[str, int]]] = {}
+        self._pressed_link = ""
+        self._resized: set[QPersistentModelIndex] = set()
+        self.layouts_built = 0
+        self.painted_rows: set[int] = set()
+        self.paints = 0
+        # Armed only when a painted row's real height differs from its estimate.
+        self._resize_timer = QTimer(self)
+        self._resize_timer.setSingleShot(True)
+        self._resize_timer.setInterval(0)
+        self._resize_timer.timeout.connect(self._on_resize_timer_timeout)
+
+    def set_colors(self, colors: Colors) -> None:
+        """Switch theme colours; drops every cached layout."""
+        self.colors = colors
+        self.clear_cache()
+
+    def clear_cache(self) -> None:
+        """Forget cached layouts and heights (font, theme or session change)."""
+        self._layouts.clear()
+        self._exact.clear()
+        self._estimates.clear()
+
+    def forget_expanded(self) -> None:
+        """Collapse everything (a different session was opened)."""
+        self._expanded.clear()
+
+    def is_expanded(self, message_id: str, kind: str, index: int = 0) -> bool:
+        """Whether a thinking section or tool card is expanded."""
+        return (kind, index) in self._expanded.get(message_id, set())
+
+    # -- geometry ---------------------------------------------------------------------------
+
+    def _width(self) -> int:
+        return max(200, self._width_now or self._view.viewport().width())
+
+    def set_width(self, width: int) -> bool:
+        """The viewport width changed (the view tells us, so sizeHint needs no widget calls)."""
+        if width == self._width_now:
+            return False
+        self._width_now = width
+        self._estimates.clear()
+        return True
+
+    def _font(self) -> QFont:
+        return self._view.font()
+
+    def layout_for(self, index: _Index) -> BubbleLayout:
+        """The (cached) layout of a row at the current view width."""
+        msg: ChatMessage = index.data(MESSAGE_ROLE)
+        rev: int = index.data(REVISION_ROLE) or 0
+        width = self._width()
+        key = (msg.id, rev, width)
+        lay = self._layouts.get(key)
+        if lay is not None:
+            self._layouts.move_to_end(key)
+            return lay
+        expanded = frozenset(self._expanded.get(msg.id, set()))
+        lay = build_layout(msg, width, self._font(), self.colors, expanded)
+        self.layouts_built += 1
+        self._layouts[key] = lay
+        if len(self._layouts) > LAYOUT_CACHE:
+            self._layouts.popitem(last=False)
+        return lay
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        # Called for every row on each relayout: plain dict lookups only, no layout work.
+        row = index.row()
+        if not 0 <= row < self._model.rowCount():
+            return QSize(0, 0)
+        msg = self._model.message_at(row)
+        width = self._width()
+        exact = self._exact.get(msg.id)
+        if exact is not None and exact[1] == width:
+            # Exact for this revision, or the last measured one (a growing reply): painting it
+            # measures again and publishes a change only if the height really moved.
+            return QSize(width, exact[2])
+        guess = self._estimates.get(msg.id)
+        if guess is None:
+            guess = round(estimate_height(msg, width, self._font()))
+            self._estimates[msg.id] = guess
+        return QSize(width, guess)
+
+    # -- painting ---------------------------------------------------------------------------
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        msg: ChatMessage | None = index.data(MESSAGE_ROLE)
+        if msg is None:
+            return
+        self.painted_rows.add(index.row())
+        self.paints += 1
+        lay = self.layout_for(index)
+        self._note_height(index, msg, lay)
+        c = self.colors
+        user = msg.role is Role.USER
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.translate(option.rect.topLeft())
+        path = QPainterPath()
+        path.addRoundedRect(lay.bubble, 14, 14)
+        if msg.role is Role.SYSTEM:
+            painter.fillPath(path, QColor(c.card))
+        else:
+            painter.fillPath(path, QColor(c.user_bubble if user else c.assistant_bubble))
+            if not user:
+                painter.setPen(QColor(c.card_border))
+                painter.drawPath(path)
+        fg = QColor(c.user_text if user else c.assistant_text)
+        muted = QColor(fg)
+        muted.setAlphaF(0.68)
+        font = self._font()
+        if lay.thinking_header is not None:
+            open_ = self.is_expanded(msg.id, "thinking")
+            painter.setPen(muted)
+            label = ("▾ " if open_ else "▸ ") + ("Thinking…" if msg.streaming else "Thinking")
+            painter.drawText(lay.thinking_header, Qt.AlignmentFlag.AlignVCenter, label)
+            if lay.thinking_doc is not None:
+                self._draw_doc(painter, lay.thinking_doc, lay.thinking_pos, muted)
+        for i, (header, body, pos) in enumerate(lay.tool_cards):
+            self._draw_tool(painter, msg, i, (header, body, pos))
+        if lay.doc is not None:
+            self._draw_doc(painter, lay.doc, lay.doc_pos, fg)
+            for zone in lay.zones:
+                if zone.kind == "copy":
+                    r = zone.rect
+                    bg = QColor(c.base)
+                    bg.setAlphaF(0.85)
+                    p2 = QPainterPath()
+                    p2.addRoundedRect(r, 6, 6)
+                    painter.fillPath(p2, bg)
+                    icon("copy", self.colors.icon_tint).paint(
+                        painter, r.adjusted(5, 5, -5, -5).toRect()
+                    )
+        painter.setPen(fg)
+        for att, r in zip(msg.attachments, lay.attachment_rects, strict=False):
+            side = min(16.0, r.height())
+            icon("attach", self.colors.icon_tint if msg.role is not Role.USER else "#ffffff").paint(
+                painter, QRectF(r.left(), r.top() + 1, side, side).toRect()
+            )
+            painter.drawText(
+                r.adjusted(side + 4, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, att.filename
+            )
+        self._draw_footer(painter, msg, lay, font, muted)
+        if lay.error_rect is not None:
+            err = "Not sent: " + (msg.delivery_error or "delivery failed")
+            if msg.delivery is DeliveryState.UNCONFIRMED:
+                err = "Checking whether the gateway got this…"
+            painter.setPen(fg)
+            painter.drawText(lay.error_rect, Qt.AlignmentFlag.AlignVCenter, err)
+        for zone in lay.zones:
+            if zone.kind in ("retry", "edit", "discard"):
+                p3 = QPainterPath()
+                p3.addRoundedRect(zone.rect, 8, 8)
+                painter.fillPath(p3, QColor(255, 255, 255, 60 if user else 0))
+                painter.setPen(fg)
+                painter.drawPath(p3)
+                painter.drawText(zone.rect, Qt.AlignmentFlag.AlignCenter, zone.label)
+        painter.restore()
+
+    def _draw_doc(self, painter: QPainter, doc: QTextDocument, pos: QPointF, fg: QColor) -> None:
+        painter.save()
+        painter.translate(pos)
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        ctx.palette.setColor(QPalette.ColorRole.Text, fg)
+        doc.documentLayout().draw(painter, ctx)
+        painter.restore()
+
+    def _draw_tool(
+        self,
+        painter: QPainter,
+        msg: ChatMessage,
+        i: int,
+        card_parts: tuple[QRectF, QTextDocument | None, QPointF],
+    ) -> None:
+        header, body, pos = card_parts
+        c = self.colors
+        tool = msg.tools[i]
+        card = QRectF(header)
+        if body is not None:
+            card.setHeight(header.height() + body.size().height() + 12)
+        path = QPainterPath()
+        path.addRoundedRect(card, 9, 9)
+        painter.fillPath(path, QColor(c.card))
+        painter.setPen(QColor(c.card_border))
+        painter.drawPath(path)
+        icon("tool", self.colors.icon_tint).paint(
+            painter, QRectF(header.left() + 8, header.top() + 7, 16, 16).toRect()
+        )
+        state = "failed" if tool.error else ("done" if tool.done else "running…")
+        painter.setPen(QColor(c.text))
+        text_rect = header.adjusted(30, 0, -28, 0)
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter, tool.name)
+        painter.setPen(QColor(c.danger) if tool.error else QColor(c.muted))
+        painter.drawText(
+            text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, state
+        )
+        chevron = "chevron-down" if body is not None else "chevron-right"
+        icon(chevron, self.colors.icon_tint).paint(
+            painter, QRectF(header.right() - 24, header.top() + 7, 16, 16).toRect()
+        )
+        if body is not None:
+            self._draw_doc(painter, body, pos, QColor(c.text))
+
+    def _draw_footer(
+        self, painter: QPainter, msg: ChatMessage, lay: BubbleLayout, font: QFont, muted: QColor
+    ) -> None:
+        small = QFont(font)
+        small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
+        painter.setFont(small)
+        painter.setPen(muted)
+        stamp = time.strftime("%H:%M", time.localtime(msg.created_at)) if msg.created_at else ""
+        if msg.role is Role.ASSISTANT and msg.status in ("error", "interrupted"):
+            stamp = f"{msg.status} · {stamp}" if stamp else msg.status
+        rect = lay.footer
+        if msg.delivery is not None:
+            mark = QRectF(rect.right() - 14, rect.top() + 1, 14, 14)
+            self._draw_delivery(painter, msg.delivery, mark, muted)
+            rect = rect.adjusted(0, 0, -18, 0)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, stamp)
+        painter.setFont(font)
+
+    def _draw_delivery(
+        self, painter: QPainter, state: DeliveryState, r: QRectF, color: QColor
+    ) -> None:
+        # Drawn, not an icon: the marks must stay legible on a coloured bubble in both themes.
+        painter.save()
+        pen = QPen(color, 1.6)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        painter.setPen(pen)
+        c = r.center()
+        if state is DeliveryState.PENDING:
+            painter.drawEllipse(c, 5.5, 5.5)
+            painter.drawPolyline([QPointF(c.x(), c.y() - 3), c, QPointF(c.x() + 2.5, c.y() + 1.5)])
+        elif state is DeliveryState.CONFIRMED:
+            painter.drawPolyline(
+                [
+                    QPointF(r.left() + 2, c.y()),
+                    QPointF(c.x() - 1, r.bottom() - 3),
+                    QPointF(r.right() - 1, r.top() + 3),
+                ]
+            )
+        elif state is DeliveryState.UNCONFIRMED:
+            f = painter.font()
+            f.setBold(True)
+            painter.setFont(f)
+            painter.drawText(r, Qt.AlignmentFlag.AlignCenter, "?")
+        else:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(self.colors.danger))
+            painter.drawEllipse(c, 6.5, 6.5)
+            painter.setPen(QPen(QColor("#ffffff"), 1.8))
+            painter.drawLine(QPointF(c.x(), c.y() - 3.5), QPointF(c.x(), c.y() + 0.8))
+            painter.drawPoint(QPointF(c.x(), c.y() + 3.2))
+        painter.restore()
+
+    def _note_height(self, index: _Index, msg: ChatMessage, lay: BubbleLayout) -> None:
+        rev: int = index.data(REVISION_ROLE) or 0
+        width = self._width()
+        height = round(lay.height)
+        old = self._exact.get(msg.id)
+        self._exact[msg.id] = (rev, width, height)
+        if old is None or old[2] != height or old[0] != rev or old[1] != width:
+            reported: int | None = old[2] if old is not None and old[1] == width else None
+            if reported is None:
+                reported = self._estimates.get(msg.id)
+            if reported is None:
+                reported = round(estimate_height(msg, width, self._font()))
+            if reported != height:
+                self._resized.add(QPersistentModelIndex(index))
+                if not self._resize_timer.isActive():
+                    self._resize_timer.start()
+
+    def _on_resize_timer_timeout(self) -> None:
+        resized, self._resized = self._resized, set()
+        # Each emission queues a full doItemsLayout() in the view: one per batch is enough.
+        valid = [p for p in resized if p.isValid()]
+        if valid:
+            self.sizeHintChanged.emit(self._model.index(valid[0].row()))
+
+    # -- interaction ------------------------------------------------------------------------
+
+    def editorEvent(
+        self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: _Index
+    ) -> bool:
+        if event.type() not in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease):
+            return False
+        assert isinstance(event, QMouseEvent)
+        if event.button() != Qt.MouseButton.LeftButton:
+            return False
+        msg: ChatMessage = index.data(MESSAGE_ROLE)
+        lay = self.layout_for(index)
+        pos = event.position() - QPointF(option.rect.topLeft())
+        link = self._link_at(lay, pos)
+        if event.type() == QEvent.Type.MouseButtonPress:
+            self._pressed_link = link
+            return bool(link) or any(z.rect.contains(pos) for z in lay.zones)
+        pressed, self._pressed_link = self._pressed_link, ""
+        if link:
+            if link == pressed:
+                self.link_activated.emit(link)
+            return True
+        for zone in lay.zones:
+            if zone.rect.contains(pos):
+                self._activate(model, msg, zone.kind, zone.index)
+                return True
+        return False
+
+    def _link_at(self, lay: BubbleLayout, pos: QPointF) -> str:
+        if lay.doc is None:
+            return ""
+        return str(lay.doc.documentLayout().anchorAt(pos - lay.doc_pos))
+
+    def _activate(self, model: Any, msg: ChatMessage, kind: str, index: int) -> None:
+        if kind == "copy":
+            blocks = code_blocks(msg.text)
+            if index < len(blocks):
+                QGuiApplication.clipboard().setText(blocks[index])
+                self.code_copied.emit(blocks[index])
+        elif kind in ("thinking", "tool"):
+            state = self._expanded.setdefault(msg.id, set())
+            state.symmetric_difference_update({(kind, index)})
+            model.touch(msg.id)
+        else:
+            self.action_requested.emit(kind, msg.id)
+
+    def zone_center(self, index: _Index, kind: str, n: int = 0) -> QPointF | None:
+        """Where to click (row-relative) to hit a zone; for keyboard helpers and tests."""
+        for zone in self.layout_for(index).zones:
+            if zone.kind == kind and zone.index == n:
+                return zone.rect.center()
+        return None

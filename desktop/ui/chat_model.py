@@ -1,0 +1,137 @@
+"""The chat view's list model: one row per ChatMessage, with deltas coalesced to the frame rate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+
+from desktop.core.models import ChatMessage
+
+MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
+REVISION_ROLE = Qt.ItemDataRole.UserRole + 2
+FRAME_MS = 16
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class MessageListModel(QAbstractListModel):
+    """Messages of the open session. Updates to existing rows are batched per frame.
+
+    Signals:
+        flushed(int): a batch of coalesced row updates was published (number of rows).
+        appended(): rows were added at the end.
+    """
+
+    flushed = Signal(int)
+    appended = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[ChatMessage] = []
+        self._row_of: dict[str, int] = {}
+        self._revision: dict[str, int] = {}
+        self._dirty: set[str] = set()
+        # Armed only when an update arrives; idle means no timer runs.
+        self._frame = QTimer(self)
+        self._frame.setSingleShot(True)
+        self._frame.setInterval(FRAME_MS)
+        self._frame.timeout.connect(self._on_frame_timeout)
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's default
+        return 0 if parent.isValid() else len(self._rows)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        msg = self._rows[index.row()]
+        if role == MESSAGE_ROLE:
+            return msg
+        if role == REVISION_ROLE:
+            return self._revision.get(msg.id, 0)
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return f"{msg.role.value}: {msg.text}"
+        return None
+
+    def message_at(self, row: int) -> ChatMessage:
+        """The message shown in `row`."""
+        return self._rows[row]
+
+    def revision_of(self, message_id: str) -> int:
+        """How often a message's row was republished; part of every layout cache key."""
+        return self._revision.get(message_id, 0)
+
+    def row_of(self, message_id: str) -> int | None:
+        """The row of a message id, or None."""
+        return self._row_of.get(message_id)
+
+    def reset(self, messages: list[ChatMessage]) -> None:
+        """Replace every row (opening a session)."""
+        self.beginResetModel()
+        self._frame.stop()
+        self._dirty.clear()
+        self._rows = list(messages)
+        self._row_of = {m.id: i for i, m in enumerate(self._rows)}
+        self._revision = {}
+        self.endResetModel()
+
+    def upsert(self, message: ChatMessage) -> None:
+        """Add a new message at once, or schedule a changed one for the next frame."""
+        row = self._row_of.get(message.id)
+        if row is None:
+            n = len(self._rows)
+            self.beginInsertRows(QModelIndex(), n, n)
+            self._rows.append(message)
+            self._row_of[message.id] = n
+            self.endInsertRows()
+            self.appended.emit()
+            return
+        self._rows[row] = message
+        self._dirty.add(message.id)
+        if not self._frame.isActive():
+            self._frame.start()
+
+    def remove(self, message_id: str) -> None:
+        """Remove a message row."""
+        row = self._row_of.get(message_id)
+        if row is None:
+            return
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._rows[row]
+        self._dirty.discard(message_id)
+        self._revision.pop(message_id, None)
+        self._row_of = {m.id: i for i, m in enumerate(self._rows)}
+        self.endRemoveRows()
+
+    def touch(self, message_id: str) -> None:
+        """Mark a row changed now (expanded a card): bumps its revision, invalidates it."""
+        row = self._row_of.get(message_id)
+        if row is not None:
+            self._revision[message_id] = self._revision.get(message_id, 0) + 1
+            idx = self.index(row)
+            self.dataChanged.emit(idx, idx)
+
+    def flush(self) -> None:
+        """Publish pending updates now: one dataChanged per changed row."""
+        self._frame.stop()
+        self._on_frame_timeout()
+
+    def _on_frame_timeout(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        for message_id in dirty:
+            row = self._row_of.get(message_id)
+            if row is None:
+                continue
+            self._revision[message_id] = self._revision.get(message_id, 0) + 1
+            idx = self.index(row)
+            self.dataChanged.emit(idx, idx, [MESSAGE_ROLE, REVISION_ROLE])
+        if dirty:
+            self.flushed.emit(len(dirty))

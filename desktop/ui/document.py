@@ -1,0 +1,36 @@
+"""A QTextDocument that never loads external resources, and helpers to find its code blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QRectF, QUrl
+from PySide6.QtGui import QTextDocument, QTextFrame, QTextTable
+
+
+class SafeDocument(QTextDocument):
+    """Rich text for one message; refuses every resource, so remote images are never fetched."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.refused: list[str] = []
+
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
+        # Every resource: http(s) would leak the user's IP, file:// would read local files.
+        self.refused.append(name.toString() if isinstance(name, QUrl) else str(name))
+        return None
+
+
+def code_block_rects(doc: QTextDocument) -> list[QRectF]:
+    """Bounding rects of the code-block tables, in document order."""
+    layout = doc.documentLayout()
+    rects: list[QRectF] = []
+
+    def walk(frame: QTextFrame) -> None:
+        for child in frame.childFrames():
+            if isinstance(child, QTextTable):
+                rects.append(layout.frameBoundingRect(child))
+            walk(child)
+
+    walk(doc.rootFrame())
+    return rects

@@ -1,0 +1,696 @@
+"""The main window: profiles, session list, chat view, composer and connection area."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.models import Attachment, ChatMessage, ConnectionStatus, Role, SessionSummary
+from desktop.ui.approval import ApprovalCard
+from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
+from desktop.ui.bridge import BackendBridge
+from desktop.ui.chat_view import ChatView
+from desktop.ui.composer import Composer
+from desktop.ui.details import DetailsDialog
+from desktop.ui.resources import icon
+from desktop.ui.session_list import (
+    KEY_ROLE,
+    SessionDelegate,
+    SessionFilter,
+    SessionListModel,
+)
+from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.settings_values import AppSettings
+from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog, key_sequences
+from desktop.ui.status_bar import ConnectionWidget
+from desktop.ui.switcher import SessionSwitcher
+from desktop.ui.theme import Colors
+from desktop.ui.tray import Tray
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileEntry:
+    """A profile as the window lists it."""
+
+    name: str
+    backend: ChatBackend
+
+
+class MainWindow(QMainWindow):
+    """Composes the widgets; events of a profile other than the current one never reach the view.
+
+    Signals:
+        settings_saved(object): AppSettings the user saved in the settings dialog.
+        quit_requested(): the user chose Quit (tray menu).
+    """
+
+    settings_saved = Signal(object)
+    quit_requested = Signal()
+
+    def __init__(
+        self,
+        profiles: Sequence[ProfileEntry],
+        settings: QSettings,
+        *,
+        app_settings: Callable[[], AppSettings] = AppSettings,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.setWindowTitle("Hermes")
+        self.setWindowIcon(icon("app"))
+        self.setAccessibleName("Hermes chat")
+        self._settings = settings
+        self._app_settings = app_settings
+        self._profiles = {p.backend.profile_id: p for p in profiles}
+        self._bridges: dict[str, BackendBridge] = {}
+        self._sessions: dict[str, list[SessionSummary]] = {}
+        self._approvals: dict[tuple[str, str], dict[str, ApprovalRequest]] = {}
+        self._profile_id = ""
+        self._session_key: str | None = None
+        self.close_to_tray = False
+        self._build(monotonic, wall)
+        self._build_actions()
+        self.tray = Tray(self)
+        self.tray.show_requested.connect(self._on_tray_show_requested)
+        self.tray.quit_requested.connect(self.quit_requested)
+        self.profile_combo.blockSignals(True)
+        for entry in profiles:
+            bridge = BackendBridge(entry.backend, self)
+            self._connect_bridge(bridge)
+            self._bridges[entry.backend.profile_id] = bridge
+            self._sessions[entry.backend.profile_id] = entry.backend.sessions()
+            self.profile_combo.addItem(entry.name, entry.backend.profile_id)
+        self.profile_combo.blockSignals(False)
+        self._restore_state()
+
+    # -- construction -----------------------------------------------------------------------
+
+    def _build(self, monotonic: Callable[[], float], wall: Callable[[], float]) -> None:
+        sidebar = QWidget(self)
+        sidebar.setObjectName("sidebar")
+        self.profile_combo = QComboBox(sidebar)
+        self.profile_combo.setObjectName("profileCombo")
+        self.profile_combo.setAccessibleName("Profile")
+        self.profile_combo.setAccessibleDescription("Which gateway to chat with")
+        self.profile_combo.currentIndexChanged.connect(self._on_profile_combo_changed)
+        self.new_chat_button = self._tool("new-chat", "New chat", "Start a new chat (Ctrl+N)")
+        self.new_chat_button.clicked.connect(self.new_chat)
+        self.settings_button = self._tool("settings", "Settings", "Open settings (Ctrl+,)")
+        self.settings_button.clicked.connect(self.open_settings)
+        self.search_box = QLineEdit(sidebar)
+        self.search_box.setObjectName("searchBox")
+        self.search_box.setPlaceholderText("Search chats and messages")
+        self.search_box.setClearButtonEnabled(True)
+        self.search_box.setAccessibleName("Search")
+        self.search_box.setAccessibleDescription("Filter chats by title or message text")
+        self.search_box.textChanged.connect(self._on_search_box_text_changed)
+        self.session_model = SessionListModel(self)
+        self.session_filter = SessionFilter(self)
+        self.session_filter.setSourceModel(self.session_model)
+        self.session_list = QListView(sidebar)
+        self.session_list.setObjectName("sessionList")
+        self.session_list.setAccessibleName("Chats")
+        self.session_list.setAccessibleDescription("Your chats, newest first")
+        self.session_list.setModel(self.session_filter)
+        self.session_list.setItemDelegate(SessionDelegate(self.session_list, now=wall))
+        self.session_list.setUniformItemSizes(True)
+        self.session_list.setMouseTracking(True)
+        self.session_list.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
+        # Rename/Delete actions (added in _build_actions) double as the context menu.
+        self.session_list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.session_list.selectionModel().currentChanged.connect(
+            self._on_session_list_current_changed
+        )
+        top = QHBoxLayout()
+        top.setSpacing(6)
+        top.addWidget(self.profile_combo, 1)
+        top.addWidget(self.new_chat_button)
+        top.addWidget(self.settings_button)
+        side = QVBoxLayout(sidebar)
+        side.setContentsMargins(10, 10, 10, 6)
+        side.setSpacing(8)
+        side.addLayout(top)
+        side.addWidget(self.search_box)
+        side.addWidget(self.session_list, 1)
+
+        pane = QWidget(self)
+        pane.setObjectName("chatPane")
+        status_area = QWidget(pane)
+        status_area.setObjectName("statusArea")
+        self.title_label = QLabel("", status_area)
+        self.title_label.setObjectName("chatTitle")
+        self.title_label.setAccessibleName("Chat title")
+        font = self.title_label.font()
+        font.setPointSizeF(font.pointSizeF() + 1.5)
+        font.setWeight(font.Weight.DemiBold)
+        self.title_label.setFont(font)
+        self.connection = ConnectionWidget(status_area, monotonic=monotonic, wall=wall)
+        self.connection.reconnect_requested.connect(self._on_connection_reconnect_requested)
+        self.connection.pause_requested.connect(self._on_connection_pause_requested)
+        self.connection.resume_requested.connect(self._on_connection_resume_requested)
+        self.connection.details_requested.connect(self._on_connection_details_requested)
+        st = QHBoxLayout(status_area)
+        st.setContentsMargins(16, 8, 12, 8)
+        st.addWidget(self.title_label, 1)
+        st.addWidget(self.connection)
+        self.notice_label = QLabel(pane)
+        self.notice_label.setObjectName("noticeLabel")
+        self.notice_label.setAccessibleName("Notice")
+        self.notice_label.setWordWrap(True)
+        self.notice_label.setContentsMargins(16, 4, 16, 4)
+        self.notice_label.hide()
+        self.chat_view = ChatView(pane)
+        self.chat_view.action_requested.connect(self._on_chat_view_action_requested)
+        self.chat_view.code_copied.connect(self._on_chat_view_code_copied)
+        self.approvals = QWidget(pane)
+        self.approvals.setAccessibleName("Pending requests")
+        self.approvals_layout = QVBoxLayout(self.approvals)
+        self.approvals_layout.setContentsMargins(16, 0, 16, 0)
+        self.approvals.hide()
+        self.composer = Composer(pane)
+        self.composer.send_requested.connect(self._on_composer_send_requested)
+        self.composer.stop_requested.connect(self._on_composer_stop_requested)
+        self.composer.draft_changed.connect(self._on_composer_draft_changed)
+        self.composer.attach_file = self._attach_file
+        self.composer.attach_bytes = self._attach_bytes
+        right = QVBoxLayout(pane)
+        right.setContentsMargins(0, 0, 0, 0)
+        right.setSpacing(0)
+        right.addWidget(status_area)
+        right.addWidget(self.notice_label)
+        right.addWidget(self.chat_view, 1)
+        right.addWidget(self.approvals)
+        right.addWidget(self.composer)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setAccessibleName("Sidebar and chat")
+        self.splitter.addWidget(sidebar)
+        self.splitter.addWidget(pane)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([280, 720])
+        self.splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(self.splitter)
+        self.switcher = SessionSwitcher(self.session_model, self)
+        self.switcher.session_chosen.connect(self.open_session)
+        self.details = DetailsDialog(self)
+        for a, b in (
+            (self.profile_combo, self.new_chat_button),
+            (self.new_chat_button, self.settings_button),
+            (self.settings_button, self.search_box),
+            (self.search_box, self.session_list),
+            (self.session_list, self.chat_view),
+            (self.chat_view, self.composer.attach_button),
+            (self.composer.attach_button, self.composer.edit),
+            (self.composer.edit, self.composer.send_button),
+            (self.composer.send_button, self.composer.stop_button),
+            (self.composer.stop_button, self.connection.reconnect_button),
+        ):
+            QWidget.setTabOrder(a, b)
+        self.resize(1040, 700)
+
+    def _tool(self, name: str, text: str, description: str) -> QToolButton:
+        b = QToolButton(self)
+        b.setIcon(icon(name))
+        b.setToolTip(description)
+        b.setAccessibleName(text)
+        b.setAccessibleDescription(description)
+        return b
+
+    def _build_actions(self) -> None:
+        handlers: dict[str, Callable[[], None]] = {
+            "new_chat": self.new_chat,
+            "switch_session": self.show_switcher,
+            "focus_composer": self.focus_composer,
+            "search": self.focus_search,
+            "stop": self.stop,
+            "settings": self.open_settings,
+            "shortcuts": self.show_shortcuts,
+            "rename_session": self._on_rename_action_triggered,
+            "delete_session": self._on_delete_action_triggered,
+        }
+        self.actions_by_name: dict[str, QAction] = {}
+        for sc in SHORTCUTS:
+            action = QAction(sc.description, self)
+            action.setShortcuts(key_sequences(sc))
+            action.triggered.connect(handlers[sc.action])
+            if sc.scope == "sessions":
+                action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+                self.session_list.addAction(action)
+            else:
+                action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+                self.addAction(action)
+            self.actions_by_name[sc.action] = action
+
+    def _connect_bridge(self, b: BackendBridge) -> None:
+        b.status_changed.connect(self._on_bridge_status_changed)
+        b.sessions_changed.connect(self._on_bridge_sessions_changed)
+        b.session_key_changed.connect(self._on_bridge_session_key_changed)
+        b.messages_reset.connect(self._on_bridge_messages_reset)
+        b.message_changed.connect(self._on_bridge_message_changed)
+        b.message_removed.connect(self._on_bridge_message_removed)
+        b.running_changed.connect(self._on_bridge_running_changed)
+        b.notice.connect(self._on_bridge_notice)
+        b.draft_restored.connect(self._on_bridge_draft_restored)
+        b.prompt_restored.connect(self._on_bridge_prompt_restored)
+        b.draft_save_state.connect(self._on_bridge_draft_save_state)
+        b.approval_requested.connect(self._on_bridge_approval_requested)
+        b.approval_closed.connect(self._on_bridge_approval_closed)
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def profile_id(self) -> str:
+        """The profile being shown."""
+        return self._profile_id
+
+    @property
+    def session_key(self) -> str | None:
+        """The open session, if any."""
+        return self._session_key
+
+    @property
+    def backend(self) -> ChatBackend | None:
+        entry = self._profiles.get(self._profile_id)
+        return entry.backend if entry else None
+
+    def set_colors(self, colors: Colors) -> None:
+        """Apply theme colours to custom-painted widgets."""
+        self.chat_view.set_colors(colors)
+        self.session_list.viewport().update()
+        for button, name in (
+            (self.new_chat_button, "new-chat"),
+            (self.settings_button, "settings"),
+            (self.composer.attach_button, "attach"),
+        ):
+            button.setIcon(icon(name, colors.icon_tint))
+
+    def set_send_key(self, send_key: str) -> None:
+        """Enter or Ctrl+Enter sends."""
+        self.composer.set_send_key(send_key)
+
+    def switch_profile(self, profile_id: str) -> None:
+        """Show another profile: its sessions, status and last open session."""
+        if profile_id not in self._profiles or profile_id == self._profile_id:
+            return
+        self._profile_id = profile_id
+        idx = self.profile_combo.findData(profile_id)
+        if idx != self.profile_combo.currentIndex():
+            self.profile_combo.setCurrentIndex(idx)
+        self._settings.setValue("ui/last_profile", profile_id)
+        backend = self._profiles[profile_id].backend
+        self._session_key = None
+        self.chat_view.show_messages([])
+        self.composer.load_draft(None)
+        self.composer.set_running(False)
+        self.notice_label.hide()
+        self._show_approvals()
+        self.connection.set_status(backend.status())
+        self._sessions[profile_id] = backend.sessions()
+        self.session_model.set_sessions(self._sessions[profile_id])
+        self._update_unread()
+        last = self._settings.value(f"ui/last_session/{profile_id}", "")
+        if last and self.session_model.row_of(str(last)) is not None:
+            self.open_session(str(last))
+        else:
+            self.title_label.setText("")
+
+    def open_session(self, key: str) -> None:
+        """Open a session of the current profile."""
+        backend = self.backend
+        if backend is None:
+            return
+        self._session_key = key
+        self._settings.setValue(f"ui/last_session/{self._profile_id}", key)
+        messages = backend.open_session(key)
+        self.chat_view.show_messages(messages)
+        summary = self.session_model.session(key)
+        self.title_label.setText(summary.title if summary and summary.title else "New chat")
+        self.composer.load_draft(backend.load_draft(key))
+        self.composer.set_running(bool(summary and summary.running))
+        self.notice_label.hide()
+        self._show_approvals()
+        self._select_in_list(key)
+
+    def _select_in_list(self, key: str) -> None:
+        row = self.session_model.row_of(key)
+        if row is None:
+            return
+        proxy_index = self.session_filter.mapFromSource(self.session_model.index(row))
+        if proxy_index.isValid() and self.session_list.currentIndex() != proxy_index:
+            self.session_list.selectionModel().setCurrentIndex(
+                proxy_index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            )
+
+    # -- intents ----------------------------------------------------------------------------
+
+    def new_chat(self) -> None:
+        """Create and open a new session."""
+        backend = self.backend
+        if backend is None:
+            return
+        key = backend.create_session()
+        self._sessions[self._profile_id] = backend.sessions()
+        self.session_model.set_sessions(self._sessions[self._profile_id])
+        self.open_session(key)
+        self.focus_composer()
+
+    def show_switcher(self) -> None:
+        """Open the quick session switcher."""
+        self.switcher.popup()
+
+    def focus_composer(self) -> None:
+        self.composer.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def focus_search(self) -> None:
+        self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_box.selectAll()
+
+    def stop(self) -> None:
+        """Interrupt the running turn of the open session."""
+        if self.backend is not None and self._session_key and self.composer._running:
+            self.backend.interrupt(self._session_key)
+
+    @classmethod
+    def exec_dialog(cls, dialog: QDialog) -> int:
+        """Run a modal dialog (patched in tests)."""
+        return int(dialog.exec())
+
+    def open_settings(self) -> None:
+        dialog = SettingsDialog(self._app_settings(), self.settings_saved.emit, self)
+        self.exec_dialog(dialog)
+        dialog.deleteLater()
+
+    def show_shortcuts(self) -> None:
+        dialog = ShortcutsDialog(self)
+        self.exec_dialog(dialog)
+        dialog.deleteLater()
+
+    @classmethod
+    def ask_text(cls, parent: QWidget, title: str, label: str, text: str) -> str | None:
+        """Ask for a line of text (patched in tests); None when cancelled."""
+        value, ok = QInputDialog.getText(parent, title, label, text=text)
+        return str(value) if ok else None
+
+    @classmethod
+    def confirm(cls, parent: QWidget, title: str, text: str) -> bool:
+        """Ask a yes/no question (patched in tests)."""
+        answer = QMessageBox.question(parent, title, text)
+        return bool(answer == QMessageBox.StandardButton.Yes)
+
+    def _selected_key(self) -> str | None:
+        key = self.session_list.currentIndex().data(KEY_ROLE)
+        return str(key) if key else None
+
+    def rename_session(self, key: str) -> None:
+        """Ask for a new title and pass it to the backend."""
+        summary = self.session_model.session(key)
+        current = summary.title if summary else ""
+        title = self.ask_text(self, "Rename chat", "Title:", current)
+        if self.backend is not None and title and title.strip() and title != current:
+            self.backend.rename_session(key, title.strip())
+
+    def delete_session(self, key: str) -> None:
+        """Delete a chat after confirmation."""
+        summary = self.session_model.session(key)
+        name = summary.title if summary and summary.title else "this chat"
+        if self.backend is None or not self.confirm(self, "Delete chat", f"Delete “{name}”?"):
+            return
+        self.backend.delete_session(key)
+        if key == self._session_key:
+            self._session_key = None
+            self.chat_view.show_messages([])
+            self.composer.load_draft(None)
+            self.title_label.setText("")
+
+    def _on_rename_action_triggered(self) -> None:
+        key = self._selected_key()
+        if key:
+            self.rename_session(key)
+
+    def _on_delete_action_triggered(self) -> None:
+        key = self._selected_key()
+        if key:
+            self.delete_session(key)
+
+    def _attach_file(self, path: str) -> Attachment:
+        assert self.backend is not None
+        return self.backend.attach_file(path)
+
+    def _attach_bytes(self, data: bytes, filename: str) -> Attachment:
+        assert self.backend is not None
+        return self.backend.attach_bytes(data, filename)
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def _restore_state(self) -> None:
+        geometry = self._settings.value("ui/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        splitter = self._settings.value("ui/splitter")
+        if isinstance(splitter, QByteArray):
+            self.splitter.restoreState(splitter)
+        last = str(self._settings.value("ui/last_profile", "") or "")
+        first = self.profile_combo.itemData(0) if self.profile_combo.count() else ""
+        target = last if last in self._profiles else first
+        if target:
+            self.switch_profile(str(target))
+
+    def save_state(self) -> None:
+        """Remember geometry and splitter sizes."""
+        self._settings.setValue("ui/geometry", self.saveGeometry())
+        self._settings.setValue("ui/splitter", self.splitter.saveState())
+        self._settings.sync()
+
+    def closeEvent(self, e: QCloseEvent) -> None:
+        self.save_state()
+        if self.close_to_tray and self.tray.can_hide_to_tray:
+            e.ignore()
+            self.hide()
+            return
+        super().closeEvent(e)
+
+    # -- slots: widgets ---------------------------------------------------------------------
+
+    def _on_profile_combo_changed(self, index: int) -> None:
+        profile_id = self.profile_combo.itemData(index)
+        if profile_id:
+            self.switch_profile(str(profile_id))
+
+    def _on_search_box_text_changed(self, text: str) -> None:
+        backend = self.backend
+        keys = backend.search(text) if backend is not None and text.strip() else []
+        self.session_filter.set_query(text, keys)
+
+    def _on_session_list_current_changed(self, current: QModelIndex, _prev: QModelIndex) -> None:
+        key = current.data(KEY_ROLE)
+        if key and key != self._session_key:
+            self.open_session(str(key))
+
+    def _on_composer_send_requested(self, text: str, attachments: tuple[Attachment, ...]) -> None:
+        backend = self.backend
+        if backend is None:
+            return
+        if self._session_key is None:
+            key = backend.create_session()
+            self._session_key = key
+            self._settings.setValue(f"ui/last_session/{self._profile_id}", key)
+        backend.send(self._session_key, text, attachments)
+
+    def _on_composer_stop_requested(self) -> None:
+        self.stop()
+
+    def _on_composer_draft_changed(self, draft: Draft) -> None:
+        if self.backend is not None and self._session_key is not None:
+            self.backend.save_draft(self._session_key, draft.text, draft.cursor, draft.attachments)
+
+    def _on_chat_view_action_requested(self, kind: str, message_id: str) -> None:
+        backend = self.backend
+        if backend is None:
+            return
+        if kind == "retry":
+            backend.retry(message_id)
+        elif kind == "discard":
+            backend.discard(message_id)
+        elif kind == "edit":
+            draft = backend.edit_unsent(message_id)
+            if draft is not None:
+                self.composer.set_draft(draft)
+
+    def _on_chat_view_code_copied(self, _text: str) -> None:
+        self.statusBar().showMessage("Code copied", 2000)
+
+    def _on_connection_reconnect_requested(self) -> None:
+        if self.backend is not None:
+            self.backend.reconnect_now()
+
+    def _on_connection_pause_requested(self) -> None:
+        if self.backend is not None:
+            self.backend.pause()
+
+    def _on_connection_resume_requested(self) -> None:
+        if self.backend is not None:
+            self.backend.resume()
+
+    def _on_connection_details_requested(self) -> None:
+        if self.backend is None:
+            return
+        self.details.show_diagnostics(self.backend.diagnostics())
+        button = self.connection.details_button
+        self.details.adjustSize()
+        pos = button.mapToGlobal(button.rect().bottomRight())
+        self.details.move(pos.x() - self.details.width(), pos.y() + 4)
+        self.details.show()
+
+    def _on_tray_show_requested(self) -> None:
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
+    # -- slots: backend ---------------------------------------------------------------------
+
+    def _current(self, profile_id: str, key: str | None = None) -> bool:
+        if profile_id != self._profile_id:
+            return False
+        return key is None or key == self._session_key
+
+    def _on_bridge_status_changed(self, profile_id: str, status: ConnectionStatus) -> None:
+        if self._current(profile_id):
+            self.connection.set_status(status)
+
+    def _on_bridge_sessions_changed(self, profile_id: str, sessions: list[SessionSummary]) -> None:
+        self._sessions[profile_id] = sessions
+        if not self._current(profile_id):
+            return
+        self.session_model.set_sessions(sessions)
+        if self._session_key is not None:
+            self._select_in_list(self._session_key)
+            summary = self.session_model.session(self._session_key)
+            if summary is not None and summary.title:
+                self.title_label.setText(summary.title)
+        self._update_unread()
+
+    def _on_bridge_session_key_changed(self, profile_id: str, old_key: str, new_key: str) -> None:
+        pending = self._approvals.pop((profile_id, old_key), None)
+        if pending:
+            self._approvals[(profile_id, new_key)] = pending
+        setting = f"ui/last_session/{profile_id}"
+        if self._settings.value(setting, "") == old_key:
+            self._settings.setValue(setting, new_key)
+        if self._current(profile_id, old_key):
+            # Same conversation, new name: keep the view, composer and scroll position as they are.
+            self._session_key = new_key
+            self._select_in_list(new_key)
+
+    def _on_bridge_messages_reset(
+        self, profile_id: str, key: str, messages: list[ChatMessage]
+    ) -> None:
+        if self._current(profile_id, key):
+            self.chat_view.show_messages(messages)
+
+    def _on_bridge_message_changed(self, profile_id: str, key: str, message: ChatMessage) -> None:
+        if self._current(profile_id, key):
+            self.chat_view.update_message(message)
+
+    def _on_bridge_message_removed(self, profile_id: str, key: str, message_id: str) -> None:
+        if self._current(profile_id, key):
+            self.chat_view.remove_message(message_id)
+
+    def _on_bridge_running_changed(self, profile_id: str, key: str, running: bool) -> None:
+        if self._current(profile_id, key):
+            self.composer.set_running(running)
+        if running:
+            return
+        title, text = self._finished_reply(profile_id, key)
+        self.tray.reply_finished(title, text)
+
+    def _finished_reply(self, profile_id: str, key: str) -> tuple[str, str]:
+        summary = next((s for s in self._sessions.get(profile_id, []) if s.key == key), None)
+        title = summary.title if summary and summary.title else "Reply finished"
+        text = summary.preview if summary else ""
+        if self._current(profile_id, key):
+            model = self.chat_view.chat_model
+            for row in range(model.rowCount() - 1, -1, -1):
+                msg = model.message_at(row)
+                if msg.role is Role.ASSISTANT:
+                    text = msg.text
+                    break
+        return title, text
+
+    def _on_bridge_notice(self, profile_id: str, key: str, text: str) -> None:
+        if self._current(profile_id) and key in ("", self._session_key):
+            self.notice_label.setText(text)
+            self.notice_label.setVisible(bool(text))
+
+    def _on_bridge_draft_restored(self, profile_id: str, key: str, draft: Draft) -> None:
+        if self._current(profile_id, key):
+            self.composer.show_draft_restored(draft)
+
+    def _on_bridge_prompt_restored(
+        self, profile_id: str, key: str, draft: Draft, error: str
+    ) -> None:
+        if self._current(profile_id, key):
+            self.composer.restore_prompt(draft, error)
+
+    def _on_bridge_draft_save_state(
+        self, profile_id: str, key: str, saved: bool, error: str
+    ) -> None:
+        if self._current(profile_id, key):
+            self.composer.set_save_state(saved, error)
+
+    def _on_bridge_approval_requested(
+        self, profile_id: str, key: str, request: ApprovalRequest
+    ) -> None:
+        self._approvals.setdefault((profile_id, key), {})[request.request_id] = request
+        if self._current(profile_id, key):
+            self._show_approvals()
+
+    def _on_bridge_approval_closed(self, profile_id: str, key: str, request_id: str) -> None:
+        self._approvals.get((profile_id, key), {}).pop(request_id, None)
+        if self._current(profile_id, key):
+            self._show_approvals()
+
+    def _show_approvals(self) -> None:
+        for card in self.approvals.findChildren(ApprovalCard):
+            card.setParent(None)
+            card.deleteLater()
+        pending = self._approvals.get((self._profile_id, self._session_key or ""), {})
+        for request in pending.values():
+            card = ApprovalCard(request, self.approvals)
+            card.answered.connect(self._on_card_answered)
+            self.approvals_layout.addWidget(card)
+        self.approvals.setVisible(bool(pending))
+
+    def _on_card_answered(self, request_id: str, answer: object) -> None:
+        backend = self.backend
+        key = self._session_key
+        if backend is None or key is None:
+            return
+        assert isinstance(answer, (bool, str))
+        backend.respond(key, request_id, answer)
+        self._approvals.get((self._profile_id, key), {}).pop(request_id, None)
+        self._show_approvals()
+
+    def _update_unread(self) -> None:
+        total = sum(s.unread for sessions in self._sessions.values() for s in sessions)
+        self.tray.set_unread(total)
+        self.setWindowTitle(f"Hermes ({total})" if total else "Hermes")

@@ -1,0 +1,81 @@
+"""The app's keyboard shortcuts in one table, and the dialog that lists them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Shortcut:
+    """One action's key sequences and what it does."""
+
+    action: str
+    keys: tuple[str, ...]
+    description: str
+    scope: str = "window"  # "window", or "sessions": only while the chat list has focus
+
+
+SHORTCUTS: tuple[Shortcut, ...] = (
+    Shortcut("new_chat", ("Ctrl+N",), "New chat"),
+    Shortcut("switch_session", ("Ctrl+K",), "Switch session"),
+    Shortcut("focus_composer", ("Ctrl+L",), "Focus the message box"),
+    Shortcut("search", ("Ctrl+F",), "Search chats"),
+    Shortcut("stop", ("Esc",), "Stop the running reply"),
+    Shortcut("settings", ("Ctrl+,",), "Settings"),
+    Shortcut("shortcuts", ("Ctrl+/", "F1"), "Keyboard shortcuts"),
+    Shortcut("rename_session", ("F2",), "Rename the selected chat", "sessions"),
+    Shortcut("delete_session", ("Del",), "Delete the selected chat", "sessions"),
+)
+
+
+def key_sequences(shortcut: Shortcut) -> list[QKeySequence]:
+    """QKeySequence objects for a shortcut."""
+    return [QKeySequence(k) for k in shortcut.keys]
+
+
+class ShortcutsDialog(QDialog):
+    """Lists every shortcut in SHORTCUTS."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.setAccessibleName("Keyboard shortcuts")
+        self.table = QTableWidget(len(SHORTCUTS), 2, self)
+        self.table.setAccessibleName("Shortcut list")
+        self.table.setHorizontalHeaderLabels(["Action", "Keys"])
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        for row, sc in enumerate(SHORTCUTS):
+            self.table.setItem(row, 0, QTableWidgetItem(sc.description))
+            native = " or ".join(
+                QKeySequence(k).toString(QKeySequence.SequenceFormat.NativeText) for k in sc.keys
+            )
+            self.table.setItem(row, 1, QTableWidgetItem(native))
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        buttons.button(QDialogButtonBox.StandardButton.Close).setAccessibleName("Close")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.table)
+        lay.addWidget(buttons)
+        self.resize(420, 320)
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(description, keys) as shown."""
+
+        def text(row: int, col: int) -> str:
+            item = self.table.item(row, col)
+            return item.text() if item is not None else ""
+
+        return [(text(r, 0), text(r, 1)) for r in range(self.table.rowCount())]

@@ -1,0 +1,169 @@
+"""A scripted in-memory ChatBackend for widget tests: records intents, replays events on demand."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.core.models import (
+    Attachment,
+    ChatMessage,
+    ConnectionState,
+    ConnectionStatus,
+    DeliveryState,
+    Role,
+    SessionSummary,
+)
+from desktop.ui.backend import ApprovalRequest, BackendListener, Diagnostics, Draft
+
+
+@dataclass
+class FakeBackend:
+    """Implements ChatBackend; tests drive it with the `emit_*` helpers and read `calls`."""
+
+    pid: str = "p1"
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+    listeners: list[BackendListener] = field(default_factory=list)
+    current_status: ConnectionStatus = field(
+        default_factory=lambda: ConnectionStatus(ConnectionState.ONLINE, 1, 1)
+    )
+    summaries: list[SessionSummary] = field(default_factory=list)
+    messages: dict[str, list[ChatMessage]] = field(default_factory=dict)
+    drafts: dict[str, Draft] = field(default_factory=dict)
+    diag: Diagnostics = field(default_factory=Diagnostics)
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def profile_id(self) -> str:
+        return self.pid
+
+    # -- ChatBackend ------------------------------------------------------------------------
+    def add_listener(self, listener: BackendListener) -> None:
+        self.listeners.append(listener)
+
+    def remove_listener(self, listener: BackendListener) -> None:
+        self.listeners.remove(listener)
+
+    def status(self) -> ConnectionStatus:
+        return self.current_status
+
+    def sessions(self) -> list[SessionSummary]:
+        return list(self.summaries)
+
+    def create_session(self) -> str:
+        key = f"{self.pid}-new{next(self._ids)}"
+        self.summaries.insert(0, SessionSummary(key=key, title=""))
+        self.calls.append(("create_session", key))
+        return key
+
+    def open_session(self, key: str) -> list[ChatMessage]:
+        self.calls.append(("open_session", key))
+        return list(self.messages.get(key, []))
+
+    def send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:
+        self.calls.append(("send", (key, text, attachments)))
+
+    def interrupt(self, key: str) -> None:
+        self.calls.append(("interrupt", key))
+
+    def retry(self, message_id: str) -> None:
+        self.calls.append(("retry", message_id))
+
+    def discard(self, message_id: str) -> None:
+        self.calls.append(("discard", message_id))
+
+    def edit_unsent(self, message_id: str) -> Draft | None:
+        self.calls.append(("edit_unsent", message_id))
+        for msgs in self.messages.values():
+            for m in msgs:
+                if m.id == message_id:
+                    return Draft(m.text, len(m.text), m.attachments)
+        return None
+
+    def respond(self, key: str, request_id: str, answer: str | bool) -> None:
+        self.calls.append(("respond", (key, request_id, answer)))
+
+    def pause(self) -> None:
+        self.calls.append(("pause", None))
+
+    def resume(self) -> None:
+        self.calls.append(("resume", None))
+
+    def reconnect_now(self) -> None:
+        self.calls.append(("reconnect_now", None))
+
+    def network_changed(self) -> None:
+        self.calls.append(("network_changed", None))
+
+    def woke_up(self) -> None:
+        self.calls.append(("woke_up", None))
+
+    def load_draft(self, key: str) -> Draft | None:
+        return self.drafts.get(key)
+
+    def save_draft(
+        self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]
+    ) -> None:
+        self.drafts[key] = Draft(text, cursor, attachments)
+        self.calls.append(("save_draft", (key, text)))
+
+    def attach_file(self, path: str) -> Attachment:
+        self.calls.append(("attach_file", path))
+        name = path.rsplit("/", 1)[-1]
+        return make_attachment(name, path.encode())
+
+    def attach_bytes(self, data: bytes, filename: str) -> Attachment:
+        self.calls.append(("attach_bytes", (len(data), filename, data[:8])))
+        return make_attachment(filename, data)
+
+    def search(self, query: str) -> list[str]:
+        q = query.casefold()
+        return [
+            key for key, msgs in self.messages.items() if any(q in m.text.casefold() for m in msgs)
+        ]
+
+    def rename_session(self, key: str, title: str) -> None:
+        self.calls.append(("rename_session", (key, title)))
+
+    def delete_session(self, key: str) -> None:
+        self.calls.append(("delete_session", key))
+
+    def diagnostics(self) -> Diagnostics:
+        return self.diag
+
+    # -- scripting --------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        return [name for name, _ in self.calls]
+
+    def emit(self, method: str, *args: Any) -> None:
+        for listener in list(self.listeners):
+            getattr(listener, method)(*args)
+
+    def set_status(self, status: ConnectionStatus) -> None:
+        self.current_status = status
+        self.emit("on_status", status)
+
+    def set_sessions(self, sessions: list[SessionSummary]) -> None:
+        self.summaries = list(sessions)
+        self.emit("on_sessions", list(sessions))
+
+
+def make_attachment(filename: str, data: bytes) -> Attachment:
+    digest = hashlib.sha256(data + filename.encode()).hexdigest()
+    return Attachment(digest, filename, "application/octet-stream", len(data), f"/tmp/{digest}")
+
+
+def user(mid: str, text: str, delivery: DeliveryState = DeliveryState.CONFIRMED) -> ChatMessage:
+    return ChatMessage(id=mid, role=Role.USER, text=text, delivery=delivery, created_at=1.7e9)
+
+
+def assistant(mid: str, text: str, **kw: Any) -> ChatMessage:
+    return ChatMessage(id=mid, role=Role.ASSISTANT, text=text, created_at=1.7e9, **kw)
+
+
+def approval(rid: str = "r1", kind: str = "approval") -> ApprovalRequest:
+    return ApprovalRequest(
+        rid, kind, "Run `rm -rf build/`?", "The agent wants to run a shell command"
+    )

@@ -1,0 +1,216 @@
+"""Chat view: virtualisation, bubbles' buttons, copy, links, remote images, auto-scroll."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QCoreApplication, QPoint, Qt, QUrl
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtTest import QTest
+
+from desktop.core.models import ChatMessage, DeliveryState, Role, ToolCall
+from desktop.ui.chat_view import ChatView
+from desktop.ui.document import SafeDocument
+from desktop.ui.links import LinkOpener
+from desktop.ui.markdown import render_markdown
+from tests.ui.fakes import assistant, user
+
+
+@pytest.fixture
+def view(qtbot: Any) -> ChatView:
+    v = ChatView()
+    qtbot.addWidget(v)
+    v.resize(640, 480)
+    with qtbot.waitExposed(v):
+        v.show()
+    return v
+
+
+def _settle(qtbot: Any, v: ChatView) -> None:
+    """Wait until measured heights are published and the layout is stable."""
+    qtbot.wait_until(lambda: not v.bubbles._resize_timer.isActive())
+    QCoreApplication.processEvents()  # let the delayed relayout run
+    qtbot.wait_until(lambda: not v.bubbles._resize_timer.isActive())
+
+
+def _click(qtbot: Any, v: ChatView, row: int, kind: str, n: int = 0) -> None:
+    index = v.chat_model.index(row)
+    rect = v.visualRect(index)
+    center = v.bubbles.zone_center(index, kind, n)
+    assert center is not None, f"no {kind} zone in row {row}"
+    pos = QPoint(int(rect.left() + center.x()), int(rect.top() + center.y()))
+    QTest.mouseClick(v.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pos)
+
+
+def test_ten_thousand_messages_lay_out_only_visible_rows(qtbot: Any, view: ChatView) -> None:
+    msgs = [
+        (user if i % 2 else assistant)(str(i), f"message number {i} " * (1 + i % 5))
+        for i in range(10_000)
+    ]
+    view.show_messages(msgs)
+    _settle(qtbot, view)
+    visible = {
+        r
+        for r in range(9_900, 10_000)
+        if view.visualRect(view.chat_model.index(r)).intersects(view.viewport().rect())
+    }
+    assert 9_999 in visible, "opened at the newest message"
+    assert view.bubbles.layouts_built < 60
+    assert view.bubbles.painted_rows <= set(range(9_950, 10_000))
+    view.bubbles.painted_rows.clear()
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    qtbot.wait_until(lambda: bool(view.bubbles.painted_rows))
+    _settle(qtbot, view)
+    rows = view.bubbles.painted_rows
+    assert max(rows) - min(rows) < 40, "only a screenful of rows painted"
+    assert 3_000 < min(rows) < 7_000
+    assert view.bubbles.layouts_built < 120
+
+
+def test_streaming_repaints_per_frame_not_per_delta(qtbot: Any, view: ChatView) -> None:
+    reply = assistant("a1", "", streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    _settle(qtbot, view)
+    before = view.bubbles.paints
+    with qtbot.wait_signal(view.chat_model.flushed):
+        for i in range(200):
+            reply.text += f"tok{i} "
+            view.update_message(reply)
+    qtbot.wait_until(lambda: view.bubbles.paints > before)
+    _settle(qtbot, view)
+    assert view.bubbles.paints - before < 20
+    assert view.chat_model.message_at(1).text.endswith("tok199 ")
+
+
+def test_failed_message_offers_retry_edit_discard(qtbot: Any, view: ChatView) -> None:
+    failed = user("u1", "send me", DeliveryState.FAILED)
+    view.show_messages([failed, user("u2", "ok", DeliveryState.PENDING)])
+    _settle(qtbot, view)
+    pending_index = view.chat_model.index(1)
+    assert view.bubbles.zone_center(pending_index, "retry") is None
+    for kind in ("retry", "edit", "discard"):
+        with qtbot.wait_signal(view.action_requested) as blocker:
+            _click(qtbot, view, 0, kind)
+        assert blocker.args == [kind, "u1"]
+
+
+def test_unconfirmed_message_has_no_retry(qtbot: Any, view: ChatView) -> None:
+    view.show_messages([user("u1", "maybe", DeliveryState.UNCONFIRMED)])
+    _settle(qtbot, view)
+    assert view.bubbles.zone_center(view.chat_model.index(0), "retry") is None
+
+
+def test_code_block_copy_button_copies_that_block(qtbot: Any, view: ChatView) -> None:
+    text = "Two blocks:\n\n```python\nprint('one')\n```\n\nand\n\n```\nsecond block\n```\n"
+    view.show_messages([assistant("a1", text)])
+    _settle(qtbot, view)
+    QGuiApplication.clipboard().setText("")
+    with qtbot.wait_signal(view.code_copied):
+        _click(qtbot, view, 0, "copy", 1)
+    assert QGuiApplication.clipboard().text() == "second block"
+    _click(qtbot, view, 0, "copy", 0)
+    assert QGuiApplication.clipboard().text() == "print('one')"
+
+
+def test_thinking_collapsed_until_clicked(qtbot: Any, view: ChatView) -> None:
+    msg = assistant("a1", "answer", thinking="secret chain of thought " * 20)
+    view.show_messages([msg])
+    _settle(qtbot, view)
+    index = view.chat_model.index(0)
+    collapsed = view.visualRect(index).height()
+    assert view.bubbles.layout_for(index).thinking_doc is None
+    _click(qtbot, view, 0, "thinking")
+    _settle(qtbot, view)
+    qtbot.wait_until(lambda: view.visualRect(index).height() > collapsed + 40)
+    assert view.bubbles.layout_for(index).thinking_doc is not None
+
+
+def test_tool_card_expands_to_show_output(qtbot: Any, view: ChatView) -> None:
+    msg = assistant("a1", "done")
+    msg.tools = [ToolCall("t1", "shell", "ls", "file-a\nfile-b\nfile-c", done=True)]
+    view.show_messages([msg])
+    _settle(qtbot, view)
+    index = view.chat_model.index(0)
+    assert view.bubbles.layout_for(index).tool_cards[0][1] is None
+    _click(qtbot, view, 0, "tool", 0)
+    body = view.bubbles.layout_for(index).tool_cards[0][1]
+    assert body is not None and "file-c" in body.toPlainText()
+
+
+def test_links_open_only_on_click_and_only_safe_schemes(
+    qtbot: Any, view: ChatView, monkeypatch: Any
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(
+        LinkOpener,
+        "open_external",
+        classmethod(lambda cls, url: opened.append(url.toString()) or True),
+    )
+    view.show_messages([assistant("a1", "[docs](https://example.org/docs)")])
+    _settle(qtbot, view)
+    assert opened == []
+    index = view.chat_model.index(0)
+    lay = view.bubbles.layout_for(index)
+    assert lay.doc is not None
+    rect = view.visualRect(index)
+    cursor_rect = lay.doc.documentLayout().blockBoundingRect(lay.doc.begin())
+    pos = QPoint(
+        int(rect.left() + lay.doc_pos.x() + 6),
+        int(rect.top() + lay.doc_pos.y() + cursor_rect.height() / 2),
+    )
+    QTest.mouseMove(view.viewport(), pos)
+    assert opened == [], "hovering must not open"
+    QTest.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pos
+    )
+    assert opened == ["https://example.org/docs"]
+    assert LinkOpener.open("javascript:alert(1)") is False
+    assert LinkOpener.open("file:///etc/passwd") is False
+    assert opened == ["https://example.org/docs"]
+
+
+def test_remote_images_are_never_fetched() -> None:
+    html = render_markdown("![x](https://tracker.example/pixel.png)")
+    assert "<img" not in html
+    assert "https://tracker.example/pixel.png" in html
+    doc = SafeDocument()
+    doc.setHtml('<img src="https://tracker.example/pixel.png">')
+    doc.setTextWidth(300)
+    doc.size()
+    assert doc.loadResource(2, QUrl("https://tracker.example/pixel.png")) is None
+    assert "https://tracker.example/pixel.png" in doc.refused
+
+
+def test_raw_html_is_shown_as_text() -> None:
+    html = render_markdown("<script>alert(1)</script> <b>bold?</b>")
+    assert "<script>" not in html and "<b>" not in html
+    assert "&lt;b&gt;" in html
+
+
+def test_autoscroll_only_when_already_at_bottom(qtbot: Any, view: ChatView) -> None:
+    view.show_messages([user(str(i), f"line {i}") for i in range(200)])
+    _settle(qtbot, view)
+    bar = view.verticalScrollBar()
+    qtbot.wait_until(lambda: bar.value() == bar.maximum())
+    view.update_message(assistant("new1", "fresh"))
+    _settle(qtbot, view)
+    qtbot.wait_until(lambda: bar.value() == bar.maximum())
+    bar.setValue(0)
+    view.update_message(assistant("new2", "more"))
+    _settle(qtbot, view)
+    assert bar.value() == 0, "reading history must not be yanked to the bottom"
+    assert not view.at_bottom
+
+
+def test_system_and_assistant_left_user_right(qtbot: Any, view: ChatView) -> None:
+    view.show_messages(
+        [user("u", "mine"), assistant("a", "theirs"), ChatMessage("s", Role.SYSTEM, "note")]
+    )
+    _settle(qtbot, view)
+    width = view.viewport().width()
+    u = view.bubbles.layout_for(view.chat_model.index(0)).bubble
+    a = view.bubbles.layout_for(view.chat_model.index(1)).bubble
+    assert u.right() > width - 40 and u.left() > width / 2
+    assert a.left() < 40

@@ -1,0 +1,83 @@
+"""Theme, resources, session rows and tray behaviour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QApplication, QWidget
+
+from desktop.ui.resources import icon, resource_path, resource_root
+from desktop.ui.session_list import relative_time
+from desktop.ui.theme import DARK, LIGHT, ThemeManager, ThemeMode
+from desktop.ui.tray import Tray
+
+ICONS = [
+    "send",
+    "stop",
+    "attach",
+    "settings",
+    "copy",
+    "retry",
+    "edit",
+    "discard",
+    "app",
+    "tray",
+    "status-online",
+    "status-reconnecting",
+    "status-offline",
+    "status-paused",
+    "status-failed",
+]
+
+
+def test_every_icon_loads_and_renders_at_high_dpi(qapp: Any) -> None:
+    for name in ICONS:
+        pm = icon(name).pixmap(64, 64)
+        assert not pm.isNull(), name
+        assert pm.toImage().pixelColor(32, 32).alpha() >= 0
+
+
+def test_resources_found_from_a_frozen_bundle(monkeypatch: Any, tmp_path: Any) -> None:
+    assert resource_path("themes", "light.qss").is_file()
+    monkeypatch.setattr("sys._MEIPASS", str(tmp_path), raising=False)
+    assert resource_root() == tmp_path / "resources"
+
+
+def test_theme_modes_set_palette_and_follow_system(qapp: QApplication) -> None:
+    old_sheet, old_palette = qapp.styleSheet(), qapp.palette()
+    try:
+        tm = ThemeManager(qapp, ThemeMode.DARK)
+        assert tm.colors is DARK
+        assert qapp.palette().window().color().name() == DARK.window
+        tm.set_mode(ThemeMode.LIGHT)
+        assert tm.colors is LIGHT
+        assert "chatView" in qapp.styleSheet()
+        tm.set_mode(ThemeMode.SYSTEM)
+        assert tm.colors in (LIGHT, DARK)
+        tm.deleteLater()
+    finally:
+        qapp.setStyleSheet(old_sheet)
+        qapp.setPalette(old_palette)
+
+
+def test_relative_times() -> None:
+    now = 1_700_000_000.0
+    assert relative_time(now - 10, now) == "now"
+    assert relative_time(now - 600, now) == "10m"
+    assert relative_time(now - 7200, now) == "2h"
+    assert relative_time(0, now) == ""
+
+
+def test_tray_absent_is_safe_and_only_notifies_when_unfocused(qtbot: Any) -> None:
+    w = QWidget()
+    qtbot.addWidget(w)
+    tray = Tray(w)
+    assert not tray.can_hide_to_tray
+    tray.set_unread(4)
+    w.isActiveWindow = lambda: True  # type: ignore[method-assign]
+    assert tray.reply_finished("Chat", "done") is False
+    w.isActiveWindow = lambda: False  # type: ignore[method-assign]
+    assert tray.reply_finished("Chat", "done\n  now") is True
+    tray.notifications_enabled = False
+    assert tray.reply_finished("Chat", "again") is False
+    assert tray.notified == [("Chat", "done now")]

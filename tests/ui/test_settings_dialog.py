@@ -1,0 +1,73 @@
+"""Settings dialog edits plain values and hands them to the caller's save callback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtTest import QTest
+
+from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.settings_values import AppSettings, ProfileKind, ProfileSettings, ProviderSettings
+
+
+def _values() -> AppSettings:
+    return AppSettings(
+        profiles=[ProfileSettings("emb", "Embedded")],
+        providers=[
+            ProviderSettings("primary", "https://a.example/v1", "m1", "k1"),
+            ProviderSettings("backup", "https://b.example/v1", "m2", "k2"),
+        ],
+    )
+
+
+def test_save_passes_edited_values_and_leaves_input_untouched(qtbot: Any) -> None:
+    original = _values()
+    saved: list[AppSettings] = []
+    d = SettingsDialog(original, saved.append)
+    qtbot.addWidget(d)
+    d._on_add_profile_clicked()
+    d.p_name.setText("Work")
+    d.p_kind.setCurrentIndex(2)
+    d.p_url.setText("wss://gw.example:8443")
+    d.p_token.setText("s3cret")
+    d.p_insecure.setChecked(False)
+    d.theme.setCurrentIndex(d.theme.findData("dark"))
+    d.send_key.setCurrentIndex(d.send_key.findData("ctrl_enter"))
+    d.close_to_tray.setChecked(True)
+    d._on_buttons_accepted()
+    assert len(saved) == 1
+    v = saved[0]
+    assert [p.name for p in v.profiles] == ["Embedded", "Work"]
+    work = v.profiles[1]
+    assert (work.kind, work.url, work.token) == (
+        ProfileKind.REMOTE,
+        "wss://gw.example:8443",
+        "s3cret",
+    )
+    assert (v.theme, v.send_key, v.close_to_tray) == ("dark", "ctrl_enter", True)
+    assert original.theme == "system" and len(original.profiles) == 1
+
+
+def test_provider_fallback_order_can_be_changed(qtbot: Any) -> None:
+    saved: list[AppSettings] = []
+    d = SettingsDialog(_values(), saved.append)
+    qtbot.addWidget(d)
+    d.provider_list.setCurrentRow(1)
+    d._on_provider_up_clicked()
+    d.v_model.clear()
+    QTest.keyClicks(d.v_model, "m2-large")
+    d._on_buttons_accepted()
+    assert [(p.name, p.model) for p in saved[0].providers] == [
+        ("backup", "m2-large"),
+        ("primary", "m1"),
+    ]
+
+
+def test_ca_file_browse_uses_patchable_picker(qtbot: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(SettingsDialog, "pick_ca_file", classmethod(lambda cls, p: "/etc/ca.pem"))
+    saved: list[AppSettings] = []
+    d = SettingsDialog(_values(), saved.append)
+    qtbot.addWidget(d)
+    d._on_browse_ca_clicked()
+    d._on_buttons_accepted()
+    assert saved[0].profiles[0].ca_file == "/etc/ca.pem"
