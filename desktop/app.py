@@ -1,36 +1,279 @@
-"""Composition root: builds the concrete core objects, the Qt application and wires them together."""
+"""Composition root: builds the concrete core objects and the Qt application, and wires them."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import os
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 from desktop import __version__
 from desktop.display import display_problem
 
+GATEWAY_SUBCOMMAND = "gateway"
+APP_NAME = "hermes-qt"
+EMBEDDED_PROFILE_ID = "embedded"
+
+log = logging.getLogger("hermes_qt")
+
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="hermes-qt", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"hermes-qt {__version__}")
-    parser.add_argument("--data-dir", help="keep all app data here instead of the user data dir")
+    parser = argparse.ArgumentParser(
+        prog=APP_NAME, description="A native desktop client for Hermes agent gateways."
+    )
+    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    parser.add_argument("--data-dir", help="keep all app data here instead of the user dirs")
     parser.add_argument(
         "--self-test",
         action="store_true",
-        help="start the embedded gateway, complete one chat round trip offscreen, exit 0 on success",
+        help="start the embedded gateway, chat once offscreen, exit 0 on success",
     )
-    parser.add_argument("--screenshot", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
+@dataclass(frozen=True, slots=True)
+class AppPaths:
+    """Where the app keeps its files; one root under --data-dir, else the per-OS user dirs."""
+
+    data: Path
+    config: Path
+    state: Path
+
+    @classmethod
+    def create(cls, root: str | None) -> AppPaths:
+        if root:
+            base = Path(root).expanduser().resolve()
+            paths = cls(base / "data", base / "config", base / "state")
+        else:
+            import platformdirs
+
+            paths = cls(
+                Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
+                Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
+                Path(platformdirs.user_state_dir(APP_NAME, appauthor=False)),
+            )
+        for p in (paths.data, paths.config, paths.state):
+            p.mkdir(parents=True, exist_ok=True)
+        return paths
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parse_args(sys.argv[1:] if argv is None else argv)
-    problem = None if args.self_test else display_problem()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [GATEWAY_SUBCOMMAND]:
+        # A frozen build has no `python -m`: the app runs its embedded gateway as a subcommand.
+        from desktop.gateway.cli import main as gateway_main
+
+        return gateway_main(argv[1:])
+    args = _parse_args(argv)
+    if args.self_test:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    problem = display_problem()
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    from desktop.ui.application import run_app
+    return run(AppPaths.create(args.data_dir), self_test=args.self_test)
 
-    return run_app(args)
+
+# -- the core --------------------------------------------------------------------------------
+
+
+class Core:
+    """Every Qt-free object of a running app, built once and closed in reverse order."""
+
+    def __init__(self, paths: AppPaths) -> None:
+        from desktop.core.attachments import AttachmentStore
+        from desktop.core.clock import AsyncioClock
+        from desktop.core.controller import is_temp_key
+        from desktop.core.drafts import DraftKeeper
+        from desktop.core.epoch_store import FileEpochStore
+        from desktop.core.outbox import Outbox
+        from desktop.core.profiles import FileTokenStore, KeyringTokenStore
+        from desktop.core.storage import Store
+
+        self.paths = paths
+        self.clock = AsyncioClock()
+        self.store = Store(str(paths.data / "hermes-qt.sqlite3"))
+        self.epochs = FileEpochStore(paths.data / "epochs.json")
+        self.tokens = KeyringTokenStore(FileTokenStore(paths.config / "tokens.json"))
+        self.attachments = AttachmentStore(paths.data, store=self.store)
+        self.drafts = DraftKeeper(self.store, self.clock)
+        self.ports: dict[str, object] = {}
+        self.outbox = Outbox(self.store, self.ports.get, self.clock, holds=is_temp_key)  # type: ignore[arg-type]
+        self.controllers: list[object] = []
+
+    def profiles(self) -> list[object]:
+        from desktop.core.profiles import Profile, ProfileKind
+
+        path = self.paths.config / "profiles.json"
+        profiles: list[Profile] = []
+        if path.exists():
+            import json
+
+            try:
+                profiles = [Profile.from_json(p) for p in json.loads(path.read_text("utf-8"))]
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("ignoring unreadable %s: %s", path, exc)
+        if not any(p.kind is ProfileKind.EMBEDDED for p in profiles):
+            profiles.insert(0, Profile(EMBEDDED_PROFILE_ID, "This computer", ProfileKind.EMBEDDED))
+        return list(profiles)
+
+    def controller_for(self, profile: object) -> object:
+        from desktop.core.controller import ProfileController, SupervisorPort
+        from desktop.core.gateway import JsonRpcGatewayClient
+        from desktop.core.profiles import Profile
+        from desktop.core.sessions import SessionRouter
+        from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+
+        assert isinstance(profile, Profile)
+        launcher = self._launcher_for(profile)
+        ssl_context = _ssl_context(profile)
+        token = self.tokens.get(profile.token_ref) if profile.token_ref else None
+
+        def client_factory(ep: Endpoint) -> JsonRpcGatewayClient:
+            return JsonRpcGatewayClient(
+                ep.url,
+                token=ep.token,
+                clock=self.clock,
+                allow_insecure=ep.allow_insecure,
+                ssl=ssl_context if ep.url.startswith("wss://") else None,
+            )
+
+        supervisor = ConnectionSupervisor(
+            profile,
+            client_factory=client_factory,
+            epoch_store=self.epochs,
+            clock=self.clock,
+            launcher=launcher,
+            token=token,
+        )
+        store = self.store
+        router = SessionRouter(
+            supervisor,
+            on_ids=lambda key, runtime: store.upsert_session(profile.id, key, runtime_id=runtime),
+            now=self.clock.wall,
+        )
+        self.ports[profile.id] = SupervisorPort(supervisor, router)
+        controller = ProfileController(
+            profile_id=profile.id,
+            supervisor=supervisor,
+            router=router,
+            store=self.store,
+            outbox=self.outbox,
+            drafts=self.drafts,
+            attachments=self.attachments,
+            clock=self.clock,
+        )
+        self.controllers.append(controller)
+        return controller
+
+    def _launcher_for(self, profile: object) -> object | None:
+        from desktop.core.launcher import EmbeddedGatewayLauncher, HermesServeLauncher
+        from desktop.core.profiles import Profile, ProfileKind
+
+        assert isinstance(profile, Profile)
+        if profile.kind is ProfileKind.EMBEDDED:
+            gateway_dir = self.paths.data / "gateway"
+            gateway_dir.mkdir(parents=True, exist_ok=True)
+            extra = ["--config-dir", str(self.paths.config)]
+            return EmbeddedGatewayLauncher(gateway_dir, extra_args=extra)
+        if profile.kind is ProfileKind.LOCAL_HERMES:
+            home = self.paths.data / "hermes" / profile.id
+            home.mkdir(parents=True, exist_ok=True)
+            return HermesServeLauncher(home)
+        return None
+
+    async def aclose(self) -> None:
+        for controller in self.controllers:
+            await controller.close()  # type: ignore[attr-defined]
+        await self.outbox.aclose()
+        self.drafts.close()
+        self.store.close()
+
+
+def _ssl_context(profile: object) -> object | None:
+    import ssl
+
+    tls = getattr(profile, "tls", None)
+    if tls is None:
+        return None
+    ctx = ssl.create_default_context(cafile=tls.ca_file or None)
+    if not tls.verify:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+# -- the Qt application ---------------------------------------------------------------------
+
+
+def run(paths: AppPaths, *, self_test: bool = False) -> int:
+    """Build the core and the window, run the qasync loop until the user quits."""
+    import qasync
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui.errors import (
+        ErrorReporter,
+        install_exception_hooks,
+        install_log_file,
+        install_loop_handler,
+    )
+    from desktop.ui.main_window import MainWindow, ProfileEntry
+    from desktop.ui.system_events import SystemEvents
+    from desktop.ui.theme import ThemeManager, ThemeMode
+
+    install_log_file(paths.state / "logs")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName(APP_NAME)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    reporter = ErrorReporter()
+    restore_hooks = install_exception_hooks(reporter)
+    install_loop_handler(loop, reporter)
+
+    settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
+    theme = ThemeManager(app, ThemeMode(str(settings.value("theme", "system"))))
+    core = Core(paths)
+    entries = [ProfileEntry(p.name, core.controller_for(p)) for p in core.profiles()]  # type: ignore[attr-defined]
+    window = MainWindow(entries, settings)
+    theme.theme_changed.connect(window.set_colors)
+    theme.apply()
+    window.set_send_key(str(settings.value("send_key", "enter")))
+    window.close_to_tray = settings.value("close_to_tray", False) in (True, "true")
+    system = SystemEvents(app)
+    for entry in entries:
+        system.network_changed.connect(entry.backend.network_changed)
+        system.woke_up.connect(entry.backend.woke_up)
+    done: asyncio.Future[int] = loop.create_future()
+
+    def finish(code: int) -> None:
+        if not done.done():
+            done.set_result(code)
+
+    window.quit_requested.connect(lambda: finish(0))
+    app.lastWindowClosed.connect(lambda: None if window.close_to_tray else finish(0))
+    window.show()
+    for entry in entries:
+        loop.call_soon(entry.backend.start)  # type: ignore[attr-defined]
+    if self_test:
+        from desktop.selftest import run_self_test
+
+        loop.call_soon(lambda: loop.create_task(run_self_test(window, entries[0].backend, finish)))
+    with loop:
+        code = loop.run_until_complete(done)
+        window.save_state()
+        loop.run_until_complete(core.aclose())
+    restore_hooks()
+    window.deleteLater()
+    system.deleteLater()
+    QApplication.sendPostedEvents(None, 0)
+    return code
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ _XCB_LIBS = {
 }
 
 
-def display_problem(environ: dict[str, str] | None = None, platform: str | None = None) -> str | None:
+def display_problem(
+    environ: dict[str, str] | None = None, platform: str | None = None
+) -> str | None:
     """One-line explanation of why no window can be shown, or None when one can."""
     env = os.environ if environ is None else environ
     plat = sys.platform if platform is None else platform
@@ -33,7 +35,10 @@ def display_problem(environ: dict[str, str] | None = None, platform: str | None 
     if qpa.split(":")[0] in {"offscreen", "minimal", "vnc", "eglfs", "linuxfb"}:
         return None
     if not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
-        return f"hermes-qt: no display found (neither DISPLAY nor WAYLAND_DISPLAY is set); {NO_DISPLAY_HINT}"
+        return (
+            "hermes-qt: no display found (neither DISPLAY nor WAYLAND_DISPLAY is set); "
+            + NO_DISPLAY_HINT
+        )
     if env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
         missing = [pkg for lib, pkg in _XCB_LIBS.items() if ctypes.util.find_library(lib) is None]
         if missing:

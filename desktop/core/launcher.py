@@ -219,10 +219,11 @@ class EmbeddedGatewayLauncher(ProcessLauncher):
         self._extra = list(extra_args)
 
     def command(self) -> list[str]:
+        # A frozen app has no `-m`: it runs its own gateway as the `gateway` subcommand.
+        entry = ["gateway"] if getattr(sys, "frozen", False) else ["-m", "desktop.gateway"]
         return [
             self._python,
-            "-m",
-            "desktop.gateway",
+            *entry,
             "--host",
             "127.0.0.1",
             "--port",

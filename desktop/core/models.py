@@ -95,3 +95,43 @@ class ToolCall:
     done: bool = False
     error: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What the composer holds for one session: text, caret position and attachments."""
+
+    text: str = ""
+    cursor: int = 0
+    attachments: tuple[Attachment, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """An `approval.request` (kind "approval") or `clarify.request` (kind "clarify") to answer."""
+
+    request_id: str
+    kind: str  # "approval" | "clarify"
+    title: str
+    detail: str = ""
+    choices: tuple[str, ...] = ()  # clarify: suggested answers; empty means free text
+
+
+@dataclass(frozen=True, slots=True)
+class ReconnectRecord:
+    """One past reconnect: when (wall seconds), and why the previous socket closed."""
+
+    at: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostics:
+    """A snapshot of a profile's connection internals for the details popover."""
+
+    epoch: int = 0
+    generation: int = 0
+    dialect: str = ""
+    last_inbound_age: float | None = None  # seconds since the last frame arrived
+    heartbeat_rtts: tuple[float, ...] = ()  # most recent last, seconds
+    reconnects: tuple[ReconnectRecord, ...] = field(default_factory=tuple)

@@ -100,8 +100,11 @@ class Outbox:
         call_timeout: float = 30.0,
         retry_initial: float = 1.0,
         retry_max: float = 30.0,
+        holds: Callable[[str], bool] | None = None,
     ) -> None:
         self._store = store
+        # Sessions whose prompts must wait (e.g. not yet created on the gateway).
+        self._holds = holds or (lambda _key: False)
         self._gateway = gateway
         self._clock = clock
         self._resume_session = resume_session
@@ -343,6 +346,8 @@ class Outbox:
             timer.cancel()
         if key in self._workers:
             return  # the running worker re-reads the queue before each entry
+        if self._holds(session_key):
+            return  # released with another kick once the session exists
         port = self._port(profile_id)
         if port is None or not port.is_online():
             return

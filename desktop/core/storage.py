@@ -531,6 +531,14 @@ class Store:
         )
         return [_outbox_row(r) for r in rows]
 
+    def rekey_session(self, profile_id: str, old_key: str, new_key: str) -> None:
+        """A session typed into before it existed got its real key: move its queued prompts."""
+        with self._tx("move the queued messages") as c:
+            c.execute(
+                "UPDATE outbox SET session_key = ? WHERE profile_id = ? AND session_key = ?",
+                (new_key, profile_id, old_key),
+            )
+
     def outbox_delete(self, ref: str) -> None:
         with self._tx("remove the queued message") as c:
             c.execute("DELETE FROM outbox WHERE submission_ref = ?", (ref,))

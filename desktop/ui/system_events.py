@@ -1,0 +1,76 @@
+"""Forwards the OS's network-change and wake-from-sleep notices as Qt signals (no polling)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+log = logging.getLogger(__name__)
+
+_LOGIND = ("org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager")
+
+
+class SystemEvents(QObject):
+    """Listens to QNetworkInformation and (on Linux) logind's PrepareForSleep.
+
+    Both are pushed by the OS; nothing here runs a timer, so an idle app stays idle.
+
+    Signals:
+        network_changed(): reachability or the network interface changed.
+        woke_up(): the machine resumed from sleep.
+    """
+
+    network_changed = Signal()
+    woke_up = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._reachability: object | None = None
+        self._watch_network()
+        if sys.platform.startswith("linux"):
+            self._watch_logind()
+
+    def _watch_network(self) -> None:
+        try:
+            from PySide6.QtNetwork import QNetworkInformation
+        except ImportError:  # pragma: no cover - QtNetwork ships with Essentials
+            return
+        if not QNetworkInformation.loadDefaultBackend():
+            log.info("no network-information backend: network changes are not reported")
+            return
+        info = QNetworkInformation.instance()
+        if info is None:
+            return
+        self._reachability = info.reachability()
+        info.reachabilityChanged.connect(self._on_network_reachability_changed)
+        if hasattr(info, "transportMediumChanged"):
+            info.transportMediumChanged.connect(lambda _m: self.network_changed.emit())
+
+    @Slot(object)
+    def _on_network_reachability_changed(self, reachability: object) -> None:
+        if reachability != self._reachability:
+            self._reachability = reachability
+            self.network_changed.emit()
+
+    def _watch_logind(self) -> None:
+        try:
+            from PySide6.QtDBus import QDBusConnection
+        except ImportError:  # pragma: no cover
+            return
+        bus = QDBusConnection.systemBus()
+        if not bus.isConnected():
+            return
+        service, path, interface = _LOGIND
+        ok = bus.connect(
+            service, path, interface, "PrepareForSleep", self, "on_prepare_for_sleep(bool)"
+        )
+        if not ok:
+            log.info("logind sleep notices unavailable")
+
+    @Slot(bool)
+    def on_prepare_for_sleep(self, going_to_sleep: bool) -> None:
+        """logind says the machine sleeps (True) or has just woken (False)."""
+        if not going_to_sleep:
+            self.woke_up.emit()

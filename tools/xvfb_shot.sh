@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Launch the app on a private Xvfb display, optionally type into it, and save a screenshot.
+# usage: tools/xvfb_shot.sh OUT.png [seconds-to-wait] [text-to-type]
+set -euo pipefail
+out=${1:?usage: xvfb_shot.sh OUT.png [wait] [text]}
+wait_s=${2:-6}
+text=${3:-}
+root=$(cd "$(dirname "$0")/.." && pwd)
+disp=:$((90 + RANDOM % 9))
+Xvfb "$disp" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb=$!
+trap 'kill $app $xvfb 2>/dev/null || true' EXIT
+export DISPLAY=$disp
+unset QT_QPA_PLATFORM
+data=$(mktemp -d)
+sleep 1
+HERMES_QT_DATA_DIR=$data "$root/.venv/bin/hermes-qt" --data-dir "$data" >"$data/app.log" 2>&1 &
+app=$!
+sleep "$wait_s"
+if [ -n "$text" ]; then
+  win=$(xdotool search --name "hermes-qt" | head -n1 || true)
+  [ -n "$win" ] && xdotool windowfocus "$win" && sleep 0.5 && xdotool type --delay 30 "$text" && xdotool key Return
+  sleep "$wait_s"
+fi
+import -window root "$out"
+echo "saved $out (app log: $data/app.log)"
