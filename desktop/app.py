@@ -259,6 +259,7 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
     window.quit_requested.connect(lambda: finish(0))
     app.lastWindowClosed.connect(lambda: None if window.close_to_tray else finish(0))
     window.show()
+    window.focus_composer()
     for entry in entries:
         loop.call_soon(entry.backend.start)  # type: ignore[attr-defined]
     if self_test:

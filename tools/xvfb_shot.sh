@@ -18,8 +18,11 @@ HERMES_QT_DATA_DIR=$data "$root/.venv/bin/hermes-qt" --data-dir "$data" >"$data/
 app=$!
 sleep "$wait_s"
 if [ -n "$text" ]; then
-  win=$(xdotool search --name "hermes-qt" | head -n1 || true)
-  [ -n "$win" ] && xdotool windowfocus "$win" && sleep 0.5 && xdotool type --delay 30 "$text" && xdotool key Return
+  # No window manager: click into the composer (bottom of the window), then type.
+  xdotool mousemove 640 665 click 1
+  sleep 0.5
+  xdotool type --delay 20 "$text"
+  xdotool key Return
   sleep "$wait_s"
 fi
 import -window root "$out"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
@@ -219,8 +220,8 @@ class ProfileController:
         self._sessions[key] = _SessionState(
             SessionSummary(key=key, title="New chat", updated_at=now)
         )
-        conv = Conversation(key, now=self._clock.wall)
-        self._temp_convs[key] = conv
+        self._temp_convs[key] = conv = Conversation(key, now=self._clock.wall)
+        self._watch(key, conv)
         self._emit_sessions()
         if self._port_online():
             self._ensure_created(key)
@@ -307,7 +308,7 @@ class ProfileController:
         state = self._sessions.get(key)
         if state is not None:
             state.summary = replace(
-                state.summary, preview=text[:120], updated_at=self._clock.wall()
+                state.summary, preview=_preview(text), updated_at=self._clock.wall()
             )
             if state.summary.title in ("", "New chat"):
                 state.summary = replace(state.summary, title=_title_from(text))
@@ -470,7 +471,7 @@ class ProfileController:
             key = str(row["id"])
             fields: dict[str, Any] = {
                 "title": str(row.get("title") or ""),
-                "preview": str(row.get("preview") or ""),
+                "preview": _preview(str(row.get("preview") or "")),
                 "message_count": int(row.get("message_count") or 0),
             }
             updated = row.get("updated_at") or row.get("last_active") or row.get("started_at")
@@ -511,24 +512,25 @@ class ProfileController:
     def _on_outbox_removed(self, entry: OutboxEntry) -> None:
         if entry.profile_id != self._id:
             return
-        key = entry.session_key
+        key = self._aliases.get(entry.session_key, entry.session_key)
         bubble_id = _bubble_id(entry.submission_ref)
         state = self._sessions.get(key)
         if state is None or bubble_id not in state.local:
             return
-        if entry.state is DeliveryState.CONFIRMED:
-            bubble = state.local.pop(bubble_id)
-            bubble.delivery = DeliveryState.CONFIRMED
-            bubble.delivery_error = ""
-            # The confirmed prompt now belongs to the conversation (until its next snapshot).
-            conv = self._conversation(key)
-            if conv is not None:
-                conv.append_local(bubble)
-            else:
-                self._notify("on_message_changed", key, bubble)
-        elif entry.state is not DeliveryState.FAILED:
-            state.local.pop(bubble_id)
-            self._notify("on_message_removed", key, bubble_id)
+        if entry.state is DeliveryState.FAILED:
+            return  # stays on screen, marked failed, with Retry / Edit / Discard
+        bubble = state.local.pop(bubble_id)
+        conv = self._conversation(key)
+        if entry.state is not DeliveryState.CONFIRMED or conv is None:
+            self._remove_bubble(key, bubble_id)
+            return
+        if _echoed(conv.messages, bubble, entry.history_mark):
+            # A snapshot already brought the gateway's copy of this prompt: keep only that.
+            self._remove_bubble(key, bubble_id)
+            return
+        bubble.delivery = DeliveryState.CONFIRMED
+        bubble.delivery_error = ""
+        self._notify("on_message_changed", key, bubble)
 
     def _on_outbox_restore(self, entry: OutboxEntry) -> bool:
         if entry.profile_id != self._id:
@@ -645,21 +647,18 @@ class ProfileController:
             self._notify("on_session_messages", key, messages)
 
     def _view(self, key: str, messages: Iterable[ChatMessage]) -> list[ChatMessage]:
-        view = list(messages)
-        state = self._sessions.get(key)
-        if state is not None and state.local:
-            shown = {m.id for m in view}
-            view.extend(b for b in state.local.values() if b.id not in shown)
-        return view
+        return list(messages)
 
     def _show_entry(self, entry: OutboxEntry) -> None:
-        key = entry.session_key
+        """Put a queued prompt's bubble in its conversation, or update its delivery state."""
+        key = self._aliases.get(entry.session_key, entry.session_key)
         state = self._sessions.get(key)
         if state is None:
             state = _SessionState(SessionSummary(key=key, title=_title_from(entry.text)))
             self._sessions[key] = state
         bubble_id = _bubble_id(entry.submission_ref)
         bubble = state.local.get(bubble_id)
+        is_new = bubble is None
         if bubble is None:
             bubble = ChatMessage(
                 id=bubble_id,
@@ -672,7 +671,23 @@ class ProfileController:
         bubble.text = entry.text
         bubble.delivery = entry.state
         bubble.delivery_error = entry.error if entry.state is DeliveryState.FAILED else ""
-        self._notify("on_message_changed", key, bubble)
+        conv = self._ensure_conversation(key)
+        if is_new:
+            # In the conversation from the start, so the reply always lands below it.
+            conv.append_local(bubble)
+        else:
+            self._notify("on_message_changed", key, bubble)
+
+    def _ensure_conversation(self, key: str) -> Conversation:
+        conv = self._conversation(key)
+        if conv is None:
+            if is_temp_key(key):
+                conv = Conversation(key, now=self._clock.wall)
+                self._temp_convs[key] = conv
+            else:
+                conv = self._router.route(key, self._runtime_hint(key))
+        self._watch(key, conv)
+        return conv
 
     def _find_local(self, message_id: str) -> tuple[str, ChatMessage] | None:
         for key, state in self._sessions.items():
@@ -683,8 +698,16 @@ class ProfileController:
 
     def _drop_local(self, key: str, message_id: str) -> None:
         state = self._sessions.get(key)
-        if state is not None and state.local.pop(message_id, None) is not None:
-            self._notify("on_message_removed", key, message_id)
+        if state is not None:
+            state.local.pop(message_id, None)
+        self._remove_bubble(key, message_id)
+
+    def _remove_bubble(self, key: str, message_id: str) -> None:
+        conv = self._conversation(key)
+        if conv is not None:
+            conv.messages[:] = [m for m in conv.messages if m.id != message_id]
+            self._shown[key] = len(conv.messages)
+        self._notify("on_message_removed", key, message_id)
 
     # -- cache ---------------------------------------------------------------------------------
 
@@ -728,13 +751,13 @@ class ProfileController:
                     self._id,
                     key,
                     message_count=len(rows),
-                    preview=last.text[:120],
+                    preview=_preview(last.text),
                     updated_at=self._clock.wall(),
                 )
                 state = self._sessions.get(key)
                 if state is not None:
                     state.summary = replace(
-                        state.summary, preview=last.text[:120], updated_at=self._clock.wall()
+                        state.summary, preview=_preview(last.text), updated_at=self._clock.wall()
                     )
         except StorageError as exc:
             log.warning("could not cache messages: %s", exc)
@@ -788,12 +811,35 @@ class ProfileController:
         task.add_done_callback(self._tasks.discard)
 
 
+def _echoed(messages: list[ChatMessage], bubble: ChatMessage, history_mark: int) -> bool:
+    """True when a snapshot already holds the gateway's copy of `bubble`'s prompt.
+
+    Snapshot rows come first, in gateway order; only rows at or after the history length
+    recorded when the prompt was queued can be its copy (an older identical prompt cannot).
+    """
+    text = " ".join(bubble.text.split())
+    return any(
+        m.role is Role.USER and not m.id.startswith("out:") and " ".join(m.text.split()) == text
+        for i, m in enumerate(messages)
+        if i >= history_mark
+    )
+
+
 def _bubble_id(ref: str) -> str:
     return f"out:{ref}"
 
 
 def _ref_of(message_id: str) -> str | None:
     return message_id[4:] if message_id.startswith("out:") else None
+
+
+_MARKUP = re.compile(r"[*_`#>~]+|!?\[([^\]]*)\]\([^)]*\)")
+
+
+def _preview(text: str) -> str:
+    """One line of plain text for the session list: markdown marks and links reduced."""
+    plain = _MARKUP.sub(lambda m: m.group(1) or "", text)
+    return " ".join(plain.split())[:120]
 
 
 def _title_from(text: str) -> str:

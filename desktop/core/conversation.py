@@ -16,6 +16,8 @@ log = logging.getLogger(__name__)
 ChangeListener = Callable[["Conversation"], None]
 
 _ROLES = {r.value: r for r in Role}
+# Ids of user bubbles the client created itself (queued prompts) start with this.
+LOCAL_PREFIX = "out:"
 # Local user bubbles the gateway has not confirmed yet survive a snapshot reload.
 _UNSETTLED = {DeliveryState.PENDING, DeliveryState.UNCONFIRMED, DeliveryState.FAILED}
 
@@ -51,11 +53,14 @@ class Conversation:
 
     @property
     def streaming_message(self) -> ChatMessage | None:
-        """The assistant bubble that is still growing, if any."""
+        """The assistant bubble that is still growing, if any.
+
+        A prompt queued while a reply streams sits below that reply; it must not hide it.
+        """
         for msg in reversed(self.messages):
             if msg.role is Role.ASSISTANT:
                 return msg if msg.streaming else None
-            if msg.role is Role.USER:
+            if msg.role is Role.USER and not msg.id.startswith(LOCAL_PREFIX):
                 return None
         return None
 

@@ -511,9 +511,12 @@ class MainWindow(QMainWindow):
         if backend is None:
             return
         if self._session_key is None:
+            # Typing straight into an empty window starts a chat, as in any messenger.
             key = backend.create_session()
-            self._session_key = key
-            self._settings.setValue(f"ui/last_session/{self._profile_id}", key)
+            self._sessions[self._profile_id] = backend.sessions()
+            self.session_model.set_sessions(self._sessions[self._profile_id])
+            self.open_session(key)
+        assert self._session_key is not None
         backend.send(self._session_key, text, attachments)
 
     def _on_composer_stop_requested(self) -> None:
