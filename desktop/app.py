@@ -9,6 +9,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from desktop import __version__
 from desktop.display import display_problem
@@ -92,33 +93,19 @@ class Core:
         from desktop.core.outbox import Outbox
         from desktop.core.profiles import FileTokenStore, KeyringTokenStore
         from desktop.core.storage import Store
+        from desktop.preferences import Preferences
 
         self.paths = paths
         self.clock = AsyncioClock()
         self.store = Store(str(paths.data / "hermes-qt.sqlite3"))
         self.epochs = FileEpochStore(paths.data / "epochs.json")
         self.tokens = KeyringTokenStore(FileTokenStore(paths.config / "tokens.json"))
+        self.preferences = Preferences(paths.config, self.tokens)
         self.attachments = AttachmentStore(paths.data, store=self.store)
         self.drafts = DraftKeeper(self.store, self.clock)
         self.ports: dict[str, object] = {}
         self.outbox = Outbox(self.store, self.ports.get, self.clock, holds=is_temp_key)  # type: ignore[arg-type]
         self.controllers: list[object] = []
-
-    def profiles(self) -> list[object]:
-        from desktop.core.profiles import Profile, ProfileKind
-
-        path = self.paths.config / "profiles.json"
-        profiles: list[Profile] = []
-        if path.exists():
-            import json
-
-            try:
-                profiles = [Profile.from_json(p) for p in json.loads(path.read_text("utf-8"))]
-            except (ValueError, KeyError, TypeError) as exc:
-                log.warning("ignoring unreadable %s: %s", path, exc)
-        if not any(p.kind is ProfileKind.EMBEDDED for p in profiles):
-            profiles.insert(0, Profile(EMBEDDED_PROFILE_ID, "This computer", ProfileKind.EMBEDDED))
-        return list(profiles)
 
     def controller_for(self, profile: object) -> object:
         from desktop.core.controller import ProfileController, SupervisorPort
@@ -130,7 +117,7 @@ class Core:
         assert isinstance(profile, Profile)
         launcher = self._launcher_for(profile)
         ssl_context = _ssl_context(profile)
-        token = self.tokens.get(profile.token_ref) if profile.token_ref else None
+        token = self.preferences.token(profile)
 
         def client_factory(ep: Endpoint) -> JsonRpcGatewayClient:
             return JsonRpcGatewayClient(
@@ -209,6 +196,15 @@ def _ssl_context(profile: object) -> object | None:
 # -- the Qt application ---------------------------------------------------------------------
 
 
+def _theme_mode(value: object) -> Any:
+    from desktop.ui.theme import ThemeMode
+
+    try:
+        return ThemeMode(str(value))
+    except ValueError:
+        return ThemeMode.SYSTEM
+
+
 def run(paths: AppPaths, *, self_test: bool = False) -> int:
     """Build the core and the window, run the qasync loop until the user quits."""
     import qasync
@@ -222,8 +218,9 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
         install_loop_handler,
     )
     from desktop.ui.main_window import MainWindow, ProfileEntry
+    from desktop.ui.settings_values import AppSettings
     from desktop.ui.system_events import SystemEvents
-    from desktop.ui.theme import ThemeManager, ThemeMode
+    from desktop.ui.theme import ThemeManager
 
     install_log_file(paths.state / "logs")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -238,14 +235,30 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
     install_loop_handler(loop, reporter)
 
     settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
-    theme = ThemeManager(app, ThemeMode(str(settings.value("theme", "system"))))
     core = Core(paths)
-    entries = [ProfileEntry(p.name, core.controller_for(p)) for p in core.profiles()]  # type: ignore[attr-defined]
-    window = MainWindow(entries, settings)
+    prefs = core.preferences
+    theme = ThemeManager(app, _theme_mode(prefs.preference("theme", "system")))
+    entries = [ProfileEntry(p.name, core.controller_for(p)) for p in prefs.profiles()]
+    window = MainWindow(entries, settings, app_settings=prefs.load)
     theme.theme_changed.connect(window.set_colors)
     theme.apply()
-    window.set_send_key(str(settings.value("send_key", "enter")))
-    window.close_to_tray = settings.value("close_to_tray", False) in (True, "true")
+
+    def apply_preferences(saved: AppSettings | None = None) -> None:
+        if saved is not None:
+            try:
+                pending = prefs.save(saved)
+            except (ValueError, OSError) as exc:
+                reporter.present(window, "Settings not saved", str(exc))
+                return
+            if pending:
+                window.statusBar().showMessage("Profile changes apply after a restart", 8000)
+        theme.set_mode(_theme_mode(prefs.preference("theme", "system")))
+        window.set_send_key(str(prefs.preference("send_key", "enter")))
+        window.close_to_tray = bool(prefs.preference("close_to_tray", False))
+        window.tray.notifications_enabled = bool(prefs.preference("notifications", True))
+
+    apply_preferences()
+    window.settings_saved.connect(apply_preferences)
     system = SystemEvents(app)
     for entry in entries:
         system.network_changed.connect(entry.backend.network_changed)

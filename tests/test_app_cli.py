@@ -1,4 +1,4 @@
-"""The app's command line: version, and a one-line explanation instead of a Qt abort without a display."""
+"""The command line: a version, and one line instead of a Qt abort when there is no display."""
 
 from __future__ import annotations
 

@@ -53,10 +53,9 @@ def _load_provider(spec: str | None, config_dir: Path) -> Provider:
         factory = getattr(importlib.import_module(module), attr)
         provider: Provider = factory()
         return provider
-    from desktop.gateway.providers.registry import load_provider  # type: ignore[import-not-found,unused-ignore]
+    from desktop.gateway.providers.registry import ConfigWatchingProvider
 
-    loaded: Provider = load_provider(config_dir)
-    return loaded
+    return ConfigWatchingProvider(config_dir)
 
 
 def _token(args: argparse.Namespace, data_dir: Path) -> str:

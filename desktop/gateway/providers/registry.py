@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 from desktop.core.clock import Clock
 
-from .base import Provider
+from .base import ChatMessage, Chunk, Provider, Usage
 from .config import CONFIG_FILE, KeyStore, ProviderSettings, read_settings, write_settings
 from .fallback import FallbackChain
 from .offline import OfflineProvider
@@ -35,6 +36,67 @@ def load_provider(
         for s in settings
     ]
     return FallbackChain(providers, clock=clock)
+
+
+log = logging.getLogger(__name__)
+
+
+class ConfigWatchingProvider:
+    """The provider built from `providers.json`, rebuilt when that file changes.
+
+    Settings saved in the app take effect from the next turn without restarting the gateway;
+    a turn already streaming finishes on the provider it started with.
+    """
+
+    def __init__(self, config_dir: Path, *, keys: KeyStore | None = None) -> None:
+        self._dir = config_dir
+        self._keys = keys
+        self._stamp = self._read_stamp()
+        self._inner = load_provider(config_dir, keys=keys)
+        self._retired: list[Provider] = []
+        self._streams = 0  # turns in flight; retired providers close once none are left
+        self.name = self._inner.name
+
+    @property
+    def last_usage(self) -> Usage | None:
+        return self._inner.last_usage
+
+    def _read_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = (self._dir / CONFIG_FILE).stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def _refresh(self) -> None:
+        stamp = self._read_stamp()
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        self._retired.append(self._inner)
+        self._inner = load_provider(self._dir, keys=self._keys)
+        self.name = self._inner.name
+        log.info("provider settings changed: now using %s", self._inner.name)
+
+    async def stream(self, messages: list[ChatMessage]) -> AsyncIterator[Chunk]:
+        self._refresh()
+        self._streams += 1
+        try:
+            async for chunk in self._inner.stream(messages):
+                yield chunk
+        finally:
+            self._streams -= 1
+            if not self._streams:
+                await self._close_retired()
+
+    async def _close_retired(self) -> None:
+        retired, self._retired = self._retired, []
+        for provider in retired:
+            await provider.aclose()
+
+    async def aclose(self) -> None:
+        await self._close_retired()
+        await self._inner.aclose()
 
 
 def save_providers(
