@@ -196,6 +196,45 @@ def _ssl_context(profile: object) -> object | None:
 # -- the Qt application ---------------------------------------------------------------------
 
 
+async def _start_all(backends: list[Any]) -> None:
+    for backend in backends:
+        backend.start()
+    # A few loop turns let each supervisor reach its first await (the gateway child's spawn).
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def _report_startup(window: Any, backend: Any) -> None:
+    """For bench/startup.py: print when the window first paints and when the profile is online."""
+    import time
+
+    from PySide6.QtCore import QEvent, QObject
+
+    from desktop.core.models import ConnectionState
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                print(f"FIRST_PAINT {time.monotonic()}", flush=True)
+                window.removeEventFilter(self)
+            return False
+
+    window._startup_probe = FirstPaint(window)
+    window.installEventFilter(window._startup_probe)
+
+    class Online:
+        seen = False
+
+        def on_status(self, status: Any) -> None:
+            if status.state is ConnectionState.ONLINE and not self.seen:
+                self.seen = True
+                print(f"ONLINE {time.monotonic()}", flush=True)
+
+    backend.add_listener(Online())
+    if backend.status().state is ConnectionState.ONLINE:
+        print(f"ONLINE {time.monotonic()}", flush=True)
+
+
 def _theme_mode(value: object) -> Any:
     from desktop.ui.theme import ThemeMode
 
@@ -237,8 +276,11 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
     settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
     core = Core(paths)
     prefs = core.preferences
-    theme = ThemeManager(app, _theme_mode(prefs.preference("theme", "system")))
     entries = [ProfileEntry(p.name, core.controller_for(p)) for p in prefs.profiles()]
+    # Start connecting (and the embedded gateway's process) before building the window, so
+    # the two overlap.
+    loop.run_until_complete(_start_all([entry.backend for entry in entries]))
+    theme = ThemeManager(app, _theme_mode(prefs.preference("theme", "system")))
     window = MainWindow(entries, settings, app_settings=prefs.load)
     theme.theme_changed.connect(window.set_colors)
     theme.apply()
@@ -271,10 +313,10 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
 
     window.quit_requested.connect(lambda: finish(0))
     app.lastWindowClosed.connect(lambda: None if window.close_to_tray else finish(0))
+    if os.environ.get("HERMES_QT_BENCH_STARTUP"):
+        _report_startup(window, entries[0].backend)
     window.show()
     window.focus_composer()
-    for entry in entries:
-        loop.call_soon(entry.backend.start)  # type: ignore[attr-defined]
     if self_test:
         from desktop.selftest import run_self_test
 
