@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,12 +197,33 @@ def _ssl_context(profile: object) -> object | None:
 # -- the Qt application ---------------------------------------------------------------------
 
 
-async def _start_all(backends: list[Any]) -> None:
-    for backend in backends:
-        backend.start()
-    # A few loop turns let each supervisor reach its first await (the gateway child's spawn).
-    for _ in range(5):
-        await asyncio.sleep(0)
+def _quit_on_signals(app: Any, quit_app: Callable[[], None]) -> Any:
+    """SIGTERM/SIGINT quit like the Quit action: drafts flushed, the gateway child stopped.
+
+    Qt's loop sleeps in C, so a signal wakes it through a socket the loop watches.
+    """
+    import signal
+    import socket
+
+    from PySide6.QtCore import QSocketNotifier
+
+    rsock, wsock = socket.socketpair()
+    for sock in (rsock, wsock):
+        sock.setblocking(False)
+    signal.set_wakeup_fd(wsock.fileno())
+    notifier = QSocketNotifier(rsock.fileno(), QSocketNotifier.Type.Read, app)
+    notifier.activated.connect(lambda *_: rsock.recv(64))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: quit_app())
+
+    class Wake:
+        def close(self) -> None:
+            signal.set_wakeup_fd(-1)
+            notifier.setEnabled(False)
+            rsock.close()
+            wsock.close()
+
+    return Wake()
 
 
 def _report_startup(window: Any, backend: Any) -> None:
@@ -247,19 +269,9 @@ def _theme_mode(value: object) -> Any:
 def run(paths: AppPaths, *, self_test: bool = False) -> int:
     """Build the core and the window, run the qasync loop until the user quits."""
     import qasync
-    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from desktop.ui.errors import (
-        ErrorReporter,
-        install_exception_hooks,
-        install_log_file,
-        install_loop_handler,
-    )
-    from desktop.ui.main_window import MainWindow, ProfileEntry
-    from desktop.ui.settings_values import AppSettings
-    from desktop.ui.system_events import SystemEvents
-    from desktop.ui.theme import ThemeManager
+    from desktop.ui.errors import install_log_file
 
     install_log_file(paths.state / "logs")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -269,17 +281,36 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
     app.setDesktopFileName(APP_NAME)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    # Everything from here runs inside the loop: core objects may schedule work at once.
+    with loop:
+        code: int = loop.run_until_complete(_run_window(app, loop, paths, self_test=self_test))
+    QApplication.sendPostedEvents(None, 0)
+    return code
+
+
+async def _run_window(
+    app: Any, loop: asyncio.AbstractEventLoop, paths: AppPaths, *, self_test: bool
+) -> int:
+    from PySide6.QtCore import QSettings
+
+    from desktop.ui.errors import ErrorReporter, install_exception_hooks, install_loop_handler
+    from desktop.ui.main_window import MainWindow, ProfileEntry
+    from desktop.ui.settings_values import AppSettings
+    from desktop.ui.system_events import SystemEvents
+    from desktop.ui.theme import ThemeManager
+
     reporter = ErrorReporter()
     restore_hooks = install_exception_hooks(reporter)
     install_loop_handler(loop, reporter)
-
-    settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
     core = Core(paths)
     prefs = core.preferences
     entries = [ProfileEntry(p.name, core.controller_for(p)) for p in prefs.profiles()]
-    # Start connecting (and the embedded gateway's process) before building the window, so
-    # the two overlap.
-    loop.run_until_complete(_start_all([entry.backend for entry in entries]))
+    # Connect (and spawn the embedded gateway) first, so its start-up overlaps the window's.
+    for entry in entries:
+        entry.backend.start()  # type: ignore[attr-defined]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
     theme = ThemeManager(app, _theme_mode(prefs.preference("theme", "system")))
     window = MainWindow(entries, settings, app_settings=prefs.load)
     theme.theme_changed.connect(window.set_colors)
@@ -312,6 +343,7 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
             done.set_result(code)
 
     window.quit_requested.connect(lambda: finish(0))
+    wake = _quit_on_signals(app, lambda: finish(0))
     app.lastWindowClosed.connect(lambda: None if window.close_to_tray else finish(0))
     if os.environ.get("HERMES_QT_BENCH_STARTUP"):
         _report_startup(window, entries[0].backend)
@@ -320,16 +352,16 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
     if self_test:
         from desktop.selftest import run_self_test
 
-        loop.call_soon(lambda: loop.create_task(run_self_test(window, entries[0].backend, finish)))
-    with loop:
-        code = loop.run_until_complete(done)
+        loop.create_task(run_self_test(window, entries[0].backend, finish))
+    try:
+        return await done
+    finally:
         window.save_state()
-        loop.run_until_complete(core.aclose())
-    restore_hooks()
-    window.deleteLater()
-    system.deleteLater()
-    QApplication.sendPostedEvents(None, 0)
-    return code
+        await core.aclose()
+        restore_hooks()
+        wake.close()
+        window.deleteLater()
+        system.deleteLater()
 
 
 if __name__ == "__main__":

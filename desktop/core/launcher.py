@@ -114,7 +114,8 @@ class ProcessLauncher:
         self.starts += 1
         proc = await asyncio.create_subprocess_exec(
             *self.command(),
-            stdin=asyncio.subprocess.DEVNULL,
+            # Held open for the child's lifetime: a child that watches it sees EOF when we die.
+            stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=self._log,
             env=self.environment(),
@@ -230,6 +231,7 @@ class EmbeddedGatewayLauncher(ProcessLauncher):
             "0",
             "--data-dir",
             str(self._data_dir),
+            "--exit-with-parent",
             *self._extra,
         ]
 

@@ -42,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-cert", type=Path, default=None)
     p.add_argument("--tls-key", type=Path, default=None)
     p.add_argument("--debug", action="store_true", help="enable debug.stats and debug logging")
+    p.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="stop when standard input closes (the app that started this gateway has gone)",
+    )
     # For tests and development: `module:callable` returning a Provider, instead of the config.
     p.add_argument("--provider", default=None, help=argparse.SUPPRESS)
     return p
@@ -69,6 +74,17 @@ def _token(args: argparse.Namespace, data_dir: Path) -> str:
     return token
 
 
+async def _watch_parent(stop: asyncio.Event) -> None:
+    """The parent holds our stdin open; EOF means it exited (even by kill -9): stop cleanly."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while await reader.read(4096):
+        pass
+    log.info("the app that started this gateway has exited")
+    stop.set()
+
+
 async def serve(args: argparse.Namespace) -> int:
     data_dir: Path = args.data_dir or _default_data_dir()
     config_dir: Path = args.config_dir or _default_config_dir()
@@ -89,12 +105,15 @@ async def serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    watcher = loop.create_task(_watch_parent(stop)) if args.exit_with_parent else None
     try:
         url = await server.start()
         print(f"{READY_PREFIX} url={url}", flush=True)
         await stop.wait()
         log.info("stopping")
     finally:
+        if watcher is not None:
+            watcher.cancel()
         await server.stop()
         await provider.aclose()
     return 0

@@ -63,7 +63,7 @@ def test_embedded_command_line_and_ready_parsing(data_dir: Path) -> None:
     launcher = EmbeddedGatewayLauncher(data_dir, python="/py")
     assert launcher.command() == [
         "/py", "-m", "desktop.gateway", "--host", "127.0.0.1", "--port", "0",
-        "--data-dir", str(data_dir),
+        "--data-dir", str(data_dir), "--exit-with-parent",
     ]  # fmt: skip
     env = launcher.environment()
     assert env["HERMES_QT_GATEWAY_TOKEN"] == launcher.token and len(launcher.token) >= 32
@@ -174,3 +174,17 @@ async def test_supervisor_asks_the_launcher_for_a_fresh_url_after_a_crash(data_d
     assert launcher.starts == 2 and launcher.pid != first_pid
     await sup.close()  # closes the launcher too
     assert not launcher.running and gone(first_pid)
+
+
+async def test_the_real_gateway_stops_when_the_app_that_started_it_dies(data_dir: Path) -> None:
+    """kill -9 of the app closes the child's stdin; the gateway must not linger as an orphan."""
+    launcher = EmbeddedGatewayLauncher(data_dir, ready_timeout=30.0)
+    await launcher.endpoint()
+    pid = launcher.pid
+    assert pid is not None and not gone(pid)
+    proc = launcher._proc
+    assert proc is not None and proc.stdin is not None
+    proc.stdin.close()  # what the kernel does to the pipe when the app is killed
+    code = await asyncio.wait_for(proc.wait(), 20.0)
+    assert code == 0, "the gateway should shut down cleanly, not be killed"
+    await launcher.close()
