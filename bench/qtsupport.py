@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
-import sys
 import time
 from collections.abc import Callable
 
@@ -15,22 +13,8 @@ from PySide6.QtWidgets import QApplication
 from desktop.ui.chat_view import ChatView
 
 
-def pin_none() -> None:
-    """Work around PySide6 6.12.0 on Python 3.11: void/bool Qt calls drop a ref to None/bools.
-
-    None starts near 4,500 refs, so any Qt app dies with `none_dealloc` after a few thousand
-    calls. Python 3.12+ makes these singletons immortal; on 3.11 we lend them refs they can
-    never run out of (the same for small ints and the empty str/tuple, to be safe).
-    """
-    if sys.version_info >= (3, 12):
-        return
-    for obj in (None, True, False, "", (), *range(-5, 257)):
-        ctypes.c_ssize_t.from_address(id(obj)).value += 1 << 40
-
-
 def application() -> QApplication:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    pin_none()
     app = QApplication.instance()
     if isinstance(app, QApplication):
         return app

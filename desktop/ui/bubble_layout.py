@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF
@@ -10,7 +11,7 @@ from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.document import SafeDocument, code_block_rects
-from desktop.ui.markdown import render_markdown
+from desktop.ui.markdown import render_markdown, render_markdown_fresh, split_streaming
 from desktop.ui.theme import Colors
 
 ROW_MARGIN_V = 4.0
@@ -24,6 +25,9 @@ CARD_H = 30.0
 FOOTER_H = 16.0
 BUTTON_H = 26.0
 TOOL_BODY_LIMIT = 4000
+# Finished blocks of replies still streaming, laid out once: (text, width, look) -> document.
+_PREFIX_DOCS: OrderedDict[tuple[str, float, str], QTextDocument] = OrderedDict()
+PREFIX_DOCS = 8
 
 
 @dataclass(slots=True)
@@ -44,6 +48,10 @@ class BubbleLayout:
     bubble: QRectF
     doc: QTextDocument | None = None
     doc_pos: QPointF = field(default_factory=QPointF)
+    # A streaming reply: `doc` holds its finished blocks (shared between revisions, so it is
+    # laid out and drawn once) and `tail_doc` the block still being written.
+    tail_doc: QTextDocument | None = None
+    tail_pos: QPointF = field(default_factory=QPointF)
     thinking_doc: QTextDocument | None = None
     thinking_pos: QPointF = field(default_factory=QPointF)
     thinking_header: QRectF | None = None
@@ -59,20 +67,40 @@ def bubble_max_width(view_width: float) -> float:
     return max(160.0, min(MAX_BUBBLE, (view_width - 2 * ROW_MARGIN_H) * 0.78))
 
 
-def estimate_height(msg: ChatMessage, view_width: float, font: QFont) -> float:
-    """A cheap height guess for rows never laid out: arithmetic only, no text layout."""
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Font figures for `estimate`, measured once per font and width instead of once per row."""
+
+    per_line: int
+    line_spacing: float
+
+
+def metrics(view_width: float, font: QFont) -> Metrics:
+    """The figures `estimate` needs for a view this wide in this font."""
     fm = QFontMetricsF(font)
     content_w = bubble_max_width(view_width) - 2 * PAD_H
     per_line = max(10, int(content_w / max(1.0, fm.averageCharWidth())))
-    lines = sum(1 + len(line) // per_line for line in (msg.text or " ").split("\n"))
-    h = lines * fm.lineSpacing() + 2 * PAD_V + FOOTER_H + SECTION_GAP
+    return Metrics(per_line, fm.lineSpacing())
+
+
+def estimate(msg: ChatMessage, m: Metrics) -> float:
+    """A cheap height guess for rows never laid out: arithmetic only, no text layout."""
+    # Wrapping counted over the whole text, not per line: no split, no loop per row.
+    text = msg.text or " "
+    lines = text.count("\n") + 1 + len(text) // m.per_line
+    h = lines * m.line_spacing + 2 * PAD_V + FOOTER_H + SECTION_GAP
     if msg.thinking:
         h += HEADER_H + SECTION_GAP
     h += len(msg.tools) * (CARD_H + SECTION_GAP)
-    h += len(msg.attachments) * (fm.lineSpacing() + 2)
+    h += len(msg.attachments) * (m.line_spacing + 2)
     if msg.delivery is DeliveryState.FAILED:
-        h += BUTTON_H + fm.lineSpacing() + 2 * SECTION_GAP
+        h += BUTTON_H + m.line_spacing + 2 * SECTION_GAP
     return h + 2 * ROW_MARGIN_V
+
+
+def estimate_height(msg: ChatMessage, view_width: float, font: QFont) -> float:
+    """`estimate` for one row (measures the font; use `metrics` + `estimate` for many rows)."""
+    return estimate(msg, metrics(view_width, font))
 
 
 def _plain_doc(
@@ -94,9 +122,9 @@ def _plain_doc(
     return doc
 
 
-def message_doc(msg: ChatMessage, font: QFont, width: float, colors: Colors) -> QTextDocument:
-    """The markdown document of a message's text, wrapped to at most `width`."""
-    user = msg.role is Role.USER
+def _markdown_doc(
+    user: bool, font: QFont, width: float, colors: Colors, rendered: str
+) -> QTextDocument:
     doc = SafeDocument()
     doc.setDocumentMargin(0)
     doc.setDefaultFont(font)
@@ -105,14 +133,43 @@ def message_doc(msg: ChatMessage, font: QFont, width: float, colors: Colors) -> 
         f"a {{ color: {link}; }} p {{ margin-top: 0px; margin-bottom: 6px; }}"
         " ul, ol { margin-top: 0px; margin-bottom: 6px; }"
     )
-    text = msg.text if msg.text or not msg.streaming else "…"
-    doc.setHtml(render_markdown(text, colors.pygments_style, colors.code_bg, colors.text))
+    doc.setHtml(rendered)
     doc.setTextWidth(width)
     if not code_block_rects(doc):
         ideal = doc.idealWidth()
         if ideal + 1 < width:
             doc.setTextWidth(ideal + 1)
     return doc
+
+
+def message_doc(msg: ChatMessage, font: QFont, width: float, colors: Colors) -> QTextDocument:
+    """The markdown document of a message's text, wrapped to at most `width`."""
+    text = msg.text if msg.text or not msg.streaming else "…"
+    html = render_markdown(text, colors.pygments_style, colors.code_bg, colors.text)
+    return _markdown_doc(msg.role is Role.USER, font, width, colors, html)
+
+
+def streaming_docs(
+    msg: ChatMessage, font: QFont, width: float, colors: Colors
+) -> tuple[QTextDocument | None, QTextDocument]:
+    """A growing reply as (finished blocks, cached across deltas; the block being written)."""
+    prefix, tail = split_streaming(msg.text)
+    style = (colors.pygments_style, colors.code_bg, colors.text)
+    user = msg.role is Role.USER
+    head: QTextDocument | None = None
+    if prefix:
+        key = (prefix, width, f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{user}")
+        head = _PREFIX_DOCS.get(key)
+        if head is None:
+            head = _markdown_doc(user, font, width, colors, render_markdown(prefix, *style))
+            _PREFIX_DOCS[key] = head
+            if len(_PREFIX_DOCS) > PREFIX_DOCS:
+                _PREFIX_DOCS.popitem(last=False)
+        else:
+            _PREFIX_DOCS.move_to_end(key)
+    # The tail is rendered uncached: it changes with every delta.
+    rendered = render_markdown_fresh(tail or "…", *style)
+    return head, _markdown_doc(user, font, width, colors, rendered)
 
 
 def build_layout(
@@ -158,14 +215,24 @@ def build_layout(
         y += SECTION_GAP
 
     if msg.text or msg.streaming or not (msg.tools or msg.thinking):
-        lay.doc = message_doc(msg, font, inner_max, colors)
+        if msg.streaming and msg.text:
+            lay.doc, lay.tail_doc = streaming_docs(msg, font, inner_max, colors)
+        else:
+            lay.doc = message_doc(msg, font, inner_max, colors)
         lay.doc_pos = QPointF(0, y)
-        size = lay.doc.size()
-        content_w = max(content_w, size.width())
-        for i, r in enumerate(code_block_rects(lay.doc)):
-            rect = QRectF(r.right() - 30, y + r.top() + 4, 26, 24)
-            lay.zones.append(Zone("copy", i, rect))
-        y += size.height()
+        copies = 0
+        for part in (lay.doc, lay.tail_doc):
+            if part is None:
+                continue
+            if part is lay.tail_doc:
+                lay.tail_pos = QPointF(0, y)
+            size = part.size()
+            content_w = max(content_w, size.width())
+            for r in code_block_rects(part):
+                rect = QRectF(r.right() - 30, y + r.top() + 4, 26, 24)
+                lay.zones.append(Zone("copy", copies, rect))
+                copies += 1
+            y += size.height()
 
     for att in msg.attachments:
         rect = QRectF(0, y, inner_max, fm.lineSpacing() + 2)
@@ -205,6 +272,7 @@ def build_layout(
     # Everything above was placed at x=0 within the content box; shift into the bubble.
     dx = left + PAD_H
     lay.doc_pos += QPointF(dx, 0)
+    lay.tail_pos += QPointF(dx, 0)
     for kind, by in blocks:
         if kind == "thinking":
             lay.thinking_pos = QPointF(dx, by)

@@ -11,6 +11,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     QPointF,
+    QRect,
     QRectF,
     QSize,
     Qt,
@@ -27,12 +28,13 @@ from PySide6.QtGui import (
     QPainterPath,
     QPalette,
     QPen,
+    QPixmap,
     QTextDocument,
 )
 from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
-from desktop.ui.bubble_layout import BubbleLayout, build_layout, estimate_height
+from desktop.ui.bubble_layout import BubbleLayout, Metrics, build_layout, estimate, metrics
 from desktop.ui.chat_model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.markdown import code_blocks
 from desktop.ui.resources import icon
@@ -40,13 +42,18 @@ from desktop.ui.theme import LIGHT, Colors
 
 _Index = QModelIndex | QPersistentModelIndex
 LAYOUT_CACHE = 256
+# Painted bubbles kept as pixmaps: about ten screens of a wide window, then least recent first.
+PIXMAP_BUDGET = 32 * 2**20
+BLOCK_PIXMAPS = 4
 
 
 class BubbleDelegate(QStyledItemDelegate):
     """Paints one ChatMessage per row; heights are exact once a row has been painted.
 
     Rows never painted report a cheap estimate, so opening 10,000 messages lays out only the
-    rows on screen. Layouts are cached per (message, revision, width).
+    rows on screen. Layouts and painted bubbles (pixmaps) are cached per (message, revision,
+    width): a repaint of rows that did not change only copies pixmaps, so a streaming reply
+    costs one bubble's drawing per frame however many rows are on screen.
 
     Signals:
         action_requested(str, str): ("retry" | "edit" | "discard", message id).
@@ -66,11 +73,17 @@ class BubbleDelegate(QStyledItemDelegate):
         self._estimates: dict[str, int] = {}
         self.colors: Colors = LIGHT
         self._layouts: OrderedDict[tuple[str, int, int], BubbleLayout] = OrderedDict()
+        self._pixmaps: OrderedDict[tuple[str, int, int], tuple[QPixmap, int]] = OrderedDict()
+        self._pixmap_bytes = 0
+        self._metrics: Metrics | None = None
+        # Finished blocks of streaming replies, by document (held, so its id stays unique).
+        self._block_pixmaps: OrderedDict[int, tuple[QTextDocument, int, QPixmap]] = OrderedDict()
         self._exact: dict[str, tuple[int, int, int]] = {}  # id -> (revision, width, height)
         self._expanded: dict[str, set[tuple[str, int]]] = {}
         self._pressed_link = ""
         self._resized: set[QPersistentModelIndex] = set()
         self.layouts_built = 0
+        self.bubbles_drawn = 0
         self.painted_rows: set[int] = set()
         self.paints = 0
         # Armed only when a painted row's real height differs from its estimate.
@@ -87,8 +100,12 @@ class BubbleDelegate(QStyledItemDelegate):
     def clear_cache(self) -> None:
         """Forget cached layouts and heights (font, theme or session change)."""
         self._layouts.clear()
+        self._pixmaps.clear()
+        self._block_pixmaps.clear()
+        self._pixmap_bytes = 0
         self._exact.clear()
         self._estimates.clear()
+        self._metrics = None
 
     def forget_expanded(self) -> None:
         """Collapse everything (a different session was opened)."""
@@ -109,6 +126,7 @@ class BubbleDelegate(QStyledItemDelegate):
             return False
         self._width_now = width
         self._estimates.clear()
+        self._metrics = None
         return True
 
     def _font(self) -> QFont:
@@ -133,12 +151,13 @@ class BubbleDelegate(QStyledItemDelegate):
         return lay
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
-        # Called for every row on each relayout: plain dict lookups only, no layout work.
-        row = index.row()
-        if not 0 <= row < self._model.rowCount():
+        # Called for every row on each relayout (10,000 rows on opening a long session): dict
+        # lookups and arithmetic only, no text layout and no font measuring.
+        try:
+            msg = self._model.message_at(index.row())
+        except IndexError:
             return QSize(0, 0)
-        msg = self._model.message_at(row)
-        width = self._width()
+        width = self._width_now if self._width_now > 200 else self._width()
         exact = self._exact.get(msg.id)
         if exact is not None and exact[1] == width:
             # Exact for this revision, or the last measured one (a growing reply): painting it
@@ -146,9 +165,15 @@ class BubbleDelegate(QStyledItemDelegate):
             return QSize(width, exact[2])
         guess = self._estimates.get(msg.id)
         if guess is None:
-            guess = round(estimate_height(msg, width, self._font()))
-            self._estimates[msg.id] = guess
+            guess = self._estimate(msg, width)
         return QSize(width, guess)
+
+    def _estimate(self, msg: ChatMessage, width: int) -> int:
+        if self._metrics is None:
+            self._metrics = metrics(width, self._font())
+        guess = round(estimate(msg, self._metrics))
+        self._estimates[msg.id] = guess
+        return guess
 
     # -- painting ---------------------------------------------------------------------------
 
@@ -158,13 +183,51 @@ class BubbleDelegate(QStyledItemDelegate):
             return
         self.painted_rows.add(index.row())
         self.paints += 1
+        rev: int = index.data(REVISION_ROLE) or 0
         lay = self.layout_for(index)
         self._note_height(index, msg, lay)
+        key = (msg.id, rev, self._width())
+        cached = self._pixmaps.get(key)
+        if cached is None:
+            cached = self._render_bubble(msg, lay)
+            self._pixmaps[key] = cached
+            self._pixmap_bytes += cached[1]
+            while self._pixmap_bytes > PIXMAP_BUDGET and len(self._pixmaps) > 1:
+                self._pixmap_bytes -= self._pixmaps.popitem(last=False)[1][1]
+        else:
+            self._pixmaps.move_to_end(key)
+        pix = cached[0]
+        area = self._bubble_area(lay)
+        painter.drawPixmap(option.rect.topLeft() + area.topLeft(), pix)
+
+    @staticmethod
+    def _bubble_area(lay: BubbleLayout) -> QRect:
+        # The rounded outline's pen reaches half a pixel outside the bubble.
+        return lay.bubble.adjusted(-1, -1, 1, 1).toAlignedRect()
+
+    def _render_bubble(self, msg: ChatMessage, lay: BubbleLayout) -> tuple[QPixmap, int]:
+        """Draw one bubble into a transparent pixmap (hi-dpi aware); returns it with its bytes."""
+        area = self._bubble_area(lay)
+        dpr = self._view.devicePixelRatioF()
+        pix = QPixmap(max(1, round(area.width() * dpr)), max(1, round(area.height() * dpr)))
+        pix.setDevicePixelRatio(dpr)
+        pix.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pix)
+        try:
+            painter.setFont(self._font())
+            painter.translate(-area.topLeft())
+            self._draw_bubble(painter, msg, lay)
+        finally:
+            painter.end()
+        self.bubbles_drawn += 1
+        return pix, pix.width() * pix.height() * 4
+
+    def _draw_bubble(self, painter: QPainter, msg: ChatMessage, lay: BubbleLayout) -> None:
+        """Paint a bubble with the row's top-left at the painter's origin."""
         c = self.colors
         user = msg.role is Role.USER
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.translate(option.rect.topLeft())
         path = QPainterPath()
         path.addRoundedRect(lay.bubble, 14, 14)
         if msg.role is Role.SYSTEM:
@@ -188,7 +251,11 @@ class BubbleDelegate(QStyledItemDelegate):
         for i, (header, body, pos) in enumerate(lay.tool_cards):
             self._draw_tool(painter, msg, i, (header, body, pos))
         if lay.doc is not None:
-            self._draw_doc(painter, lay.doc, lay.doc_pos, fg)
+            if lay.tail_doc is not None:
+                self._draw_finished_blocks(painter, lay.doc, lay.doc_pos, fg)
+                self._draw_doc(painter, lay.tail_doc, lay.tail_pos, fg)
+            else:
+                self._draw_doc(painter, lay.doc, lay.doc_pos, fg)
             for zone in lay.zones:
                 if zone.kind == "copy":
                     r = zone.rect
@@ -233,6 +300,29 @@ class BubbleDelegate(QStyledItemDelegate):
         ctx.palette.setColor(QPalette.ColorRole.Text, fg)
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
+
+    def _draw_finished_blocks(
+        self, painter: QPainter, doc: QTextDocument, pos: QPointF, fg: QColor
+    ) -> None:
+        """A streaming reply's finished blocks: drawn once into a pixmap, then copied."""
+        cached = self._block_pixmaps.get(id(doc))
+        if cached is None or cached[0] is not doc or cached[1] != fg.rgba():
+            dpr = self._view.devicePixelRatioF()
+            size = doc.size()
+            pix = QPixmap(max(1, round(size.width() * dpr)), max(1, round(size.height() * dpr)))
+            pix.setDevicePixelRatio(dpr)
+            pix.fill(Qt.GlobalColor.transparent)
+            p = QPainter(pix)
+            try:
+                p.setRenderHint(QPainter.RenderHint.Antialiasing)
+                self._draw_doc(p, doc, QPointF(), fg)
+            finally:
+                p.end()
+            cached = (doc, fg.rgba(), pix)
+            self._block_pixmaps[id(doc)] = cached
+            while len(self._block_pixmaps) > BLOCK_PIXMAPS:
+                self._block_pixmaps.popitem(last=False)
+        painter.drawPixmap(pos, cached[2])
 
     def _draw_tool(
         self,
@@ -334,7 +424,7 @@ class BubbleDelegate(QStyledItemDelegate):
             if reported is None:
                 reported = self._estimates.get(msg.id)
             if reported is None:
-                reported = round(estimate_height(msg, width, self._font()))
+                reported = self._estimate(msg, width)
             if reported != height:
                 self._resized.add(QPersistentModelIndex(index))
                 if not self._resize_timer.isActive():
@@ -376,9 +466,12 @@ class BubbleDelegate(QStyledItemDelegate):
         return False
 
     def _link_at(self, lay: BubbleLayout, pos: QPointF) -> str:
-        if lay.doc is None:
-            return ""
-        return str(lay.doc.documentLayout().anchorAt(pos - lay.doc_pos))
+        for doc, at in ((lay.doc, lay.doc_pos), (lay.tail_doc, lay.tail_pos)):
+            if doc is not None:
+                href = str(doc.documentLayout().anchorAt(pos - at))
+                if href:
+                    return href
+        return ""
 
     def _activate(self, model: Any, msg: ChatMessage, kind: str, index: int) -> None:
         if kind == "copy":

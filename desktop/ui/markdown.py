@@ -3,30 +3,46 @@
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from pygments import highlight  # type: ignore[import-untyped]
-from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
-from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
-from pygments.lexers.special import TextLexer  # type: ignore[import-untyped]
-from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
-# Raw HTML off: a reply can never inject markup, scripts or tracking pixels.
-_MD = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True})
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_parser: MarkdownIt | None = None
 
 
+@lru_cache(maxsize=64)
 def _lexer(lang: str) -> Any:
+    # pygments costs ~0.1 s to import: load it when the first code block renders, not at start-up.
+    from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+    from pygments.lexers.special import TextLexer  # type: ignore[import-untyped]
+    from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+
     try:
         return get_lexer_by_name(lang) if lang else TextLexer()
     except ClassNotFound:
         return TextLexer()
 
 
+@lru_cache(maxsize=8)
+def _formatter(style: str) -> Any:
+    from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+
+    return HtmlFormatter(nowrap=True, noclasses=True, style=style)
+
+
+@lru_cache(maxsize=256)
+def _highlighted(code: str, lang: str, style: str) -> str:
+    from pygments import highlight  # type: ignore[import-untyped]
+
+    return str(highlight(code.rstrip("\n"), _lexer(lang), _formatter(style)))
+
+
 def _code_html(code: str, lang: str, style: str, bg: str, fg: str) -> str:
-    fmt = HtmlFormatter(nowrap=True, noclasses=True, style=style)
-    body = highlight(code.rstrip("\n"), _lexer(lang), fmt)
+    body = _highlighted(code, lang, style)
     # One table per code block: the delegate finds them in order to place the copy buttons.
     return (
         f'<table width="100%" cellpadding="10" cellspacing="0" bgcolor="{bg}" '
@@ -48,9 +64,24 @@ def _image(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str
     return f'<a href="{src}">[image: {alt}]</a>'
 
 
-_MD.add_render_rule("fence", _fence)
-_MD.add_render_rule("code_block", _fence)
-_MD.add_render_rule("image", _image)
+def _md() -> MarkdownIt:
+    """The shared parser, built on first use so an empty window never imports markdown-it."""
+    global _parser
+    if _parser is None:
+        from markdown_it import MarkdownIt
+
+        # Raw HTML off: a reply can never inject markup, scripts or tracking pixels.
+        md = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True})
+        md.add_render_rule("fence", _fence)
+        md.add_render_rule("code_block", _fence)
+        md.add_render_rule("image", _image)
+        _parser = md
+    return _parser
+
+
+def render_markdown_fresh(text: str, style: str, code_bg: str, code_fg: str) -> str:
+    """`render_markdown` without its cache: for text rendered once (a streaming tail)."""
+    return str(_md().render(text, {"style": style, "code_bg": code_bg, "code_fg": code_fg}))
 
 
 @lru_cache(maxsize=1024)
@@ -58,9 +89,53 @@ def render_markdown(
     text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"
 ) -> str:
     """HTML for QTextDocument; images become plain links, so nothing remote is ever fetched."""
-    return str(_MD.render(text, {"style": style, "code_bg": code_bg, "code_fg": code_fg}))
+    return render_markdown_fresh(text, style, code_bg, code_fg)
+
+
+def stable_split(text: str) -> int:
+    """Where a growing text's finished blocks end: after its last blank line outside a fence.
+
+    Text before the offset no longer changes its rendering as more text streams in (bar the
+    rare reference link defined later), so it can be rendered once and cached.
+    """
+    fence = ""
+    cut = 0
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        pos += len(line)
+        m = _FENCE.match(line)
+        if m:
+            mark = m.group(1)
+            if not fence:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip(" `~\n"):
+                fence = ""
+        elif not fence and not line.strip() and pos < len(text):
+            cut = pos
+    return cut
+
+
+def split_streaming(text: str) -> tuple[str, str]:
+    """A growing reply as (finished blocks, the block still being written)."""
+    cut = stable_split(text)
+    return text[:cut], text[cut:]
+
+
+def render_markdown_streaming(
+    text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"
+) -> str:
+    """HTML for a reply that is still growing: the finished prefix comes from the cache.
+
+    Each delta re-renders only the last paragraph or open code block, so the cost stays flat
+    as the reply grows; the complete reply is rendered whole (`render_markdown`).
+    """
+    cut = stable_split(text)
+    tail = render_markdown_fresh(text[cut:], style, code_bg, code_fg)
+    if not cut:
+        return tail
+    return render_markdown(text[:cut], style, code_bg, code_fg) + tail
 
 
 def code_blocks(text: str) -> list[str]:
     """The source text of each fenced or indented code block, in document order."""
-    return [t.content.rstrip("\n") for t in _MD.parse(text) if t.type in ("fence", "code_block")]
+    return [t.content.rstrip("\n") for t in _md().parse(text) if t.type in ("fence", "code_block")]
