@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from desktop.core.atomic import write_atomic
 from desktop.core.profiles import Profile, ProfileKind, TlsOptions, TokenStore, new_token_ref
 from desktop.gateway.providers import config as provider_config
 from desktop.gateway.providers.registry import save_providers
@@ -31,18 +30,7 @@ _PREF_FIELDS = ("theme", "send_key", "notifications", "close_to_tray")
 
 
 def _write_json(path: Path, data: Any) -> None:
-    """Atomic replace, so a crash mid-write never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=2), mode=0o644)
 
 
 class Preferences:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Protocol
+
+from desktop.core.atomic import write_atomic
 
 
 class EpochStore(Protocol):
@@ -73,32 +73,5 @@ class FileEpochStore:
         return {str(k): int(v) for k, v in epochs.items() if isinstance(v, int) and v >= 0}
 
     def _write(self) -> None:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
         data = json.dumps({"version": 1, "epochs": self._epochs}, sort_keys=True)
-        fd, tmp = tempfile.mkstemp(prefix=".epochs-", dir=self._path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self._path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        _fsync_dir(self._path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        write_atomic(self._path, data)

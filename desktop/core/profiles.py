@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import secrets
-import tempfile
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from desktop.core.atomic import write_atomic
 from desktop.core.errors import InsecureTransportError
 
 
@@ -150,21 +149,7 @@ class FileTokenStore:
         return raw if isinstance(raw, dict) else {}
 
     def _write(self, data: dict[str, Any]) -> None:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=self._path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self._path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(self._path, json.dumps(data))
 
 
 class KeyringTokenStore:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import platformdirs
+
+from desktop.core.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def read_settings(config_dir: Path) -> list[ProviderSettings]:
 
 def write_settings(config_dir: Path, providers: Sequence[ProviderSettings]) -> None:
     data = {"version": VERSION, "providers": [asdict(p) for p in providers]}
-    _write_atomic(config_dir / CONFIG_FILE, json.dumps(data, indent=2) + "\n", mode=0o644)
+    write_atomic(config_dir / CONFIG_FILE, json.dumps(data, indent=2) + "\n", mode=0o644)
 
 
 def _parse(entry: Any) -> ProviderSettings | None:
@@ -82,23 +82,6 @@ def _parse(entry: Any) -> ProviderSettings | None:
         key_ref=key_ref if isinstance(key_ref, str) else ProviderSettings.default_key_ref(name),
         idle_timeout=float(idle) if isinstance(idle, int | float) and idle > 0 else 60.0,
     )
-
-
-def _write_atomic(path: Path, text: str, *, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        if hasattr(os, "fchmod"):  # mkstemp made it 0600 already; widen only the settings file
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 class KeyringBackend(Protocol):
@@ -180,4 +163,4 @@ class KeyStore:
         return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
 
     def _write_file(self, keys: dict[str, str]) -> None:
-        _write_atomic(self.config_dir / KEYS_FILE, json.dumps(keys) + "\n", mode=0o600)
+        write_atomic(self.config_dir / KEYS_FILE, json.dumps(keys) + "\n", mode=0o600)
