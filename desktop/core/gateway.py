@@ -66,6 +66,14 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
         fut.exception()
 
 
+def _without(items: tuple[T, ...], item: T) -> tuple[T, ...]:
+    """`items` less the first occurrence of `item` (a no-op when absent)."""
+    if item not in items:
+        return items
+    index = items.index(item)
+    return items[:index] + items[index + 1 :]
+
+
 class ClientState(Enum):
     IDLE = "idle"
     CONNECTING = "connecting"
@@ -153,8 +161,9 @@ class JsonRpcGatewayClient:
         self._last_inbound_at: float | None = None
         self._ids = itertools.count(1)
         self._recent_ids: deque[int] = deque(maxlen=RECENT_IDS)
-        self._event_listeners: list[EventListener] = []
-        self._closed_listeners: list[ClosedListener] = []
+        # Copy-on-write tuples: dispatch iterates them without copying per frame.
+        self._event_listeners: tuple[EventListener, ...] = ()
+        self._closed_listeners: tuple[ClosedListener, ...] = ()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self.stats = ClientStats()
@@ -192,19 +201,33 @@ class JsonRpcGatewayClient:
     # ----- listeners -------------------------------------------------------------------------
 
     def subscribe(self, listener: EventListener) -> Unsubscribe:
-        """Call `listener(event, generation)` for every event; returns an unsubscribe callable."""
-        self._event_listeners.append(listener)
-        return lambda: self._remove(self._event_listeners, listener)
+        """Call `listener(event, generation)` for every event; returns an unsubscribe callable.
+
+        A listener added while an event is being dispatched hears from the next event on.
+        """
+        self._event_listeners = (*self._event_listeners, listener)
+        subscribed = True
+
+        def unsubscribe() -> None:
+            nonlocal subscribed
+            if subscribed:
+                subscribed = False
+                self._event_listeners = _without(self._event_listeners, listener)
+
+        return unsubscribe
 
     def on_closed(self, callback: ClosedListener) -> Unsubscribe:
         """Call `callback(reason, code, generation)` once when a generation dies."""
-        self._closed_listeners.append(callback)
-        return lambda: self._remove(self._closed_listeners, callback)
+        self._closed_listeners = (*self._closed_listeners, callback)
+        subscribed = True
 
-    @staticmethod
-    def _remove(items: list[Any], item: Any) -> None:
-        if item in items:
-            items.remove(item)
+        def unsubscribe() -> None:
+            nonlocal subscribed
+            if subscribed:
+                subscribed = False
+                self._closed_listeners = _without(self._closed_listeners, callback)
+
+        return unsubscribe
 
     # ----- connect / close -------------------------------------------------------------------
 
@@ -316,7 +339,7 @@ class JsonRpcGatewayClient:
             self._spawn(self._close_quietly(link.transport))
         log.info("gateway %s generation %d closed: %s", self.url, link.generation, reason)
         if notify and link.opened:
-            for callback in list(self._closed_listeners):
+            for callback in self._closed_listeners:
                 try:
                     callback(reason, code, link.generation)
                 except Exception:
@@ -400,9 +423,14 @@ class JsonRpcGatewayClient:
     # ----- reading ---------------------------------------------------------------------------
 
     async def _read_loop(self, link: _Link, transport: Transport) -> None:
+        # The per-frame path: one clock read, one decode, a type test and the dispatch; the
+        # odd cases (binary, oversized, invalid, replies) leave it through _on_other_frame.
+        recv = transport.recv
+        monotonic = self._clock.monotonic
+        max_size = self._max_frame_size
         while not link.dead:
             try:
-                frame = await transport.recv()
+                frame = await recv()
             except TransportClosedError as exc:
                 if exc.code == CLOSE_TOO_BIG:
                     self.stats.oversized_frames += 1
@@ -417,24 +445,30 @@ class JsonRpcGatewayClient:
             if link.dead or link is not self._link:
                 self.stats.stale_frames += 1
                 return
-            self._on_frame(link, frame)
+            self._last_inbound_at = monotonic()
+            if type(frame) is str and len(frame) <= max_size:
+                decoded = decode_frame(frame)
+                if type(decoded) is Event:
+                    self._on_event(link, decoded)
+                    continue
+                self._on_decoded(link, decoded)
+            else:
+                self._on_odd_frame(frame)
 
     def _on_transport_lost(self, link: _Link, reason: str, code: int | None) -> None:
         if link.dead or link is not self._link:
             return
         self._fail_link(link, reason, code, notify=True)
 
-    def _on_frame(self, link: _Link, frame: str | bytes) -> None:
-        self._last_inbound_at = self._clock.monotonic()
+    def _on_odd_frame(self, frame: str | bytes) -> None:
         if isinstance(frame, bytes):
             self.stats.binary_frames += 1
             log.warning("ignored a binary frame of %d bytes", len(frame))
-            return
-        if len(frame) > self._max_frame_size:
+        else:
             self.stats.oversized_frames += 1
             log.warning("ignored an oversized frame of %d chars", len(frame))
-            return
-        decoded = decode_frame(frame)
+
+    def _on_decoded(self, link: _Link, decoded: Event | Reply | Invalid) -> None:
         if isinstance(decoded, Invalid):
             self.stats.malformed_frames += 1
             log.warning("ignored an invalid frame: %s", decoded.reason)
@@ -466,9 +500,10 @@ class JsonRpcGatewayClient:
                 link.ready.set_exception(exc)
                 self._fail_link(link, str(exc), None, notify=False)
                 return
-        for listener in list(self._event_listeners):
+        generation = link.generation
+        for listener in self._event_listeners:
             try:
-                listener(event, link.generation)
+                listener(event, generation)
             except Exception:
                 self.stats.listener_errors += 1
                 log.exception("event listener failed on %s", event.type)

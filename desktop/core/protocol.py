@@ -3,16 +3,61 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from desktop.core.errors import ProtocolError
+
+try:  # Optional speed-up: about 3x faster decoding and 5x faster encoding of frames.
+    import orjson
+except ImportError:  # pragma: no cover - exercised where orjson is not installed
+    orjson = None  # type: ignore[assignment]
 
 # The newest `gateway.ready.payload.protocol.version` this client understands.
 PROTOCOL_VERSION = 1
 READY_EVENT = "gateway.ready"
 
 RequestId = int | str
+
+_STD_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# The C scanner behind json.loads (typeshed does not declare the attribute).
+_std_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_JSON_SPACE = " \t\n\r"
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse one JSON text; ValueError (or RecursionError) when it is not valid JSON.
+
+    orjson refuses a few things the standard library reads (NaN, lone surrogates); those fall
+    back to `json.loads` so the accepted language never shrinks. One difference remains: orjson
+    reads an integer beyond 64 bits as a float (no field of the protocol comes near that).
+    """
+    if orjson is not None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    if type(text) is str:
+        # json.loads minus its two whitespace regexes: the scanner alone, then the tail check.
+        try:
+            obj, end = _std_scan(text, 0)
+        except StopIteration:
+            pass  # leading whitespace or not JSON: the full parser decides and says why
+        else:
+            if end == len(text) or not text[end:].strip(_JSON_SPACE):
+                return obj
+    return json.loads(text)
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON text, non-ASCII kept as is; TypeError/ValueError for what JSON cannot hold."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(obj).decode()
+        except TypeError:  # non-str keys, huge integers: let the standard encoder decide
+            pass
+    return _STD_ENCODER.encode(obj)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,15 +78,18 @@ class Reply:
     error: ErrorObject | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A server-pushed `event` notification."""
+class Event(NamedTuple):
+    """A server-pushed `event` notification; treat `payload` and `raw` as read-only.
+
+    Tuple-backed rather than a dataclass: one is built per frame and a tuple is the cheapest
+    immutable value to build.
+    """
 
     type: str
     session_id: str | None = None
-    payload: dict[str, Any] = field(default_factory=dict)
+    payload: dict[str, Any] = {}  # shared default: never mutated
     seq: int | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = {}  # shared default: never mutated
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +107,12 @@ def encode_request(request_id: RequestId, method: str, params: dict[str, Any] | 
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         msg["params"] = params
-    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+    return dumps(msg)
 
 
 def encode_reply(request_id: RequestId, result: Any) -> str:
     """A result reply (used by test peers and the embedded gateway)."""
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":"))
+    return dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def encode_event(
@@ -82,8 +130,7 @@ def encode_event(
         params["payload"] = payload
     if seq is not None:
         params["seq"] = seq
-    msg = {"jsonrpc": "2.0", "method": "event", "params": params}
-    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+    return dumps({"jsonrpc": "2.0", "method": "event", "params": params})
 
 
 def _is_id(value: Any) -> bool:
@@ -131,12 +178,38 @@ def _decode_event(msg: dict[str, Any]) -> Frame:
     return Event(type_, session_id, payload, seq, msg)
 
 
-def decode_frame(text: str) -> Frame:
-    """Decode one text frame (a trailing newline is tolerated); never raises."""
+def decode_frame(text: str | bytes) -> Frame:
+    """Decode one text frame (surrounding whitespace is tolerated); never raises."""
     try:
-        msg = json.loads(text.rstrip("\r\n"))
+        msg = loads(text)
     except (ValueError, RecursionError):
         return Invalid("malformed JSON")
+    # Hot path: a well-formed event, checked on exactly the fields an Event carries. The
+    # decoder only makes plain dict/str/int, so `type() is` is exact (and keeps bools out).
+    if type(msg) is dict and msg.get("method") == "event":
+        params = msg.get("params")
+        if type(params) is dict and "id" not in msg and msg.get("jsonrpc") == "2.0":
+            type_ = params.get("type")
+            session_id = params.get("session_id")
+            payload = params.get("payload")
+            seq = params.get("seq")
+            if (
+                type(type_) is str
+                and type_
+                and type(payload) is dict
+                and (session_id is None or type(session_id) is str)
+                and (seq is None or type(seq) is int)
+            ):
+                return _new_event(Event, (type_, session_id, payload, seq, msg))
+    return _decode_checked(msg)
+
+
+# Builds an Event without NamedTuple's Python-level __new__ (one call less per frame).
+_new_event = tuple.__new__
+
+
+def _decode_checked(msg: Any) -> Frame:
+    """Every frame that is not a plain event: validated field by field, with a reason."""
     if not isinstance(msg, dict):
         return Invalid("frame is not a JSON object")
     if msg.get("jsonrpc") != "2.0":

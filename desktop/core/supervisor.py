@@ -281,7 +281,7 @@ class ConnectionSupervisor:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.gather(task, return_exceptions=True)
-        await self._drop_client("closed by user")
+        self._drop_client("closed by user")
         await self._settle_closing()
         if self._launcher is not None:
             await self._launcher.close()
@@ -320,7 +320,7 @@ class ConnectionSupervisor:
                 self._skip_backoff = False
         finally:
             # Cancelled (pause/close) or done: the socket of this loop must not outlive it.
-            await asyncio.shield(self._drop_client("supervisor loop ended"))
+            self._drop_client("supervisor loop ended")
 
     async def _wait(self, delay: float) -> None:
         self._wake.clear()
@@ -331,9 +331,12 @@ class ConnectionSupervisor:
             timer.cancel()
 
     async def _attempt(self) -> bool:
-        """One connection attempt and, if it succeeds, its whole life. True when fatal."""
-        await self._drop_client("superseded by a new attempt")
-        await self._settle_closing()
+        """One connection attempt and, if it succeeds, its whole life. True when fatal.
+
+        Old clients are invalidated synchronously, so none is live once this opens a new one;
+        their close handshakes may still be finishing in the background.
+        """
+        self._drop_client("superseded by a new attempt")
         epoch = self._store.next_epoch(self._profile.id)
         self._epoch = epoch
         self._lost.clear()
@@ -354,14 +357,14 @@ class ConnectionSupervisor:
                 return False
             reason = _describe(exc)
             self._record(reason)
-            await self._drop_client(reason)
+            self._drop_client(reason)
             if is_fatal(exc):
                 self._emit(ConnectionState.FAILED, reason=reason)
                 return True
             self._lost_reason = reason
             return False
         if self._stale(epoch):
-            await self._drop_client("stale attempt")
+            self._drop_client("stale attempt")
             return False
         self._connect_count += 1
         if self._connect_count > 1:
@@ -375,7 +378,9 @@ class ConnectionSupervisor:
             return False
         reason = self._lost_reason or "connection lost"
         self._record(reason)
-        await self._drop_client(reason)
+        # No await between the loss and the RECONNECTING status: a dead peer's close handshake
+        # can take the whole close timeout, and the user should not wait for it.
+        self._drop_client(reason)
         if self._lost_close_code() in AUTH_CLOSE_CODES:
             self._emit(ConnectionState.FAILED, reason=f"authentication refused: {reason}")
             return True
@@ -425,7 +430,8 @@ class ConnectionSupervisor:
             self._lost_code = code
             self._lost.set()
 
-    async def _drop_client(self, reason: str) -> None:
+    def _drop_client(self, reason: str) -> None:
+        """Invalidate the client now (it stops being live) and close it in the background."""
         client, self._client = self._client, None
         if client is None:
             return
@@ -436,11 +442,10 @@ class ConnectionSupervisor:
             client.invalidate(reason)
         except Exception:
             log.exception("invalidate failed")
-        # Shielded and tracked: a cancelled loop must not leave a half-closed socket behind.
+        # Tracked, not awaited: close() settles every one, so none outlives the supervisor.
         closing = asyncio.get_running_loop().create_task(self._close_client(client))
         self._closing.add(closing)
         closing.add_done_callback(self._closing.discard)
-        await asyncio.shield(closing)
 
     @staticmethod
     async def _close_client(client: GatewayClientPort) -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+import sys
+from collections import deque
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from desktop.core.clock import Clock
+from desktop.core.protocol import dumps, loads
+from desktop.gateway.events import LoggedEvent
 from desktop.gateway.faults import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcFault
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.methods import Methods
@@ -38,7 +41,11 @@ class Connection:
         self._hub = hub
         self._methods = methods
         self._clock = clock
-        self._queue: asyncio.Queue[str] = asyncio.Queue(maxsize=queue_limit)
+        # A plain deque and one waiter future: asyncio.Queue's bookkeeping per frame is more
+        # than the rest of the send path together.
+        self._pending: deque[str] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._queue_limit = queue_limit if queue_limit > 0 else sys.maxsize
         self._queue_bytes_limit = queue_bytes
         self._queued_bytes = 0
         self._open = True
@@ -54,23 +61,36 @@ class Connection:
         return self._last_inbound
 
     def send_event(self, params: dict[str, Any]) -> None:
-        self._enqueue({"jsonrpc": "2.0", "method": "event", "params": params})
+        """Queue one event; a logged event's frame was encoded once, when it was logged."""
+        if type(params) is LoggedEvent:
+            self._push(params.frame)
+        else:
+            self._push(dumps({"jsonrpc": "2.0", "method": "event", "params": params}))
 
     def _enqueue(self, frame: dict[str, Any]) -> None:
+        self._push(dumps(frame))
+
+    def _push(self, data: str) -> None:
         if not self._open:
             return
-        data = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
-        try:
-            if self._queued_bytes + len(data) > self._queue_bytes_limit and self._queued_bytes:
-                raise asyncio.QueueFull
-            self._queue.put_nowait(data)
-            self._queued_bytes += len(data)
-        except asyncio.QueueFull:
+        size = len(data)
+        queued = self._queued_bytes
+        if len(self._pending) >= self._queue_limit or (
+            queued and queued + size > self._queue_bytes_limit
+        ):
             self.dropped_slow = True
             log.warning("dropping a client that cannot keep up with its events")
             self._mark_closed()
             # Its socket buffers are full, so a close handshake would stall too: cut it.
             self._ws.transport.abort()
+            return
+        self._pending.append(data)
+        self._queued_bytes = queued + size
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _mark_closed(self) -> None:
         if self._open:
@@ -97,18 +117,24 @@ class Connection:
             await asyncio.gather(writer, return_exceptions=True)
 
     async def _write(self) -> None:
+        pending = self._pending
+        send = self._ws.send
+        loop = asyncio.get_running_loop()
         try:
             while True:
-                frame = await self._queue.get()
-                self._queued_bytes -= len(frame)
-                await self._ws.send(frame)
+                while pending:
+                    frame = pending.popleft()
+                    self._queued_bytes -= len(frame)
+                    await send(frame)
+                waiter = self._waiter = loop.create_future()
+                await waiter
         except ConnectionClosed:
             self._mark_closed()
 
     def _handle(self, message: str | bytes) -> dict[str, Any] | None:
         try:
             text = message.decode("utf-8") if isinstance(message, bytes) else message
-            request = json.loads(text.strip())
+            request = loads(text.strip())
         except (UnicodeDecodeError, ValueError, RecursionError):
             return _error(None, RpcFault(PARSE_ERROR, "parse error: not valid JSON"))
         if not isinstance(request, dict):

@@ -470,3 +470,36 @@ async def test_call_before_connect_sends_nothing() -> None:
 
 def _task(coro: Any) -> asyncio.Task[Any]:
     return asyncio.get_running_loop().create_task(coro)
+
+
+async def test_subscribing_during_dispatch_takes_effect_from_the_next_event() -> None:
+    client, gw, _, rec = await open_client()
+    try:
+        late: list[str] = []
+        twice: list[str] = []
+
+        def late_listener(event: Event, generation: int) -> None:
+            late.append(event.type)
+
+        def subscribe_once(event: Event, generation: int) -> None:
+            client.subscribe(late_listener)
+            unsubscribe_self()
+
+        def count(event: Event, generation: int) -> None:
+            twice.append(event.type)
+
+        unsubscribe_self = client.subscribe(subscribe_once)
+        client.subscribe(count)
+        unsubscribe_second = client.subscribe(count)
+        gw.peer.push_event("message.start", {}, session_id="r1", seq=1)
+        await settle()
+        unsubscribe_second()
+        unsubscribe_second()  # a second call removes nothing more
+        unsubscribe_self()
+        gw.peer.push_event("message.delta", {"text": "x"}, session_id="r1", seq=2)
+        await settle()
+        assert late == ["message.delta"]  # added mid-dispatch: not called for that event
+        assert twice == ["message.start", "message.start", "message.delta"]
+        assert rec.types()[-2:] == ["message.start", "message.delta"]
+    finally:
+        await client.close()

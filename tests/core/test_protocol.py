@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from desktop.core import protocol
 from desktop.core.errors import ProtocolError
 from desktop.core.protocol import (
     Capabilities,
@@ -16,8 +19,36 @@ from desktop.core.protocol import (
     Invalid,
     Reply,
     decode_frame,
+    dumps,
     encode_event,
+    encode_reply,
     encode_request,
+    loads,
+)
+
+FRAMES = st.fixed_dictionaries(
+    {"jsonrpc": st.sampled_from(["2.0", "2.0", "1.0"])},
+    optional={
+        "id": st.one_of(st.integers(), st.text(max_size=4), st.none(), st.booleans()),
+        "method": st.sampled_from(["event", "event", "x"]),
+        "params": st.one_of(
+            st.dictionaries(
+                st.sampled_from(["type", "session_id", "payload", "seq", "extra"]),
+                st.one_of(
+                    st.integers(),
+                    st.booleans(),
+                    st.text(max_size=4),
+                    st.none(),
+                    st.just({}),
+                    st.just({"text": "hi"}),
+                    st.just([1]),
+                ),
+            ),
+            st.just([]),
+            st.none(),
+        ),
+        "result": st.integers(),
+    },
 )
 
 
@@ -148,3 +179,76 @@ def test_unknown_protocol_version_is_refused(version: object) -> None:
     with pytest.raises(ProtocolError) as info:
         Capabilities.from_ready({"heartbeat": True, "protocol": {"version": version}})
     assert not info.value.is_retryable()
+
+
+@settings(max_examples=400, deadline=None)
+@given(FRAMES)
+def test_event_fast_path_agrees_with_the_full_validation(msg: dict[str, object]) -> None:
+    # The per-frame shortcut may only ever return what the field-by-field check returns.
+    text = json.dumps(msg)
+    assert decode_frame(text) == protocol._decode_checked(loads(text))
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "stdlib"])
+def test_codec_round_trips_the_same_with_and_without_orjson(
+    fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not fast:
+        monkeypatch.setattr(protocol, "orjson", None)
+    elif protocol.orjson is None:
+        pytest.skip("orjson is not installed")
+    text = encode_event("message.delta", {"text": "héllo 🌍"}, session_id="r1", seq=3)
+    assert "héllo 🌍" in text  # not \u-escaped: smaller frames, same meaning
+    assert decode_frame(text) == Event(
+        "message.delta", "r1", {"text": "héllo 🌍"}, 3, json.loads(text)
+    )
+    assert json.loads(encode_reply(5, {"ok": True})) == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "result": {"ok": True},
+    }
+    assert json.loads(encode_request(6, "m", {"a": [1, 2.5, None]}))["params"] == {
+        "a": [1, 2.5, None]
+    }
+    # What only the standard library reads or writes still works: NaN, lone surrogates,
+    # integers beyond 64 bits on the way out, non-string keys.
+    assert math.isnan(loads('{"n": 1, "f": NaN}')["f"])
+    assert loads('"\\ud800"') == "\ud800"
+    assert loads("18446744073709551615") == 2**64 - 1
+    assert dumps({1: 2**70}) == '{"1":1180591620717411303424}'
+    assert loads(' {"a": [1]}\r\n') == {"a": [1]}
+    assert loads(b"[1]") == [1]
+    for bad in ("{not json", '{"a": 1} x', "", " "):
+        with pytest.raises(ValueError):
+            loads(bad)
+    assert isinstance(
+        decode_frame(b'{"jsonrpc":"2.0","method":"event","params":{"type":"x"}}'), Event
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+            lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+            max_leaves=10,
+        ).map(json.dumps),
+    ),
+    st.sampled_from(["", " ", "\n", " x", "]", "\t\r\n"]),
+)
+def test_stdlib_reader_accepts_and_refuses_exactly_what_json_loads_does(
+    text: str, tail: str
+) -> None:
+    text += tail
+    try:
+        expected: object = json.loads(text)
+    except ValueError:
+        expected = ValueError
+    with mock.patch.object(protocol, "orjson", None):
+        try:
+            got: object = loads(text)
+        except ValueError:
+            got = ValueError
+    assert repr(got) == repr(expected)  # repr: NaN never equals itself

@@ -392,3 +392,47 @@ async def test_plain_ws_to_a_remote_host_fails_without_any_attempt() -> None:
     assert "wss://" in sup.status.reason
     assert net.attempts == 0 and clock.pending == 0
     await sup.close()
+
+
+async def test_dead_socket_shows_reconnecting_before_its_close_handshake_ends() -> None:
+    # A blackholed peer never answers the close handshake: websockets waits out its close
+    # timeout. The user must see RECONNECTING (why, and when the next try is) at detection.
+    clock = ManualClock()
+    gw = FakeGateway()
+    clients: list[JsonRpcGatewayClient] = []
+
+    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
+        client = JsonRpcGatewayClient(
+            endpoint.url, token=endpoint.token, clock=clock, transport_factory=gw.factory
+        )
+        clients.append(client)
+        return client
+
+    sup, seen = make(FakeNet(), clock, factory=factory, random=0.0)
+    sup.start()
+    await until(lambda: state(sup) is ConnectionState.ONLINE, "online")
+    old = gw.peer.transport
+    handshake_done = asyncio.Event()
+    real_close = old.close
+
+    async def close_never_answered() -> None:
+        await handshake_done.wait()
+        await real_close()
+
+    old.close = close_never_answered  # type: ignore[method-assign]
+    gw.peer.blackhole()
+    clock.advance(46)  # past the 45 s deadline
+    await until(lambda: state(sup) is ConnectionState.RECONNECTING, "shown before the close")
+    status = sup.status
+    assert status.reason == "heartbeat deadline passed"
+    assert status.retry_at == clock.monotonic() + 1.0  # the first backoff slot
+    assert old.close_calls == 0 and old.local_open  # the handshake is still pending
+    assert not clients[0].is_open  # ...but the old client is already invalidated
+
+    clock.advance(1.0)
+    await until(lambda: state(sup) is ConnectionState.ONLINE and len(gw.peers) == 2, "back")
+    assert [c.is_open for c in clients] == [False, True]  # one live client, never two
+    assert [s.state for s in seen].count(ConnectionState.RECONNECTING) == 1
+    handshake_done.set()
+    await sup.close()
+    assert live_transports(gw) == 0

@@ -1,0 +1,146 @@
+"""A socket's send path: events encoded once, sent in order, a client that lags is cut off."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from desktop.core.clock import ManualClock
+from desktop.core.protocol import Event, decode_frame
+from desktop.gateway.connection import Connection
+from desktop.gateway.events import EventLog
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.aborted = False
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+class _Socket:
+    """The parts of a websockets ServerConnection the writer uses; send can be held."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.transport = _Transport()
+        self.gate: asyncio.Event | None = None
+        self.arrived = asyncio.Event()
+
+    async def send(self, data: str) -> None:
+        if self.gate is not None:
+            await self.gate.wait()
+        self.sent.append(data)
+        self.arrived.set()
+
+
+class _Hub:
+    def __init__(self) -> None:
+        self.detached: list[Connection] = []
+
+    def detach(self, conn: Connection) -> None:
+        self.detached.append(conn)
+
+
+async def _until_sent(ws: _Socket, count: int) -> None:
+    while len(ws.sent) < count:
+        ws.arrived.clear()
+        await ws.arrived.wait()
+
+
+async def _with_writer(conn: Connection, body: Any) -> None:
+    writer = asyncio.get_running_loop().create_task(conn._write())
+    try:
+        await body
+    finally:
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+
+
+def _connection(**kwargs: Any) -> tuple[Connection, _Socket, _Hub]:
+    ws, hub = _Socket(), _Hub()
+    conn = Connection(ws, hub, None, ManualClock(), **kwargs)  # type: ignore[arg-type]
+    return conn, ws, hub
+
+
+def test_logged_event_frame_is_the_event_as_the_client_reads_it() -> None:
+    log = EventLog()
+    first = log.append("r1", "message.delta", {"text": 'héllo "quoted" 🌍'})
+    second = log.append("r1", "message.complete", {"text": "done", "usage": {}})
+    decoded = decode_frame(second.frame)
+    assert decoded == Event("message.complete", "r1", {"text": "done", "usage": {}}, 2, decoded.raw)  # type: ignore[union-attr]
+    assert json.loads(first.frame) == {
+        "jsonrpc": "2.0",
+        "method": "event",
+        "params": {
+            "type": "message.delta",
+            "session_id": "r1",
+            "payload": first["payload"],
+            "seq": 1,
+        },
+    }
+    # The replay buffer hands back the very events that were sent, frames included.
+    events, complete = log.since(0)
+    assert events == [first, second] and complete
+    assert [e.frame for e in events] == [first.frame, second.frame]  # type: ignore[attr-defined]
+
+
+def test_payload_json_cannot_hold_uses_up_no_seq() -> None:
+    log = EventLog()
+    log.append("r1", "notice", {"message": "a"})
+    with pytest.raises(TypeError):
+        log.append("r1", "notice", {"message": object()})
+    assert log.append("r1", "notice", {"message": "b"})["seq"] == 2
+    assert log.last_seq == 2 and [e["seq"] for e in log.since(0)[0]] == [1, 2]
+
+
+async def test_events_and_replies_go_out_once_each_in_order() -> None:
+    conn, ws, _ = _connection()
+    log = EventLog()
+
+    async def body() -> None:
+        for i in range(5):
+            conn.send_event(log.append("r1", "message.delta", {"text": f"t{i}"}))
+        conn._enqueue({"jsonrpc": "2.0", "id": 7, "result": {"ok": True}})
+        conn.send_event({"type": "gateway.ready", "payload": {"heartbeat": True}})
+        await _until_sent(ws, 7)
+
+    await _with_writer(conn, body())
+    assert ws.sent[:5] == [e.frame for e in log.since(0)[0]]  # type: ignore[attr-defined]
+    assert json.loads(ws.sent[5]) == {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}}
+    ready = decode_frame(ws.sent[6])
+    assert isinstance(ready, Event) and ready.payload == {"heartbeat": True}
+    assert conn.open and not conn.dropped_slow
+
+
+async def test_client_that_stops_reading_is_cut_off_at_the_queue_limit() -> None:
+    conn, ws, hub = _connection(queue_limit=4)
+    ws.gate = asyncio.Event()  # the socket accepts nothing: the writer holds one frame
+    log = EventLog()
+
+    async def body() -> None:
+        conn.send_event(log.append("r1", "message.delta", {"text": "held"}))
+        await asyncio.sleep(0)  # the writer takes it and blocks in send
+        for i in range(4):
+            conn.send_event(log.append("r1", "message.delta", {"text": f"q{i}"}))
+        assert conn.open
+        conn.send_event(log.append("r1", "message.delta", {"text": "one too many"}))
+
+    await _with_writer(conn, body())
+    assert conn.dropped_slow and not conn.open
+    assert ws.transport.aborted and hub.detached == [conn]
+    conn.send_event(log.append("r1", "message.delta", {"text": "after"}))  # ignored, no error
+    assert ws.sent == []
+
+
+async def test_byte_budget_drops_a_client_that_lags_behind_big_frames() -> None:
+    conn, ws, _ = _connection(queue_bytes=1000)
+    ws.gate = asyncio.Event()
+    log = EventLog()
+    conn.send_event(log.append("r1", "message.delta", {"text": "x" * 600}))
+    conn.send_event(log.append("r1", "message.delta", {"text": "y" * 600}))
+    assert conn.dropped_slow and ws.transport.aborted
