@@ -110,6 +110,8 @@ class _Link:
         self.heartbeat_timer: TimerHandle | None = None
         self.deadline_timer: TimerHandle | None = None
         self.ping_in_flight = False
+        # Raw bytes the transport had received at the last deadline check (None: not counted).
+        self.bytes_checked: int | None = None
 
     def cancel_timers(self) -> None:
         for timer in (self.heartbeat_timer, self.deadline_timer):
@@ -521,8 +523,18 @@ class JsonRpcGatewayClient:
         if link.dead:
             return
         last = self._last_inbound_at if self._last_inbound_at is not None else 0.0
+        received = link.transport.bytes_received if link.transport is not None else None
+        progressed = received is not None and received != link.bytes_checked
+        link.bytes_checked = received
         if self._clock.monotonic() < last + self._heartbeat_deadline:
             self._arm_deadline(link)  # inbound arrived since: re-arm lazily for the new deadline
+            return
+        if progressed:
+            # No whole frame, but bytes are arriving: a large frame on a slow link (a big
+            # snapshot at 1 KB/s). Dropping it would re-send the same frame after every
+            # reconnect, forever. A link that goes silent is still caught one deadline later.
+            self._last_inbound_at = self._clock.monotonic()
+            self._arm_deadline(link)
             return
         self._fail_link(link, "heartbeat deadline passed", None, notify=True)
 

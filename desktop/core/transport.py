@@ -40,6 +40,11 @@ class Transport(Protocol):
         """True until we closed it or learned that it closed."""
         ...
 
+    @property
+    def bytes_received(self) -> int:
+        """Raw bytes read so far, whole frames or not: liveness sees a large frame arriving."""
+        ...
+
     async def send(self, text: str) -> None:
         """Send one text frame; raises TransportClosedError when the socket is gone."""
         ...
@@ -129,6 +134,16 @@ def _closed_error(exc: ConnectionClosed) -> TransportClosedError:
     return TransportClosedError(frame.reason or "connection closed", code=frame.code)
 
 
+class _CountingConnection(ClientConnection):
+    """Counts raw inbound bytes, so liveness can see a large frame that is still arriving."""
+
+    bytes_received = 0
+
+    def data_received(self, data: bytes) -> None:
+        self.bytes_received += len(data)
+        super().data_received(data)
+
+
 class WebSocketTransport:
     """Transport over a websockets ClientConnection; translates library errors once, here."""
 
@@ -136,6 +151,11 @@ class WebSocketTransport:
         self._ws = ws
         self._label = label
         self._closed = False
+
+    @property
+    def bytes_received(self) -> int:
+        """Raw bytes read from the socket so far, whole frames or not."""
+        return getattr(self._ws, "bytes_received", 0)
 
     @property
     def local_open(self) -> bool:
@@ -205,6 +225,7 @@ async def open_websocket(
             close_timeout=1.0,
             max_size=max_frame_size,
             compression=None,
+            create_connection=_CountingConnection,
         )
     except InvalidStatus as exc:
         status = exc.response.status_code

@@ -71,10 +71,16 @@ class MemoryTransport:
         self._closed: _Closed | None = None
         self._pings: list[asyncio.Future[float]] = []
         self.close_calls = 0
+        # Raw bytes "received": whole frames, plus partial ones a test trickles in.
+        self.bytes_received = 0
 
     @property
     def local_open(self) -> bool:
         return self._closed is None
+
+    def trickle(self, nbytes: int) -> None:
+        """Part of a large frame arrived: bytes, but no whole frame yet."""
+        self.bytes_received += nbytes
 
     async def send(self, text: str) -> None:
         if self._closed is not None:
@@ -114,6 +120,7 @@ class MemoryTransport:
 
     def _deliver(self, frame: str | bytes) -> None:
         if self._closed is None:
+            self.bytes_received += len(frame)
             self._incoming.put_nowait(frame)
 
     def _shut(self, code: int | None, reason: str, *, from_client: bool) -> None:

@@ -388,6 +388,25 @@ async def test_slow_but_alive_link_is_not_declared_dead() -> None:
         await client.close()
 
 
+async def test_a_large_frame_still_arriving_is_not_a_dead_link() -> None:
+    # A big snapshot at 1 KB/s: bytes keep coming for longer than the deadline, no whole frame.
+    client, gw, clock, rec = await open_client(FakeGateway(answers_pings=False))
+    transport = gw.peer.transport
+    try:
+        for _ in range(4):
+            transport.trickle(30_000)
+            clock.advance(44.0)
+            await settle()
+        assert client.state is ClientState.OPEN and rec.closed == []
+        # The bytes stop: the link is dead one deadline later, not never.
+        last_bytes = clock.monotonic()
+        detected = await advance_until_closed(client, clock, 200.0)
+        assert detected is not None and detected - last_bytes <= 2 * 45.0 + 1.0
+        assert rec.closed == [("heartbeat deadline passed", None, 1)]
+    finally:
+        await client.close()
+
+
 async def test_bad_input_is_counted_and_survived() -> None:
     gw = FakeGateway()
     gw.handlers["session.list"] = lambda params: {"sessions": []}

@@ -63,6 +63,10 @@ class CountedTransport:
     def local_open(self) -> bool:
         return self._inner.local_open
 
+    @property
+    def bytes_received(self) -> int:
+        return self._inner.bytes_received
+
     async def send(self, text: str) -> None:
         self._rig.sent.append(text)
         await self._inner.send(text)

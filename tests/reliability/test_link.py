@@ -196,12 +196,6 @@ async def test_06_slow_drip_no_false_disconnect(
         assert r.problems() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead: liveness counts only whole frames; a frame longer than deadline x bandwidth "
-    "(a big session.activate snapshot: > 45 KB at 1 KB/s in production) is a false disconnect, "
-    "and every reconnect re-sends the same snapshot: a reconnect livelock",
-)
 async def test_06b_slow_drip_big_snapshot_no_livelock(tmp_path: Path) -> None:
     async with rig(tmp_path, words=150) as r:
         await r.wait_online()
