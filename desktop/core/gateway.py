@@ -515,6 +515,8 @@ class JsonRpcGatewayClient:
     # ----- liveness --------------------------------------------------------------------------
 
     def _arm_deadline(self, link: _Link) -> None:
+        if link.bytes_checked is None and link.transport is not None:
+            link.bytes_checked = link.transport.bytes_received
         last = self._last_inbound_at if self._last_inbound_at is not None else 0.0
         delay = last + self._heartbeat_deadline - self._clock.monotonic()
         link.deadline_timer = self._clock.call_later(delay, lambda: self._on_deadline(link))
