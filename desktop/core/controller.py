@@ -135,6 +135,13 @@ class ProfileController:
         ]
         for record in store.sessions(profile_id):
             self._sessions[record.key] = _SessionState(record.summary())
+        # Drafts left by a previous run: the first load of each one is announced as restored.
+        prefix = self._draft_key("")
+        self._left_drafts = {
+            d.session_key[len(prefix) :]
+            for d in store.drafts()
+            if d.session_key.startswith(prefix) and not d.empty
+        }
         for entry in outbox.entries(profile_id):
             self._show_entry(entry)
 
@@ -364,8 +371,10 @@ class ProfileController:
         runtime = self._router.runtime_id(key)
         if not runtime:
             return
+        # Hermes' shapes: approval.respond takes a choice ("once" approves this one request).
         if isinstance(answer, bool):
-            params = {"session_id": runtime, "request_id": request_id, "approved": answer}
+            choice = "once" if answer else "deny"
+            params = {"session_id": runtime, "request_id": request_id, "choice": choice}
             self._spawn(self._call_quietly("approval.respond", params))
         else:
             params = {"session_id": runtime, "request_id": request_id, "answer": answer}
@@ -396,7 +405,11 @@ class ProfileController:
         record = self._drafts.load(self._draft_key(key))
         if record.empty:
             return None
-        return Draft(record.text, record.cursor, record.attachments)
+        draft = Draft(record.text, record.cursor, record.attachments)
+        if key in self._left_drafts:
+            self._left_drafts.discard(key)
+            self._notify("on_draft_restored", key, draft)
+        return draft
 
     def save_draft(
         self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]
@@ -517,9 +530,12 @@ class ProfileController:
         state = self._sessions.get(key)
         if state is None or bubble_id not in state.local:
             return
-        if entry.state is DeliveryState.FAILED:
-            return  # stays on screen, marked failed, with Retry / Edit / Discard
         bubble = state.local.pop(bubble_id)
+        if entry.state is DeliveryState.FAILED:
+            # A failed entry leaves the outbox only once it is back in the composer, with its
+            # own Retry: a second copy on screen could be sent twice.
+            self._remove_bubble(key, bubble_id)
+            return
         conv = self._conversation(key)
         if entry.state is not DeliveryState.CONFIRMED or conv is None:
             self._remove_bubble(key, bubble_id)

@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self._approvals: dict[tuple[str, str], dict[str, ApprovalRequest]] = {}
         self._profile_id = ""
         self._session_key: str | None = None
+        self._draft_announced = False
         self.close_to_tray = False
         self._build(monotonic, wall)
         self._build_actions()
@@ -345,7 +346,13 @@ class MainWindow(QMainWindow):
         self.chat_view.show_messages(messages)
         summary = self.session_model.session(key)
         self.title_label.setText(summary.title if summary and summary.title else "New chat")
-        self.composer.load_draft(backend.load_draft(key))
+        # A draft left by the previous run is announced (on_draft_restored) while loading it;
+        # the announcement shows it with its notice, so only a plain draft is loaded here.
+        self._draft_announced = False
+        self.composer.load_draft(None)
+        draft = backend.load_draft(key)
+        if not self._draft_announced:
+            self.composer.load_draft(draft)
         self.composer.set_running(bool(summary and summary.running))
         self.notice_label.hide()
         self._show_approvals()
@@ -510,21 +517,34 @@ class MainWindow(QMainWindow):
         backend = self.backend
         if backend is None:
             return
-        if self._session_key is None:
-            # Typing straight into an empty window starts a chat, as in any messenger.
-            key = backend.create_session()
-            self._sessions[self._profile_id] = backend.sessions()
-            self.session_model.set_sessions(self._sessions[self._profile_id])
-            self.open_session(key)
-        assert self._session_key is not None
-        backend.send(self._session_key, text, attachments)
+        key = self._session_key or self._start_chat(backend)
+        backend.send(key, text, attachments)
+
+    def _start_chat(self, backend: ChatBackend) -> str:
+        # Typing straight into an empty window starts a chat, as in any messenger.
+        draft = self.composer.draft()
+        key = backend.create_session()
+        self._sessions[self._profile_id] = backend.sessions()
+        self.session_model.set_sessions(self._sessions[self._profile_id])
+        self.open_session(key)
+        if draft.text or draft.attachments:
+            self.composer.load_draft(draft)  # opening the new chat must not drop the text
+        return key
 
     def _on_composer_stop_requested(self) -> None:
         self.stop()
 
     def _on_composer_draft_changed(self, draft: Draft) -> None:
-        if self.backend is not None and self._session_key is not None:
-            self.backend.save_draft(self._session_key, draft.text, draft.cursor, draft.attachments)
+        backend = self.backend
+        if backend is None:
+            return
+        key = self._session_key
+        if key is None:
+            if not (draft.text.strip() or draft.attachments):
+                return
+            # Text typed before any chat exists is a draft too: give it a chat to be saved in.
+            key = self._start_chat(backend)
+        backend.save_draft(key, draft.text, draft.cursor, draft.attachments)
 
     def _on_chat_view_action_requested(self, kind: str, message_id: str) -> None:
         backend = self.backend
@@ -646,6 +666,7 @@ class MainWindow(QMainWindow):
 
     def _on_bridge_draft_restored(self, profile_id: str, key: str, draft: Draft) -> None:
         if self._current(profile_id, key):
+            self._draft_announced = True
             self.composer.show_draft_restored(draft)
 
     def _on_bridge_prompt_restored(

@@ -1,0 +1,159 @@
+"""End-to-end rig: the real Core and MainWindow over a temp data root, with a fake provider.
+
+`App.open(root)` builds what `desktop.app.run` builds (Core, one controller per profile, the
+MainWindow), minus the QApplication and loop, which the `qloop` fixture provides. The embedded
+profile's gateway is the real child process started by the real launcher; its provider is the
+`FakeOpenAIServer` named in `providers.json`, so tests control the reply text and pace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
+
+from desktop.app import EMBEDDED_PROFILE_ID, AppPaths, Core
+from desktop.core.controller import ProfileController
+from desktop.core.models import ChatMessage, ConnectionState, DeliveryState, Role
+from desktop.core.profiles import Profile
+from desktop.gateway.providers.config import ProviderSettings
+from desktop.gateway.providers.registry import save_providers
+from desktop.ui.main_window import MainWindow, ProfileEntry
+
+WAIT = 20.0  # generous: the embedded child is a fresh Python process on a busy machine
+
+
+async def until(predicate: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
+    """Wait for a condition a user would see, re-checked every 10 ms, within a deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {what}")
+        await asyncio.sleep(0.01)
+
+
+def use_fake_provider(root: Path, base_url: str) -> None:
+    """Point the embedded gateway of the app rooted at `root` at an OpenAI-compatible server."""
+    config = AppPaths.create(str(root)).config
+    save_providers(config, [ProviderSettings("fake", base_url, "fake-model", idle_timeout=30.0)])
+
+
+def add_profiles(root: Path, profiles: list[Profile]) -> None:
+    """Write extra (remote) profiles to the app's profiles.json."""
+    config = AppPaths.create(str(root)).config
+    (config / "profiles.json").write_text(json.dumps([p.to_json() for p in profiles]), "utf-8")
+
+
+@dataclass
+class App:
+    """One running app: its Core, controllers and shown window."""
+
+    paths: AppPaths
+    core: Core
+    window: MainWindow
+    controllers: dict[str, ProfileController] = field(default_factory=dict)
+    closed: bool = False
+
+    @classmethod
+    def open(cls, root: Path, qtbot: Any, *, start: bool = True) -> App:
+        paths = AppPaths.create(str(root))
+        core = Core(paths)
+        controllers: dict[str, ProfileController] = {}
+        entries = []
+        for profile in _profiles(core):
+            controller = core.controller_for(profile)
+            assert isinstance(controller, ProfileController)
+            assert isinstance(profile, Profile)
+            controllers[profile.id] = controller
+            entries.append(ProfileEntry(profile.name, controller))
+        settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
+        window = MainWindow(entries, settings)
+        qtbot.addWidget(window)
+        window.resize(900, 600)
+        window.show()
+        window.focus_composer()
+        app = cls(paths, core, window, controllers)
+        if start:
+            for controller in controllers.values():
+                controller.start()
+        return app
+
+    @property
+    def embedded(self) -> ProfileController:
+        return self.controllers[EMBEDDED_PROFILE_ID]
+
+    async def wait_online(self, profile_id: str = EMBEDDED_PROFILE_ID) -> None:
+        controller = self.controllers[profile_id]
+        await until(
+            lambda: (
+                controller.status().state is ConnectionState.ONLINE
+                and controller._router.synced_epoch == controller._sup.epoch
+            ),
+            f"{profile_id} online",
+        )
+
+    # -- what the user sees -----------------------------------------------------------------
+
+    def messages(self) -> list[ChatMessage]:
+        model = self.window.chat_view.chat_model
+        return [model.message_at(row) for row in range(model.rowCount())]
+
+    def bubbles(self, role: Role) -> list[ChatMessage]:
+        return [m for m in self.messages() if m.role is role]
+
+    def finished_replies(self) -> list[ChatMessage]:
+        return [m for m in self.bubbles(Role.ASSISTANT) if not m.streaming]
+
+    def user_confirmed(self, text: str) -> bool:
+        users = [m for m in self.bubbles(Role.USER) if m.text == text]
+        return len(users) == 1 and users[0].delivery is DeliveryState.CONFIRMED
+
+    def type_and_send(self, qtbot: Any, text: str) -> None:
+        edit = self.window.composer.edit
+        edit.setFocus()
+        qtbot.keyClicks(edit, text)
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+    # -- teardown ---------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Close the window as a user would, then the core (stops the gateway child)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.window.chat_view.chat_model.flush()
+        # qasync runs asyncio on Qt's loop: quitting Qt on the last window would stop the test's
+        # loop too. The real app reacts to lastWindowClosed by closing the core, as done here.
+        qapp = QApplication.instance()
+        assert isinstance(qapp, QApplication)
+        quit_on_close = qapp.quitOnLastWindowClosed()
+        qapp.setQuitOnLastWindowClosed(False)
+        try:
+            self.window.close()
+            await self.core.aclose()
+        finally:
+            qapp.setQuitOnLastWindowClosed(quit_on_close)
+
+
+def _profiles(core: Core) -> list[Profile]:
+    # The profile list moved from Core to its Preferences; accept either.
+    prefs = getattr(core, "preferences", None)
+    source = prefs.profiles if prefs is not None else core.profiles  # type: ignore[attr-defined]
+    return list(source())
+
+
+def launcher_of(controller: ProfileController) -> Any:
+    """The embedded gateway launcher behind a controller's supervisor."""
+    return controller._sup._launcher
+
+
+def monotonic() -> float:
+    return time.monotonic()
