@@ -168,6 +168,46 @@ class BubbleDelegate(QStyledItemDelegate):
             guess = self._estimate(msg, width)
         return QSize(width, guess)
 
+    def row_heights(self) -> list[int]:
+        """Every row's height as sizeHint reports it, in one pass (opening or resizing)."""
+        width = self._width_now if self._width_now > 200 else self._width()
+        if self._metrics is None:
+            self._metrics = metrics(width, self._font())
+        m = self._metrics
+        exact_of = self._exact.get
+        guesses = self._estimates
+        out: list[int] = []
+        add = out.append
+        for msg in self._model.messages():
+            exact = exact_of(msg.id)
+            if exact is not None and exact[1] == width:
+                add(exact[2])
+                continue
+            guess = guesses.get(msg.id)
+            if guess is None:
+                guess = guesses[msg.id] = round(estimate(msg, m))
+            add(guess)
+        return out
+
+    def row_height(self, msg: ChatMessage) -> int:
+        """One row's height as sizeHint reports it (exact once measured, else the estimate)."""
+        width = self._width_now if self._width_now > 200 else self._width()
+        exact = self._exact.get(msg.id)
+        if exact is not None and exact[1] == width:
+            return exact[2]
+        guess = self._estimates.get(msg.id)
+        return guess if guess is not None else self._estimate(msg, width)
+
+    def measure(self, index: _Index) -> int:
+        """A row's real height at the current width (lays it out once; cached)."""
+        msg: ChatMessage | None = index.data(MESSAGE_ROLE)
+        if msg is None:
+            return 0
+        lay = self.layout_for(index)
+        height = round(lay.height)
+        self._exact[msg.id] = (index.data(REVISION_ROLE) or 0, self._width(), height)
+        return height
+
     def _estimate(self, msg: ChatMessage, width: int) -> int:
         if self._metrics is None:
             self._metrics = metrics(width, self._font())

@@ -72,6 +72,10 @@ class MessageListModel(QAbstractListModel):
         """The message shown in `row`."""
         return self._rows[row]
 
+    def messages(self) -> list[ChatMessage]:
+        """Every row's message, in order (a copy is not made: do not modify)."""
+        return self._rows
+
     def revision_of(self, message_id: str) -> int:
         """How often a message's row was republished; part of every layout cache key."""
         return self._revision.get(message_id, 0)

@@ -1,22 +1,48 @@
-"""The virtualised chat view: a QListView of bubbles that sticks to the bottom while you read it."""
+"""The virtualised chat view: bubbles laid out from a prefix-sum of heights, stuck to the bottom."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QListView, QWidget
+from collections.abc import Sequence
+
+from PySide6.QtCore import (
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QPainter, QPaintEvent, QRegion, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QListView, QStyleOptionViewItem, QWidget
 
 from desktop.core.models import ChatMessage
 from desktop.ui.chat_delegate import BubbleDelegate
 from desktop.ui.chat_model import MessageListModel
 from desktop.ui.links import LinkOpener
+from desktop.ui.row_heights import RowHeights
 from desktop.ui.theme import Colors
 
 BOTTOM_SLACK = 8
+SINGLE_STEP = 24
+# Passes of measuring the rows on screen before a paint: a measured row can change which rows
+# are on screen, which are measured in the next pass.
+MEASURE_PASSES = 4
+
+_Index = QModelIndex | QPersistentModelIndex
+_Hint = QAbstractItemView.ScrollHint
+_Move = QAbstractItemView.CursorAction
 
 
 class ChatView(QListView):
     """Shows one session's messages; auto-scrolls only when the user is already at the bottom.
+
+    QListView re-measures every row whenever one row's height changes (O(N): ~140 ms at
+    10,000 rows). This view keeps the heights in a Fenwick tree instead and replaces QListView's
+    layout, geometry and painting: a row's top, the row under a point and one row's new height
+    are O(log N), and only rows on screen are ever laid out. It stays a QListView so keyboard
+    navigation, mouse handling through the delegate and the accessible list come from Qt.
 
     Signals:
         action_requested(str, str): ("retry" | "edit" | "discard", message id).
@@ -27,6 +53,11 @@ class ChatView(QListView):
     code_copied = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
+        self._rows = RowHeights()
+        self._rebuild_pending = False
+        self._adjusting = False
+        self._painting = False
+        self._at_bottom = True
         super().__init__(parent)
         self.setObjectName("chatView")
         self.setAccessibleName("Messages")
@@ -36,25 +67,26 @@ class ChatView(QListView):
         self.setModel(self.chat_model)
         self.setItemDelegate(self.bubbles)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.verticalScrollBar().setSingleStep(24)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # A scroll bar that comes and goes changes the width, and so every row's height.
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setUniformItemSizes(False)
-        self.setLayoutMode(QListView.LayoutMode.SinglePass)
-        self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(False)
-        self._at_bottom = True
         bar = self.verticalScrollBar()
+        bar.setSingleStep(SINGLE_STEP)
         bar.valueChanged.connect(self._on_scrollbar_value_changed)
         bar.rangeChanged.connect(self._on_scrollbar_range_changed)
         self.chat_model.appended.connect(self._on_model_appended)
+        self.chat_model.modelReset.connect(self._on_model_reset)
+        self.chat_model.rowsRemoved.connect(self._on_model_reset)
         self.bubbles.action_requested.connect(self.action_requested)
         self.bubbles.code_copied.connect(self.code_copied)
         self.bubbles.link_activated.connect(self._on_bubbles_link_activated)
+
+    # -- public surface ---------------------------------------------------------------------
 
     @property
     def at_bottom(self) -> bool:
@@ -64,7 +96,7 @@ class ChatView(QListView):
     def set_colors(self, colors: Colors) -> None:
         """Repaint bubbles in another theme."""
         self.bubbles.set_colors(colors)
-        self.scheduleDelayedItemsLayout()
+        self._rebuild_pending = True
         self.viewport().update()
 
     def show_messages(self, messages: list[ChatMessage]) -> None:
@@ -72,8 +104,9 @@ class ChatView(QListView):
         self.bubbles.forget_expanded()
         self.bubbles.clear_cache()
         self.chat_model.reset(messages)
-        self._at_bottom = True
-        self.scrollToBottom()
+        self._rebuild()
+        self._place(True, -1, 0)
+        self.viewport().update()
 
     def update_message(self, message: ChatMessage) -> None:
         """A message arrived or changed (streaming deltas are coalesced by the model)."""
@@ -83,23 +116,250 @@ class ChatView(QListView):
         """A message was removed."""
         self.chat_model.remove(message_id)
 
+    # -- heights ----------------------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        """Every row's height from its estimate or last measurement (open, resize, theme)."""
+        self._rebuild_pending = False
+        self.bubbles.set_width(self.viewport().width())
+        self._rows.reset(self.bubbles.row_heights())
+
+    def _ensure_layout(self) -> None:
+        """Measure the rows on screen, keeping the bottom (or the first row shown) in place."""
+        bar = self.verticalScrollBar()
+        follow = self._at_bottom
+        if self._rebuild_pending or len(self._rows) != self.chat_model.rowCount():
+            anchor, offset = self._anchor()
+            self._rebuild()
+            self._place(follow, anchor, offset)
+        if not len(self._rows):
+            return
+        anchor, offset = self._anchor()
+        view_h = self.viewport().height()
+        for _ in range(MEASURE_PASSES):
+            changed = False
+            value = bar.value()
+            row = self._rows.row_at(value)
+            n = len(self._rows)
+            top = self._rows.top(row)
+            while row < n and top < value + view_h:
+                height = self.bubbles.measure(self.chat_model.index(row))
+                if self._rows.set(row, height):
+                    changed = True
+                top += height
+                row += 1
+            if not changed:
+                break
+            self._place(follow, anchor, offset)
+
+    def _anchor(self) -> tuple[int, int]:
+        value = self.verticalScrollBar().value()
+        row = self._rows.row_at(value)
+        return row, value - self._rows.top(row) if row >= 0 else 0
+
+    def _place(self, follow: bool, anchor: int, offset: int) -> None:
+        """Set the scroll range and put the bottom, or the anchor row, back where it was."""
+        bar = self.verticalScrollBar()
+        self._adjusting = True
+        try:
+            self._update_range()
+            if follow:
+                bar.setValue(bar.maximum())
+            elif 0 <= anchor < len(self._rows):
+                bar.setValue(self._rows.top(anchor) + offset)
+        finally:
+            self._adjusting = False
+        self._at_bottom = follow or bar.value() >= bar.maximum() - BOTTOM_SLACK
+
+    def _update_range(self) -> None:
+        bar = self.verticalScrollBar()
+        view_h = self.viewport().height()
+        bar.setPageStep(view_h)
+        bar.setRange(0, max(0, self._rows.total - view_h))
+
+    # -- QAbstractItemView ------------------------------------------------------------------
+
+    def doItemsLayout(self) -> None:
+        # Never QListView's: that walks every row. Heights are re-read only when needed.
+        if len(self._rows) != self.chat_model.rowCount():
+            self._rebuild_pending = True
+        QAbstractItemView.doItemsLayout(self)
+
+    def updateGeometries(self) -> None:
+        if self._rebuild_pending or len(self._rows) != self.chat_model.rowCount():
+            self._ensure_layout()
+        self._update_range()
+        QAbstractItemView.updateGeometries(self)
+
+    def reset(self) -> None:
+        self._rebuild_pending = True
+        QAbstractItemView.reset(self)
+
+    def rowsInserted(self, parent: _Index, start: int, end: int) -> None:
+        if not parent.isValid() and start == len(self._rows) and not self._rebuild_pending:
+            follow = self._at_bottom
+            for row in range(start, end + 1):
+                msg = self.chat_model.message_at(row)
+                self._rows.append(self.bubbles.row_height(msg))
+            self._place(follow, *self._anchor())
+        else:
+            self._rebuild_pending = True
+        QAbstractItemView.rowsInserted(self, parent, start, end)
+        self.viewport().update()
+
+    def dataChanged(self, topLeft: _Index, bottomRight: _Index, roles: Sequence[int] = ()) -> None:
+        # A changed row on screen is measured now (the model publishes at most once per frame):
+        # if its height held, only that row is repainted; otherwise the rows move and all are.
+        # Rows off screen are measured when they next come on screen (see _ensure_layout).
+        QAbstractItemView.dataChanged(self, topLeft, bottomRight, list(roles))
+        if self._rebuild_pending or not self.isVisible():
+            self.viewport().update()
+            return
+        area = self.viewport().rect()
+        moved = False
+        anchor, offset = self._anchor()
+        for row in range(max(0, topLeft.row()), min(len(self._rows), bottomRight.row() + 1)):
+            rect = self.visualRect(self.chat_model.index(row))
+            if not rect.intersects(area):
+                continue
+            if self._rows.set(row, self.bubbles.measure(self.chat_model.index(row))):
+                moved = True
+            else:
+                self.viewport().update(rect)
+        if moved:
+            self._place(self._at_bottom, anchor, offset)
+            self.viewport().update()
+
+    def visualRect(self, index: _Index) -> QRect:
+        row = index.row() if index.isValid() else -1
+        if not 0 <= row < len(self._rows):
+            return QRect()
+        y = self._rows.top(row) - self.verticalScrollBar().value()
+        return QRect(0, y, self.viewport().width(), self._rows.height(row))
+
+    def indexAt(self, p: QPoint) -> QModelIndex:
+        y = p.y() + self.verticalScrollBar().value()
+        if y < 0 or y >= self._rows.total or not 0 <= p.x() < self.viewport().width():
+            return QModelIndex()
+        return self.chat_model.index(self._rows.row_at(y))
+
+    def scrollTo(self, index: _Index, hint: _Hint = _Hint.EnsureVisible) -> None:
+        row = index.row() if index.isValid() else -1
+        if not 0 <= row < len(self._rows):
+            return
+        bar = self.verticalScrollBar()
+        top = self._rows.top(row)
+        bottom = top + self._rows.height(row)
+        view_h = self.viewport().height()
+        value = bar.value()
+        if hint == _Hint.PositionAtTop or (hint == _Hint.EnsureVisible and top < value):
+            value = top
+        elif hint == _Hint.PositionAtBottom or (
+            hint == _Hint.EnsureVisible and bottom > value + view_h
+        ):
+            value = min(top, bottom - view_h)
+        elif hint == _Hint.PositionAtCenter:
+            value = (top + bottom - view_h) // 2
+        bar.setValue(value)
+
+    def moveCursor(self, cursorAction: _Move, modifiers: Qt.KeyboardModifier) -> QModelIndex:
+        n = len(self._rows)
+        if n == 0:
+            return QModelIndex()
+        current = self.currentIndex()
+        row = current.row() if current.isValid() else self.indexAt(QPoint(0, 0)).row()
+        row = max(row, 0)
+        view_h = self.viewport().height()
+        if cursorAction in (_Move.MoveUp, _Move.MovePrevious, _Move.MoveLeft):
+            row -= 1
+        elif cursorAction in (_Move.MoveDown, _Move.MoveNext, _Move.MoveRight):
+            row = row + 1 if current.isValid() else row
+        elif cursorAction == _Move.MovePageUp:
+            row = self._rows.row_at(self._rows.top(row) - view_h)
+        elif cursorAction == _Move.MovePageDown:
+            row = self._rows.row_at(self._rows.top(row) + view_h)
+        elif cursorAction == _Move.MoveHome:
+            row = 0
+        elif cursorAction == _Move.MoveEnd:
+            row = n - 1
+        return self.chat_model.index(max(0, min(n - 1, row)))
+
+    def horizontalOffset(self) -> int:
+        return 0
+
+    def verticalOffset(self) -> int:
+        return self.verticalScrollBar().value()
+
+    def isIndexHidden(self, index: _Index) -> bool:
+        return False
+
+    def setSelection(self, rect: QRect, command: QItemSelectionModel.SelectionFlag) -> None:
+        return  # NoSelection: bubbles are not selectable
+
+    def visualRegionForSelection(self, selection: QItemSelection) -> QRegion:
+        return QRegion()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        # Every row is a cached pixmap: repainting the viewport costs a few blits. A scroll
+        # made while measuring rows inside paintEvent is painted by that same paint.
+        if not self._painting:
+            self.viewport().update()
+
+    # -- events -----------------------------------------------------------------------------
+
+    def paintEvent(self, e: QPaintEvent) -> None:
+        before = self.verticalScrollBar().value()
+        self._painting = True
+        try:
+            self._ensure_layout()
+        finally:
+            self._painting = False
+        if self.verticalScrollBar().value() != before and e.rect() != self.viewport().rect():
+            self.viewport().update()  # the rows moved outside the region this paint may touch
+        n = len(self._rows)
+        if n == 0:
+            return
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        value = self.verticalScrollBar().value()
+        width = self.viewport().width()
+        clip = e.rect()
+        row = self._rows.row_at(value + clip.top())
+        top = self._rows.top(row) - value
+        painter = QPainter(self.viewport())
+        try:
+            while row < n and top < clip.bottom() + 1:
+                height = self._rows.height(row)
+                option.rect = QRect(0, top, width, height)
+                self.bubbles.paint(painter, option, self.chat_model.index(row))
+                top += height
+                row += 1
+        finally:
+            painter.end()
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        QAbstractItemView.resizeEvent(self, e)
+        if e.size().width() != e.oldSize().width():
+            self._rebuild_pending = True
+        self.viewport().update()
+
+    # -- slots ------------------------------------------------------------------------------
+
+    def _on_model_reset(self) -> None:
+        self._rebuild_pending = True
+        self.viewport().update()
+
     def _on_model_appended(self) -> None:
         if self._at_bottom:
             self.scrollToBottom()
 
     def _on_scrollbar_value_changed(self, value: int) -> None:
-        self._at_bottom = value >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
+        if not self._adjusting:
+            self._at_bottom = value >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
 
     def _on_scrollbar_range_changed(self, _low: int, high: int) -> None:
-        if self._at_bottom:
+        if self._at_bottom and not self._adjusting:
             self.verticalScrollBar().setValue(high)
 
     def _on_bubbles_link_activated(self, href: str) -> None:
         LinkOpener.open(href)
-
-    def resizeEvent(self, e: QResizeEvent) -> None:
-        follow = self._at_bottom
-        super().resizeEvent(e)
-        self.bubbles.set_width(self.viewport().width())
-        if follow:
-            self.scrollToBottom()

@@ -214,3 +214,106 @@ def test_system_and_assistant_left_user_right(qtbot: Any, view: ChatView) -> Non
     a = view.bubbles.layout_for(view.chat_model.index(1)).bubble
     assert u.right() > width - 40 and u.left() > width / 2
     assert a.left() < 40
+
+
+def _long_session(n: int) -> list[ChatMessage]:
+    return [(user if i % 2 else assistant)(str(i), f"message {i} " * (1 + i % 7)) for i in range(n)]
+
+
+def test_reply_growing_in_a_long_session_never_remeasures_every_row(
+    qtbot: Any, view: ChatView, monkeypatch: Any
+) -> None:
+    view.show_messages([*_long_session(5_000), assistant("r", "", streaming=True)])
+    _settle(qtbot, view)
+    full_passes: list[int] = []
+    original = view.bubbles.row_heights
+    monkeypatch.setattr(view.bubbles, "row_heights", lambda: full_passes.append(1) or original())
+    reply = view.chat_model.message_at(5_000)
+    last = view.chat_model.index(5_000)
+    for line in range(12):
+        reply.text += f"line {line} of a reply that keeps growing\n\n"
+        with qtbot.wait_signal(view.chat_model.flushed):
+            view.update_message(reply)
+        view.viewport().repaint()
+        rect = view.visualRect(last)
+        assert rect.bottom() + 1 == view.viewport().height(), "the growing reply stays in view"
+    assert view.visualRect(last).height() > 12 * 15, "the reply really grew"
+    assert full_passes == [], "a growing reply re-measured every row of the session"
+    assert view.at_bottom
+
+
+def test_history_being_read_stays_put_when_a_row_on_screen_grows(
+    qtbot: Any, view: ChatView
+) -> None:
+    view.show_messages(_long_session(400))
+    _settle(qtbot, view)
+    view.scrollTo(view.chat_model.index(200), ChatView.ScrollHint.PositionAtTop)
+    view.viewport().repaint()
+    assert not view.at_bottom
+    anchor = view.chat_model.index(200)
+    top = view.visualRect(anchor).top()
+    grown = view.chat_model.message_at(200)
+    grown.text += "\n\nmore words " * 30
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(grown)
+    view.viewport().repaint()
+    assert view.visualRect(anchor).top() == top, "the row being read did not jump"
+    assert view.visualRect(anchor).height() > 200
+    assert not view.at_bottom
+
+
+def test_keyboard_moves_through_messages_and_scrolls_them_into_view(
+    qtbot: Any, view: ChatView
+) -> None:
+    view.show_messages(_long_session(300))
+    _settle(qtbot, view)
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Home)
+    first = view.chat_model.index(0)
+    assert view.currentIndex().row() == 0
+    assert view.visualRect(first).top() == 0, "Home shows the first message"
+    QTest.keyClick(view, Qt.Key.Key_Down)
+    assert view.currentIndex().row() == 1
+    QTest.keyClick(view, Qt.Key.Key_PageDown)
+    assert view.currentIndex().row() > 3
+    QTest.keyClick(view, Qt.Key.Key_End)
+    last = view.chat_model.index(299)
+    assert view.currentIndex().row() == 299
+    assert view.visualRect(last).intersects(view.viewport().rect())
+    assert view.at_bottom
+
+
+def test_screen_readers_see_one_list_item_per_message(qtbot: Any, view: ChatView) -> None:
+    from PySide6.QtGui import QAccessible
+
+    view.show_messages([user("u1", "hello there"), assistant("a1", "general kenobi")])
+    _settle(qtbot, view)
+    iface = QAccessible.queryAccessibleInterface(view)
+    assert iface.role() == QAccessible.Role.List
+    assert iface.childCount() == 2
+    item = iface.child(1)
+    assert item.role() == QAccessible.Role.ListItem
+    assert item.text(QAccessible.Text.Name) == "assistant: general kenobi"
+    assert not item.rect().isEmpty()
+
+
+def test_narrower_window_keeps_the_newest_message_at_the_bottom(qtbot: Any, view: ChatView) -> None:
+    view.show_messages(_long_session(2_000))
+    _settle(qtbot, view)
+    total = view.verticalScrollBar().maximum()
+    view.resize(360, 480)
+    qtbot.wait_until(lambda: view.verticalScrollBar().maximum() > total)
+    view.viewport().repaint()
+    last = view.visualRect(view.chat_model.index(1_999))
+    assert last.bottom() + 1 == view.viewport().height(), "the newest message is still in view"
+    assert view.at_bottom
+
+
+def test_clicks_land_on_the_row_under_the_pointer(qtbot: Any, view: ChatView) -> None:
+    view.show_messages(_long_session(50))
+    _settle(qtbot, view)
+    for row in (49, 48, 45):
+        rect = view.visualRect(view.chat_model.index(row))
+        if rect.intersects(view.viewport().rect()):
+            assert view.indexAt(rect.center()).row() == row
+    assert not view.indexAt(QPoint(5, -10)).isValid() or view.verticalScrollBar().value() > 0
