@@ -102,6 +102,10 @@ def child_env(**extra: str) -> dict[str, str]:
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     env.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    # An installed app runs from compiled bytecode; this machine sets PYTHONDONTWRITEBYTECODE,
+    # which would time the compiler instead. Cache bytecode in build/ for every child alike.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(ROOT / "build" / "bench-pycache")
     env.update(extra)
     return env
 

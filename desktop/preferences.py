@@ -16,8 +16,6 @@ from typing import Any
 
 from desktop.core.atomic import write_atomic
 from desktop.core.profiles import Profile, ProfileKind, TlsOptions, TokenStore, new_token_ref
-from desktop.gateway.providers import config as provider_config
-from desktop.gateway.providers.registry import save_providers
 from desktop.ui.settings_values import AppSettings, ProfileSettings, ProviderSettings
 from desktop.ui.settings_values import ProfileKind as UiProfileKind
 
@@ -63,6 +61,9 @@ class Preferences:
     # -- the dialog's values --------------------------------------------------------------------
 
     def load(self) -> AppSettings:
+        # The provider modules pull in httpx: only the settings dialog needs them, not start-up.
+        from desktop.gateway.providers import config as provider_config
+
         prefs = self._read_prefs()
         settings = AppSettings(
             profiles=[self._to_ui(p) for p in self.profiles()],
@@ -78,6 +79,9 @@ class Preferences:
 
     def save(self, settings: AppSettings) -> list[str]:
         """Persist everything; returns what needs a restart to take effect (for a notice)."""
+        from desktop.gateway.providers import config as provider_config
+        from desktop.gateway.providers.registry import save_providers
+
         before = [p.to_json() for p in self.profiles()]
         profiles = [self._from_ui(p) for p in settings.profiles]
         _write_json(self._dir / PROFILES_FILE, [p.to_json() for p in profiles])

@@ -38,7 +38,6 @@ from desktop.ui.session_list import (
     SessionFilter,
     SessionListModel,
 )
-from desktop.ui.settings_dialog import SettingsDialog
 from desktop.ui.settings_values import AppSettings
 from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog, key_sequences
 from desktop.ui.status_bar import ConnectionWidget
@@ -403,6 +402,8 @@ class MainWindow(QMainWindow):
         return int(dialog.exec())
 
     def open_settings(self) -> None:
+        from desktop.ui.settings_dialog import SettingsDialog  # built on demand: off start-up
+
         dialog = SettingsDialog(self._app_settings(), self.settings_saved.emit, self)
         self.exec_dialog(dialog)
         dialog.deleteLater()
