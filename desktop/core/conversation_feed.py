@@ -1,0 +1,103 @@
+"""The conversations one profile shows, and the listener calls their changes turn into."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from desktop.core.clock import Clock
+from desktop.core.conversation import Conversation
+from desktop.core.listeners import Notify
+from desktop.core.session_index import SessionIndex
+from desktop.core.session_keys import is_temp_key
+from desktop.core.sessions import SessionRouter
+
+
+class ConversationFeed:
+    """Finds each session's conversation and forwards its changes to listeners.
+
+    Conversations of temporary sessions live here until the gateway creates the session; all
+    others belong to the router. A streaming delta is sent as one changed message, anything
+    that changes the list's shape as the whole list.
+    """
+
+    def __init__(
+        self, router: SessionRouter, index: SessionIndex, clock: Clock, notify: Notify
+    ) -> None:
+        self._router = router
+        self._index = index
+        self._clock = clock
+        self._notify = notify
+        self._temp: dict[str, Conversation] = {}
+        self._unsubs: dict[str, Callable[[], None]] = {}
+        self._shown: dict[str, int] = {}  # session key -> bubbles last sent whole to listeners
+
+    def get(self, key: str) -> Conversation | None:
+        return self._temp.get(key) or self._router.conversation(key)
+
+    def runtime_hint(self, key: str) -> str | None:
+        """The best runtime id known for `key`: the router's, else the stored one."""
+        return self._router.runtime_id(key) or self._index.runtime_id(key)
+
+    def start_temp(self, key: str) -> Conversation:
+        """A conversation for a session the gateway does not have yet."""
+        self._temp[key] = conv = Conversation(key, now=self._clock.wall)
+        self.watch(key, conv)
+        return conv
+
+    def take_temp(self, key: str) -> Conversation | None:
+        """Stop holding a temporary conversation (its session was created) and return it."""
+        return self._temp.pop(key, None)
+
+    def route(self, key: str) -> Conversation:
+        """Have the router follow `key`, watched from now on."""
+        conv = self._router.route(key, self.runtime_hint(key))
+        self.watch(key, conv)
+        return conv
+
+    def ensure(self, key: str) -> Conversation:
+        """The conversation of `key`, made (temporary or routed) if there is none yet."""
+        conv = self.get(key)
+        if conv is None:
+            return self.start_temp(key) if is_temp_key(key) else self.route(key)
+        self.watch(key, conv)
+        return conv
+
+    def watch(self, key: str, conv: Conversation) -> None:
+        if key in self._unsubs:
+            return
+        self._unsubs[key] = conv.add_listener(self._on_conversation_changed)
+
+    def forget(self, key: str) -> None:
+        """The session is deleted: stop routing and watching it."""
+        self._router.unroute(key)
+        unsub = self._unsubs.pop(key, None)
+        if unsub:
+            unsub()
+        self._temp.pop(key, None)
+
+    def publish(self, key: str, conv: Conversation) -> None:
+        """Send the whole message list of `key` to listeners."""
+        self.watch(key, conv)
+        self._notify("on_session_messages", key, list(conv.messages))
+
+    def remove_message(self, key: str, message_id: str) -> None:
+        conv = self.get(key)
+        if conv is not None:
+            conv.messages[:] = [m for m in conv.messages if m.id != message_id]
+            self._shown[key] = len(conv.messages)
+        self._notify("on_message_removed", key, message_id)
+
+    def close(self) -> None:
+        for unsub in self._unsubs.values():
+            unsub()
+
+    def _on_conversation_changed(self, conv: Conversation) -> None:
+        key = conv.key
+        self._index.follow(conv)
+        messages = list(conv.messages)
+        streaming = conv.streaming_message
+        if streaming is not None and self._shown.get(key) == len(messages):
+            self._notify("on_message_changed", key, streaming)
+        else:
+            self._shown[key] = len(messages)
+            self._notify("on_session_messages", key, messages)

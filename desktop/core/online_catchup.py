@@ -1,0 +1,102 @@
+"""What a profile does each time its sessions are re-attached: create, settle, send, refresh."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from desktop.core.conversation_feed import ConversationFeed
+from desktop.core.errors import GatewayError
+from desktop.core.outbox import Outbox
+from desktop.core.session_index import SessionIndex
+from desktop.core.sessions import SessionRouter
+from desktop.core.supervisor import ConnectionSupervisor
+from desktop.core.supervisor_port import SupervisorPort
+from desktop.core.temp_sessions import TempSessions
+
+log = logging.getLogger(__name__)
+
+Spawn = Callable[[Coroutine[Any, Any, Any]], None]
+
+
+class OnlineCatchUp:
+    """Runs once per connection epoch, after the router re-attached every routed session.
+
+    In order: sessions typed into offline are created, prompts whose delivery is uncertain are
+    settled against the snapshots just received (or the history), queued prompts are sent, and
+    the session list is refreshed. A result from an older epoch is dropped.
+    """
+
+    def __init__(
+        self,
+        profile_id: str,
+        *,
+        supervisor: ConnectionSupervisor,
+        router: SessionRouter,
+        port: SupervisorPort,
+        index: SessionIndex,
+        feed: ConversationFeed,
+        temps: TempSessions,
+        outbox: Outbox,
+        spawn: Spawn,
+    ) -> None:
+        self._id = profile_id
+        self._sup = supervisor
+        self._router = router
+        self._port = port
+        self._index = index
+        self._feed = feed
+        self._temps = temps
+        self._outbox = outbox
+        self._spawn = spawn
+        self._snapshots: dict[str, dict[str, Any]] = {}  # session key -> latest snapshot
+        self._closed = False
+
+    def close(self) -> None:
+        """From now on a finished re-attachment starts nothing."""
+        self._closed = True
+
+    def on_router_synced(self, epoch: int) -> None:
+        if self._closed or epoch != self._sup.epoch:
+            return
+        self._spawn(self._after_online(epoch))
+
+    def on_router_snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
+        self._snapshots[key] = snapshot
+        self._index.cache_snapshot(key, snapshot)
+        conv = self._router.conversation(key)
+        if conv is not None:
+            self._feed.publish(key, conv)
+            self._index.cache_conversation(key, conv)
+
+    async def _after_online(self, epoch: int) -> None:
+        self._temps.create_waiting()
+        await self._reconcile_unconfirmed(epoch)
+        self._outbox.on_online(self._id)
+        await self._refresh_list(epoch)
+
+    async def _reconcile_unconfirmed(self, epoch: int) -> None:
+        for key in self._outbox.unconfirmed_sessions(self._id):
+            if epoch != self._sup.epoch:
+                return
+            snapshot = self._snapshots.pop(key, None)
+            try:
+                if snapshot is not None:
+                    result = self._outbox.reconcile(key, snapshot, profile_id=self._id)
+                    if not result.unresolved:
+                        continue
+                runtime = self._router.runtime_id(key) or ""
+                await self._outbox.reconcile_via(self._port, key, runtime, profile_id=self._id)
+            except GatewayError as exc:
+                log.info("reconciling %s failed: %s", key, exc)
+
+    async def _refresh_list(self, epoch: int) -> None:
+        try:
+            result = await self._sup.call("session.list", {"limit": 200})
+        except GatewayError as exc:
+            log.info("session.list failed: %s", exc)
+            return
+        if epoch != self._sup.epoch or not isinstance(result, dict):
+            return
+        self._index.merge_listed(result.get("sessions") or [])

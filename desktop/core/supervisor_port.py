@@ -1,0 +1,32 @@
+"""The outbox's port to one profile's gateway: online once its sessions are re-attached."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop.core.models import ConnectionState
+from desktop.core.sessions import SessionRouter
+from desktop.core.supervisor import ConnectionSupervisor
+
+
+class SupervisorPort:
+    """The outbox's view of one profile: online only once the routed sessions are re-attached."""
+
+    def __init__(self, supervisor: ConnectionSupervisor, router: SessionRouter) -> None:
+        self._sup = supervisor
+        self._router = router
+
+    @property
+    def capabilities(self) -> Any:
+        return self._sup.capabilities
+
+    def is_online(self) -> bool:
+        return (
+            self._sup.status.state is ConnectionState.ONLINE
+            and self._router.synced_epoch == self._sup.epoch
+        )
+
+    async def call(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any:
+        return await self._sup.call(method, params, timeout=timeout)

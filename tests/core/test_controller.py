@@ -1,0 +1,376 @@
+"""ProfileController over a scripted gateway: temp sessions, bubbles, unread marks, the list."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.core.attachments import AttachmentStore
+from desktop.core.clock import ManualClock
+from desktop.core.controller import ProfileController, SupervisorPort, is_temp_key
+from desktop.core.drafts import DraftKeeper
+from desktop.core.epoch_store import MemoryEpochStore
+from desktop.core.errors import RpcError
+from desktop.core.models import ChatMessage, DeliveryState, Role, SessionSummary
+from desktop.core.outbox import Outbox
+from desktop.core.profiles import Profile, ProfileKind
+from desktop.core.sessions import SessionRouter
+from desktop.core.storage import StorageError, Store
+from desktop.core.supervisor import ConnectionSupervisor
+from tests.core.supervisor_fakes import FakeCaps, FakeNet, until
+
+PROFILE = Profile(id="p", name="P", kind=ProfileKind.REMOTE, url="ws://127.0.0.1:9/api/ws")
+
+
+@dataclass
+class Caps(FakeCaps):
+    submission_ref: bool = True
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+class Gateway:
+    """Scripted gateway state behind FakeNet.handler: sessions, prompts, the session list."""
+
+    def __init__(self, net: FakeNet) -> None:
+        self.net = net
+        self.runtime_of: dict[str, str] = {}  # stored id -> runtime id
+        self.listing: list[dict[str, Any]] = []
+        self.submit_error: RpcError | None = None
+        net.handler = self.handle
+
+    def calls(self, method: str) -> list[dict[str, Any]]:
+        return [p for m, p in self.net.calls if m == method]
+
+    def handle(self, method: str, params: dict[str, Any]) -> Any:
+        sid = params.get("session_id", "")
+        if method == "session.create":
+            n = len(self.calls("session.create"))
+            self.runtime_of[f"s{n}"] = f"r{n}"
+            return {"session_id": f"r{n}", "stored_session_id": f"s{n}", "messages": []}
+        if method in ("session.activate", "session.resume"):
+            runtime = self.runtime_of.get(sid, sid)
+            return {"session_id": runtime, "messages": [], "running": False}
+        if method == "prompt.submit":
+            return self.submit_error or {"ok": True}
+        if method == "session.list":
+            return {"sessions": self.listing}
+        if method in ("session.title", "session.delete", "session.interrupt"):
+            return {}
+        return RpcError(-32601, "method not found", method=method)
+
+
+class Recorder:
+    """A listener that records every callback it gets."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if not name.startswith("on_"):
+            raise AttributeError(name)
+        return lambda *args: self.calls.append((name, args))
+
+    def of(self, name: str) -> list[tuple[Any, ...]]:
+        return [args for n, args in self.calls if n == name]
+
+
+@dataclass
+class Rig:
+    ctl: ProfileController
+    gw: Gateway
+    net: FakeNet
+    store: Store
+    outbox: Outbox
+    port: SupervisorPort
+    drafts: DraftKeeper
+    seen: Recorder
+
+    async def online(self) -> None:
+        self.ctl.start()
+        await settle(self.port.is_online, "online and synced")
+
+    def summary(self, key: str) -> SessionSummary:
+        return next(s for s in self.ctl.sessions() if s.key == key)
+
+    def emit(self, type_: str, runtime_id: str, **payload: Any) -> None:
+        self.net.clients[-1].emit(type_, runtime_id, **payload)
+
+
+async def settle(predicate: Callable[[], bool], what: str) -> None:
+    await until(predicate, what, rounds=2000)
+
+
+@asynccontextmanager
+async def rig(tmp_path: Path, *, seed: Callable[[Store], None] | None = None) -> AsyncIterator[Rig]:
+    clock = ManualClock()
+    store = Store(str(tmp_path / "hermes-qt.sqlite3"))
+    if seed is not None:
+        seed(store)
+    net = FakeNet(caps=Caps())
+    gw = Gateway(net)
+    sup = ConnectionSupervisor(
+        PROFILE,
+        client_factory=net.factory,
+        epoch_store=MemoryEpochStore(),
+        clock=clock,
+        random=lambda: 0.0,
+    )
+    router = SessionRouter(
+        sup,
+        on_ids=lambda key, runtime: store.upsert_session("p", key, runtime_id=runtime),
+        now=clock.wall,
+    )
+    port = SupervisorPort(sup, router)
+    outbox = Outbox(store, {"p": port}.get, clock, holds=is_temp_key)
+    drafts = DraftKeeper(store, clock)
+    ctl = ProfileController(
+        profile_id="p",
+        supervisor=sup,
+        router=router,
+        store=store,
+        outbox=outbox,
+        drafts=drafts,
+        attachments=AttachmentStore(tmp_path, store=store),
+        clock=clock,
+    )
+    seen = Recorder()
+    ctl.add_listener(seen)
+    try:
+        yield Rig(ctl, gw, net, store, outbox, port, drafts, seen)
+    finally:
+        await ctl.close()
+        await outbox.aclose()
+        drafts.close()
+        store.close()
+
+
+def user_bubbles(messages: list[ChatMessage]) -> list[ChatMessage]:
+    return [m for m in messages if m.role is Role.USER]
+
+
+# -- temporary sessions ----------------------------------------------------------------------
+
+
+async def test_send_on_a_new_chat_creates_the_session_once_and_sends_the_prompt_once(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path) as r:
+        await r.online()
+        temp = r.ctl.create_session()
+        r.ctl.send(temp, "hello there", ())
+        r.ctl.send(temp, "second thought", ())  # while session.create is still in flight
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 2, "both prompts sent")
+        await r.outbox.idle()
+
+        assert len(r.gw.calls("session.create")) == 1
+        assert [p["text"] for p in r.gw.calls("prompt.submit")] == ["hello there", "second thought"]
+        assert {p["session_id"] for p in r.gw.calls("prompt.submit")} == {"r1"}
+        assert r.seen.of("on_session_key_changed") == [(temp, "s1")]
+        assert [s.key for s in r.ctl.sessions()] == ["s1"]
+        assert r.summary("s1").title == "hello there"
+        # The temporary key still works for intents that were in flight.
+        shown = user_bubbles(r.ctl.open_session(temp))
+        assert [m.text for m in shown] == ["hello there", "second thought"]
+        assert {m.delivery for m in shown} == {DeliveryState.CONFIRMED}
+
+
+async def test_a_prompt_typed_offline_in_a_new_chat_goes_out_once_after_connecting(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path) as r:
+        temp = r.ctl.create_session()
+        r.ctl.send(temp, "written on the train", ())
+        pending = user_bubbles(r.ctl.open_session(temp))
+        assert [(m.text, m.delivery) for m in pending] == [
+            ("written on the train", DeliveryState.PENDING)
+        ]
+        assert r.net.calls == []
+
+        await r.online()
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 1, "prompt sent")
+        await r.outbox.idle()
+        await settle(lambda: bool(r.gw.calls("session.list")), "list refreshed")
+
+        assert len(r.gw.calls("session.create")) == 1
+        assert len(r.gw.calls("prompt.submit")) == 1
+        assert r.gw.calls("session.create")[0] == {"title": "written on the train"}
+        assert r.ctl.open_session(temp)[-1].delivery is DeliveryState.CONFIRMED
+
+
+# -- queued prompt bubbles -------------------------------------------------------------------
+
+
+async def test_a_prompt_given_back_to_the_composer_leaves_no_bubble(tmp_path: Path) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.gw.submit_error = RpcError(-32000, "the model refused", method="prompt.submit")
+        r.ctl.open_session("s1")
+        await r.online()
+        r.ctl.send("s1", "please do it", ())
+        await settle(lambda: bool(r.seen.of("on_prompt_restored")), "prompt restored")
+        await r.outbox.idle()
+
+        [(key, draft, error)] = r.seen.of("on_prompt_restored")
+        assert (key, draft.text, error) == ("s1", "please do it", "the model refused")
+        assert [args[0] for args in r.seen.of("on_message_removed")] == ["s1"]
+        assert user_bubbles(r.ctl.open_session("s1")) == []
+        restored = r.ctl.load_draft("s1")
+        assert restored is not None and restored.text == "please do it"
+        assert r.outbox.entries("p") == []
+
+
+async def test_editing_an_unsent_prompt_takes_it_back_and_it_is_never_sent(
+    tmp_path: Path,
+) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.ctl.send("s1", "not yet", ())
+        [bubble] = user_bubbles(r.ctl.open_session("s1"))
+        assert bubble.delivery is DeliveryState.PENDING
+
+        draft = r.ctl.edit_unsent(bubble.id)
+
+        assert draft is not None and draft.text == "not yet"
+        assert ("s1", bubble.id) in r.seen.of("on_message_removed")
+        assert user_bubbles(r.ctl.open_session("s1")) == []
+        await r.online()
+        await settle(lambda: bool(r.gw.calls("session.list")), "list refreshed")
+        await r.outbox.idle()
+        assert r.gw.calls("prompt.submit") == []
+
+
+async def test_retrying_a_failed_prompt_sends_it_again_from_a_single_bubble(
+    tmp_path: Path,
+) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.gw.submit_error = RpcError(-32000, "the model refused", method="prompt.submit")
+
+        def disk_full(*_: Any) -> Any:
+            raise StorageError("disk full")
+
+        r.drafts.restore = disk_full  # type: ignore[method-assign]
+        r.ctl.open_session("s1")
+        await r.online()
+        r.ctl.send("s1", "try me", ())
+        await settle(
+            lambda: (
+                [m.delivery for m in user_bubbles(r.ctl.open_session("s1"))]
+                == [DeliveryState.FAILED]
+            ),
+            "the bubble shows the failure",
+        )
+        await r.outbox.idle()
+        [failed] = user_bubbles(r.ctl.open_session("s1"))
+        assert failed.delivery_error == "the model refused"
+        r.ctl.save_draft("s1", "try me", 6, ())  # the user also typed it back in
+
+        r.gw.submit_error = None
+        r.ctl.retry(failed.id)
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 2, "prompt sent again")
+        await r.outbox.idle()
+
+        shown = user_bubbles(r.ctl.open_session("s1"))
+        assert [(m.text, m.delivery) for m in shown] == [("try me", DeliveryState.CONFIRMED)]
+        assert r.ctl.load_draft("s1") is None  # not left in the composer to be sent twice
+
+
+# -- the session list ------------------------------------------------------------------------
+
+
+async def test_a_finished_turn_marks_unread_only_the_sessions_not_on_screen(
+    tmp_path: Path,
+) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="One", updated_at=2.0)
+        store.upsert_session("p", "s2", runtime_id="r2", title="Two", updated_at=1.0)
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of.update(s1="r1", s2="r2")
+        await r.online()
+        r.ctl.open_session("s2")
+        r.ctl.open_session("s1")  # s1 is on screen now
+        await settle(lambda: len(r.gw.calls("session.resume")) == 2, "both resumed")
+        await settle(lambda: r.ctl._router.runtime_id("s2") == "r2", "s2 routed")
+
+        r.emit("message.complete", "r2", text="done in the background")
+        r.emit("message.complete", "r1", text="done right here")
+        r.emit("error", "r2", message="and then it failed")
+
+        assert (r.summary("s1").unread, r.summary("s2").unread) == (0, 2)
+        assert {s.key: s.unread for s in r.seen.of("on_sessions")[-1][0]} == {"s1": 0, "s2": 2}
+        r.ctl.open_session("s2")
+        assert r.summary("s2").unread == 0
+
+
+async def test_previews_in_the_list_are_plain_text(tmp_path: Path) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.listing = [
+            {"id": "s9", "title": "From the phone", "preview": "## Plan\n* `ls` ![img](x.png)"},
+        ]
+        r.ctl.send("s1", "**Bold** and [a link](http://x.test)\n`code`  here", ())
+        assert r.summary("s1").preview == "Bold and a link code here"
+
+        await r.online()
+        await settle(lambda: any(s.key == "s9" for s in r.ctl.sessions()), "list merged")
+        assert r.summary("s9").preview == "Plan ls img"
+
+
+async def test_a_list_refresh_takes_new_titles_and_keeps_runtime_ids_and_marks(
+    tmp_path: Path,
+) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Old title", updated_at=5.0)
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.gw.listing = [
+            {"id": "s1", "title": "Renamed on the phone", "updated_at": 10.0},
+            {"id": "s7", "title": "Started elsewhere", "updated_at": 20.0},
+        ]
+        await r.online()
+        await settle(lambda: len(r.ctl.sessions()) == 2, "list merged")
+
+        assert [(s.key, s.title) for s in r.ctl.sessions()] == [
+            ("s7", "Started elsewhere"),
+            ("s1", "Renamed on the phone"),
+        ]
+        assert r.summary("s1").runtime_id == "r1"
+        r.ctl.send("s1", "still reaches the same session", ())
+        await settle(lambda: bool(r.gw.calls("prompt.submit")), "prompt sent")
+        await r.outbox.idle()
+        assert r.gw.calls("prompt.submit")[0]["session_id"] == "r1"
+
+
+async def test_deleting_a_session_removes_it_here_and_on_the_gateway(tmp_path: Path) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Doomed")
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        await r.online()
+        r.ctl.open_session("s1")
+        await settle(lambda: bool(r.seen.of("on_session_messages")), "s1 resumed")
+
+        r.ctl.delete_session("s1")
+        await settle(lambda: bool(r.gw.calls("session.delete")), "deleted remotely")
+
+        assert r.ctl.sessions() == []
+        assert r.seen.of("on_sessions")[-1] == ([],)
+        assert r.gw.calls("session.delete") == [{"session_id": "r1"}]
+        assert r.store.session("p", "s1") is None
