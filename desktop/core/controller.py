@@ -26,6 +26,7 @@ from desktop.core.models import (
     Attachment,
     ChatMessage,
     ConnectionStatus,
+    DeliveryState,
     Diagnostics,
     Draft,
     ReconnectRecord,
@@ -33,7 +34,7 @@ from desktop.core.models import (
 )
 from desktop.core.online_catchup import OnlineCatchUp
 from desktop.core.outbox import Outbox
-from desktop.core.prompt_bubbles import PromptBubbles
+from desktop.core.prompt_bubbles import PromptBubbles, ref_of
 from desktop.core.session_events import SessionEvents
 from desktop.core.session_index import SessionIndex
 from desktop.core.session_keys import TEMP_PREFIX, is_temp_key
@@ -246,11 +247,16 @@ class ProfileController:
             self._call_soon("session.interrupt", {"session_id": runtime})
 
     def retry(self, message_id: str) -> None:
-        found = self._bubbles.take(message_id)
-        if found is None:
-            return
+        found = self._bubbles.find(message_id)
+        if found is None or found[1].delivery is not DeliveryState.FAILED:
+            return  # pending or unconfirmed: it is still on its way; never send it twice
         key, bubble = found
+        # A copy the user typed back into the composer must not be sent a second time.
         self._drafts.clear_if_holds(key, bubble.text)
+        ref = ref_of(message_id)
+        if ref and self._outbox.retry(ref) is not None:
+            return  # the same entry goes out again, under its original idempotency key
+        self._bubbles.take(message_id)
         self.send(key, bubble.text, bubble.attachments)
 
     def discard(self, message_id: str) -> None:

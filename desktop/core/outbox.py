@@ -190,6 +190,21 @@ class Outbox:
         self._emit(self._removed_listeners, entry)
         return entry
 
+    def retry(self, ref: str) -> OutboxEntry | None:
+        """Send a FAILED prompt again under its original `submission_ref`.
+
+        FAILED means the gateway provably did not run it, so a resend cannot double it.
+        Returns None when the entry is gone or not failed (nothing to retry).
+        """
+        entry = self._store.outbox_get(ref)
+        if entry is None or entry.state is not DeliveryState.FAILED or ref in self._sending:
+            return None
+        entry = self._set(
+            entry, state=DeliveryState.PENDING, error="", attempts=0, wire=_staged(entry)
+        )
+        self._kick(entry.profile_id, entry.session_key)
+        return entry
+
     def entries(self, profile_id: str | None = None) -> list[OutboxEntry]:
         return self._store.outbox_entries(profile_id)
 

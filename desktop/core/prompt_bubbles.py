@@ -129,14 +129,14 @@ class PromptBubbles:
 
     def take(self, message_id: str) -> tuple[str, ChatMessage] | None:
         """Remove a bubble from the screen and return it with its session key."""
-        found = self._find(message_id)
+        found = self.find(message_id)
         if found is not None:
             self._drop(found[0], message_id)
         return found
 
     def discard(self, message_id: str) -> None:
         """Drop an unsent prompt: out of the outbox if still queued, off the screen."""
-        found = self._find(message_id)
+        found = self.find(message_id)
         if found is None:
             return
         ref = ref_of(message_id)
@@ -147,7 +147,7 @@ class PromptBubbles:
 
     def edit_unsent(self, message_id: str) -> Draft | None:
         """Take back a prompt for the composer; None when it can no longer be stopped."""
-        found = self._find(message_id)
+        found = self.find(message_id)
         if found is None:
             return None
         key, bubble = found
@@ -171,7 +171,7 @@ class PromptBubbles:
         """The session is deleted; its bubbles go with it."""
         self._local.pop(key, None)
 
-    def _find(self, message_id: str) -> tuple[str, ChatMessage] | None:
+    def find(self, message_id: str) -> tuple[str, ChatMessage] | None:
         for key, local in self._local.items():
             bubble = local.get(message_id)
             if bubble is not None:

@@ -278,6 +278,8 @@ class SessionRouter:
                     self._on_gone(routed.stored_id, exc.message or "session not found")
                 return None
             raise
+        if self._sessions.get(routed.stored_id) is not routed:
+            return None  # unrouted (deleted) while the call was out: don't bring it back
         snap = result if isinstance(result, dict) else {}
         runtime_id = snap.get("session_id")
         if isinstance(runtime_id, str) and runtime_id:

@@ -285,6 +285,9 @@ async def test_retrying_a_failed_prompt_sends_it_again_from_a_single_bubble(
         shown = user_bubbles(r.ctl.open_session("s1"))
         assert [(m.text, m.delivery) for m in shown] == [("try me", DeliveryState.CONFIRMED)]
         assert r.ctl.load_draft("s1") is None  # not left in the composer to be sent twice
+        refs = [c.get("submission_ref") for c in r.gw.calls("prompt.submit")]
+        assert refs[0] == refs[1], "a retry goes out under the prompt's original idempotency key"
+        assert r.outbox.entries("p") == [], "nothing is left to be offered again on reconnect"
 
 
 # -- the session list ------------------------------------------------------------------------

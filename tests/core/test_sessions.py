@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from desktop.core.clock import ManualClock
@@ -150,6 +151,29 @@ async def test_resume_target_gone_is_reported() -> None:
     await until(lambda: bool(gone), "gone reported")
     assert gone == [("stored-x", "session not found")]
     assert router.session("stored-x").gone  # type: ignore[union-attr]
+    await router.close()
+    await sup.close()
+
+
+async def test_a_session_deleted_while_its_resume_is_in_flight_stays_deleted() -> None:
+    net, gw, sup = await online()
+    ids: list[tuple[str, str]] = []
+    router = router_of[sup] = SessionRouter(sup, on_ids=lambda s, r: ids.append((s, r)))
+    snaps: list[str] = []
+    router.on_snapshot(lambda key, _snap: snaps.append(key))
+    sup.start()
+    await until(lambda: sup.status.state is ConnectionState.ONLINE, "online")
+    reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    net.handler = lambda method, params: (
+        reply if method == "session.resume" else gw.handle(method, params)
+    )
+    opening = asyncio.ensure_future(router.open("stored-d"))
+    await until(lambda: [m for m, _ in net.calls][-1:] == ["session.resume"], "resume sent")
+    router.unroute("stored-d")  # the user deleted the chat meanwhile
+    reply.set_result({"session_id": "r-late", "messages": [], "running": False})
+    await opening
+    assert ids == [] and snaps == [], "a late resume answer must not bring the chat back"
+    assert router.runtime_id("stored-d") is None
     await router.close()
     await sup.close()
 
