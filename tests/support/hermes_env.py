@@ -146,6 +146,10 @@ async def hermes_gateway(home: Path, base_url: str) -> AsyncIterator[HermesGatew
 
 
 if __name__ == "__main__":
-    # `python -m tests.support.hermes_env` builds the cache ahead of a test run.
-    print(hermes_bin())
+    # `python -m tests.support.hermes_env` builds the cache ahead of a test run. Failing to
+    # build it is not fatal: the real-Hermes tests then skip, each with this reason.
+    try:
+        print(hermes_bin())
+    except HermesUnavailable as exc:
+        print(f"hermes-agent tests will be skipped: {exc}")
     sys.exit(0)
