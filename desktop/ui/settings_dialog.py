@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QListWidget,
     QPushButton,
@@ -88,17 +89,21 @@ class SettingsDialog(QDialog):
         remove = _named(QPushButton("Remove", page), "Remove profile")
         add.clicked.connect(self._on_add_profile_clicked)
         remove.clicked.connect(self._on_remove_profile_clicked)
+        self.p_remove = remove
         self.p_name = _named(QLineEdit(page), "Profile name")
         self.p_kind = QComboBox(page)
         _named(self.p_kind, "Profile kind", "Embedded gateway, local Hermes or remote URL")
         for kind, label in _KIND_LABELS.items():
             self.p_kind.addItem(label, kind)
+        self.p_kind.currentIndexChanged.connect(self._on_kind_changed)
         self.p_url = _named(QLineEdit(page), "Gateway URL", "ws:// or wss:// address")
         self.p_token = _named(QLineEdit(page), "Token", "Sent to the gateway; kept in the keyring")
         self.p_token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.p_token.setPlaceholderText("Saved; type to replace")
         self.p_ca = _named(QLineEdit(page), "CA file", "Certificate authority for wss://")
         browse = _named(QPushButton("Browse…", page), "Choose CA file")
         browse.clicked.connect(self._on_browse_ca_clicked)
+        self.p_browse = browse
         self.p_insecure = _named(
             QCheckBox("Allow unencrypted ws:// to other hosts", page),
             "Allow insecure ws",
@@ -159,6 +164,19 @@ class SettingsDialog(QDialog):
         self.p_token.setText(p.token)
         self.p_ca.setText(p.ca_file)
         self.p_insecure.setChecked(p.allow_insecure_ws)
+        self._on_kind_changed()
+
+    def _on_kind_changed(self, _index: int = 0) -> None:
+        """Only a remote profile has a URL, a token and TLS options; the app's own is permanent."""
+        remote = self.p_kind.currentData() is ProfileKind.REMOTE
+        for widget in (self.p_url, self.p_token, self.p_ca, self.p_browse, self.p_insecure):
+            widget.setEnabled(remote)
+        embedded = self.p_kind.currentData() is ProfileKind.EMBEDDED
+        self.p_remove.setEnabled(not embedded)
+        self.p_kind.setEnabled(not embedded or self._embedded_count() > 1)
+
+    def _embedded_count(self) -> int:
+        return sum(1 for p in self.values.profiles if p.kind is ProfileKind.EMBEDDED)
 
     def _on_add_profile_clicked(self) -> None:
         self._store_profile()
@@ -208,11 +226,21 @@ class SettingsDialog(QDialog):
         self.v_model = _named(QLineEdit(page), "Model")
         self.v_key = _named(QLineEdit(page), "API key", "Kept in the keyring; never logged")
         self.v_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.v_key.setPlaceholderText("Saved; type to replace")
+        hint = QLabel(
+            "The first provider answers. The others take over, in order, when it cannot be "
+            "reached, and it is switched back once healthy. With none, a clearly labelled "
+            "offline model answers.",
+            page,
+        )
+        hint.setWordWrap(True)
+        hint.setObjectName("settingsHint")
         form = QFormLayout()
         form.addRow("Name", self.v_name)
         form.addRow("Base URL", self.v_url)
         form.addRow("Model", self.v_model)
         form.addRow("API key", self.v_key)
+        form.addRow(hint)
         left = QVBoxLayout()
         left.addWidget(self.provider_list)
         row = QHBoxLayout()
