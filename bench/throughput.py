@@ -38,6 +38,7 @@ class ReplayTransport:
         self._sent_ready = False
         # The frames after gateway.ready flow once the bench has seen connect() return.
         self.gate = asyncio.Event()
+        self.bytes_received = 0  # not counted: liveness is not what this bench measures
 
     @property
     def local_open(self) -> bool:
