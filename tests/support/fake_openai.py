@@ -19,10 +19,11 @@ import contextlib
 import json
 import socket
 import struct
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
+
+from tests.support.loop_thread import LoopThreadServer
 
 _REASONS = {
     200: "OK",
@@ -46,8 +47,10 @@ class _Conn:
         self.idle = True
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopThreadServer):
     """A fake `/v1/chat/completions` + `/v1/models` server; see the module docstring."""
+
+    thread_name = "fake-openai"
 
     def __init__(
         self,
@@ -58,6 +61,7 @@ class FakeOpenAIServer:
         model: str = "fake-model",
         reasoning: str = "",
     ) -> None:
+        super().__init__()
         self.reply = reply
         self.chunk_size = max(1, chunk_size)
         self.chunk_delay = chunk_delay
@@ -69,13 +73,7 @@ class FakeOpenAIServer:
         self.reset_after_chunks: int | None = None
         self.requests: list[dict[str, Any]] = []  # JSON bodies of chat completion requests
         self.hits: list[str] = []  # "METHOD /path" of every request, in arrival order
-        self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
         self._conns: set[_Conn] = set()
-        self._startup_error: BaseException | None = None
 
     # -- public API --------------------------------------------------------------------------
 
@@ -101,68 +99,6 @@ class FakeOpenAIServer:
         """Close (FIN) every connection waiting for its next request; returns how many."""
         return self._call(self._close_idle())
 
-    def start(self) -> FakeOpenAIServer:
-        self._thread = threading.Thread(target=self._run, name="fake-openai", daemon=True)
-        self._thread.start()
-        self._ready.wait(10)
-        if self._startup_error is not None:
-            raise RuntimeError("fake OpenAI server failed to start") from self._startup_error
-        return self
-
-    def stop(self) -> None:
-        if self._thread is None:
-            return
-        if self._loop is not None and self._stop is not None:
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-        self._thread = None
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- thread and loop ---------------------------------------------------------------------
-
-    def _call(self, coro: Any) -> Any:
-        assert self._loop is not None, "server not started"
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._main())
-        except BaseException as exc:  # surfaced to start() instead of dying silently
-            self._startup_error = exc
-            self._ready.set()
-        finally:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
-        tasks: set[asyncio.Task[None]] = set()
-
-        def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            task = asyncio.get_running_loop().create_task(self._serve(reader, writer))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-
-        server = await asyncio.start_server(on_client, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            server.close()
-            for task in list(tasks):
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await server.wait_closed()
-
     async def _close_idle(self) -> int:
         idle = [c for c in self._conns if c.idle]
         for conn in idle:
@@ -171,7 +107,7 @@ class FakeOpenAIServer:
 
     # -- HTTP --------------------------------------------------------------------------------
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = _Conn(reader, writer)
         self._conns.add(conn)
         try:

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tests.support.loop_thread import LoopThreadServer
+
 Kind = Literal["pass", "latency", "blackhole", "reset", "bandwidth", "byte_limit", "slow_close"]
 Direction = Literal["up", "down", "both"]
 
@@ -61,22 +63,20 @@ class _Link:
         _rst(self.upstream)
 
 
-class FaultProxy:
+class FaultProxy(LoopThreadServer):
     """See the module docstring. `.connections` counts live proxied connections."""
 
+    thread_name = "fault-proxy"
+
     def __init__(self, target_port: int, target_host: str = "127.0.0.1") -> None:
+        super().__init__()
         self.target_host = target_host
         self.target_port = target_port
-        self.port = 0
         self.accepted = 0  # connections accepted since start
         self._modes: dict[str, Fault] = {"up": Fault(), "down": Fault()}
         self._links: set[_Link] = set()
         self._cond = threading.Condition()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._stop: asyncio.Event | None = None
         self._changed: asyncio.Event | None = None
-        self._ready = threading.Event()
 
     # -- public API --------------------------------------------------------------------------
 
@@ -99,43 +99,21 @@ class FaultProxy:
         """Switch a direction's fault; takes effect on live connections before returning."""
         fault = Fault(kind, ms, rate, limit)
         dirs = ("up", "down") if direction == "both" or kind == "reset" else (direction,)
-        self._call(self._apply, fault, dirs)
+        self._call_sync(self._apply, fault, dirs)
 
     def reset_all(self) -> None:
         """RST every live connection once; new connections are unaffected."""
-        self._call(self._reset_links)
+        self._call_sync(self._reset_links)
 
     def wait_until(self, predicate: Callable[[FaultProxy], bool], timeout: float = 10.0) -> bool:
         """Block until `predicate(self)` holds (rechecked on every connection change)."""
         with self._cond:
             return self._cond.wait_for(lambda: predicate(self), timeout)
 
-    def start(self) -> FaultProxy:
-        self._thread = threading.Thread(target=self._run, name="fault-proxy", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(10) or not self.port:
-            raise RuntimeError("fault proxy failed to start")
-        return self
-
-    def stop(self) -> None:
-        if self._thread is None:
-            return
-        if self._loop is not None and self._stop is not None:
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-        self._thread = None
-
-    def __enter__(self) -> FaultProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     # -- loop side ---------------------------------------------------------------------------
 
-    def _call(self, func: Callable[..., None], *args: Any) -> None:
-        assert self._loop is not None, "proxy not started"
+    def _call_sync(self, func: Callable[..., None], *args: Any) -> None:
+        """Run `func` on the proxy's loop (directly when already there)."""
         if threading.current_thread() is self._thread:
             func(*args)
             return
@@ -143,7 +121,7 @@ class FaultProxy:
         async def run() -> None:
             func(*args)
 
-        asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
+        self._call(run())
 
     def _apply(self, fault: Fault, dirs: tuple[str, ...]) -> None:
         for d in dirs:
@@ -165,37 +143,8 @@ class FaultProxy:
         with self._cond:
             self._cond.notify_all()
 
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._main())
-        finally:
-            self._ready.set()
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
+    def _on_loop_start(self) -> None:
         self._changed = asyncio.Event()
-        tasks: set[asyncio.Task[None]] = set()
-
-        def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            task = asyncio.get_running_loop().create_task(self._handle(reader, writer))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-
-        server = await asyncio.start_server(on_client, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            server.close()
-            for task in list(tasks):
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await server.wait_closed()
 
     async def _handle(self, c_reader: asyncio.StreamReader, c_writer: asyncio.StreamWriter) -> None:
         self.accepted += 1
