@@ -107,7 +107,7 @@ class Core:
         self.drafts = DraftKeeper(self.store, self.clock)
         self.ports: dict[str, object] = {}
         self.outbox = Outbox(self.store, self.ports.get, self.clock, holds=is_temp_key)  # type: ignore[arg-type]
-        self.controllers: list[object] = []
+        self.controllers: dict[str, Any] = {}  # profile id -> its ProfileController
 
     def controller_for(self, profile: object) -> object:
         from desktop.core.controller import ProfileController, SupervisorPort
@@ -155,7 +155,7 @@ class Core:
             attachments=self.attachments,
             clock=self.clock,
         )
-        self.controllers.append(controller)
+        self.controllers[profile.id] = controller
         return controller
 
     def _launcher_for(self, profile: object) -> object | None:
@@ -174,9 +174,16 @@ class Core:
             return HermesServeLauncher(home)
         return None
 
+    async def drop(self, profile_id: str) -> None:
+        """A profile was removed or changed: close it on purpose (it never reconnects)."""
+        controller = self.controllers.pop(profile_id, None)
+        self.ports.pop(profile_id, None)
+        if controller is not None:
+            await controller.close()
+
     async def aclose(self) -> None:
-        for controller in self.controllers:
-            await controller.close()  # type: ignore[attr-defined]
+        for controller in list(self.controllers.values()):
+            await controller.close()
         await self.outbox.aclose()
         self.drafts.close()
         self.store.close()
@@ -196,6 +203,55 @@ def _ssl_context(profile: object) -> object | None:
 
 
 # -- the Qt application ---------------------------------------------------------------------
+
+
+class LiveProfiles:
+    """Applies profiles edited in Settings at once: changed ones reconnect, others stay up.
+
+    A changed profile's old connection is closed before its new one opens, so a profile never
+    has two live sockets, not even for a moment.
+    """
+
+    def __init__(self, core: Core, window: Any, on_added: Callable[[Any], None]) -> None:
+        self._core = core
+        self._window = window
+        self._on_added = on_added
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def apply_soon(self, before: dict[str, Any], typed_tokens: set[str]) -> None:
+        task = asyncio.get_running_loop().create_task(self.apply(before, typed_tokens))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def apply(self, before: dict[str, Any], typed_tokens: set[str]) -> None:
+        """`before`: profiles by id as they were; `typed_tokens`: ids given a new token."""
+        from desktop.ui.main_window import ProfileEntry
+
+        core, window = self._core, self._window
+        after = {p.id: p for p in core.preferences.profiles()}
+        for pid, old in before.items():
+            new = after.get(pid)
+            if new is not None and new.name != old.name:
+                window.rename_profile(pid, new.name)
+            unchanged = (
+                new is not None
+                and pid not in typed_tokens
+                and {**new.to_json(), "name": ""} == {**old.to_json(), "name": ""}
+            )
+            if not unchanged:
+                window.remove_profile(pid)
+                await core.drop(pid)
+        for pid, profile in after.items():
+            if pid in core.controllers:
+                continue
+            controller = core.controller_for(profile)
+            entry = ProfileEntry(profile.name, controller)
+            window.add_profile(entry)
+            self._on_added(entry)
+            controller.start()
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
 def _quit_on_signals(app: Any, quit_app: Callable[[], None]) -> Any:
@@ -317,15 +373,24 @@ async def _run_window(
     theme.theme_changed.connect(window.set_colors)
     theme.apply()
 
+    system = SystemEvents(app)
+
+    def add_entry(entry: ProfileEntry) -> None:
+        system.network_changed.connect(entry.backend.network_changed)
+        system.woke_up.connect(entry.backend.woke_up)
+
+    live = LiveProfiles(core, window, add_entry)
+
     def apply_preferences(saved: AppSettings | None = None) -> None:
         if saved is not None:
+            before = {p.id: p for p in prefs.profiles()}
+            typed_tokens = {p.id for p in saved.profiles if p.token}
             try:
-                pending = prefs.save(saved)
+                prefs.save(saved)
             except (ValueError, OSError) as exc:
                 reporter.present(window, "Settings not saved", str(exc))
                 return
-            if pending:
-                window.statusBar().showMessage("Profile changes apply after a restart", 8000)
+            live.apply_soon(before, typed_tokens)
         theme.set_mode(_theme_mode(prefs.preference("theme", "system")))
         window.set_send_key(str(prefs.preference("send_key", "enter")))
         window.close_to_tray = bool(prefs.preference("close_to_tray", False))
@@ -333,10 +398,8 @@ async def _run_window(
 
     apply_preferences()
     window.settings_saved.connect(apply_preferences)
-    system = SystemEvents(app)
     for entry in entries:
-        system.network_changed.connect(entry.backend.network_changed)
-        system.woke_up.connect(entry.backend.woke_up)
+        add_entry(entry)
     done: asyncio.Future[int] = loop.create_future()
 
     def finish(code: int) -> None:
@@ -361,6 +424,7 @@ async def _run_window(
         return await done
     finally:
         window.save_state()
+        await live.aclose()
         await core.aclose()
         restore_hooks()
         wake.close()

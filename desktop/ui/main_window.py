@@ -80,7 +80,7 @@ class MainWindow(QMainWindow):
         self.setAccessibleName("Hermes chat")
         self._settings = settings
         self._app_settings = app_settings
-        self._profiles = {p.backend.profile_id: p for p in profiles}
+        self._profiles: dict[str, ProfileEntry] = {}
         self._bridges: dict[str, BackendBridge] = {}
         self._sessions: dict[str, list[SessionSummary]] = {}
         self._approvals: dict[tuple[str, str], dict[str, ApprovalRequest]] = {}
@@ -95,13 +95,51 @@ class MainWindow(QMainWindow):
         self.tray.quit_requested.connect(self.quit_requested)
         self.profile_combo.blockSignals(True)
         for entry in profiles:
-            bridge = BackendBridge(entry.backend, self)
-            self._connect_bridge(bridge)
-            self._bridges[entry.backend.profile_id] = bridge
-            self._sessions[entry.backend.profile_id] = entry.backend.sessions()
-            self.profile_combo.addItem(entry.name, entry.backend.profile_id)
+            self._attach(entry)
         self.profile_combo.blockSignals(False)
         self._restore_state()
+
+    def _attach(self, entry: ProfileEntry) -> None:
+        profile_id = entry.backend.profile_id
+        self._profiles[profile_id] = entry
+        bridge = BackendBridge(entry.backend, self)
+        self._connect_bridge(bridge)
+        self._bridges[profile_id] = bridge
+        self._sessions[profile_id] = entry.backend.sessions()
+        self.profile_combo.addItem(entry.name, profile_id)
+
+    def add_profile(self, entry: ProfileEntry) -> None:
+        """A profile was added in Settings: list it (and show it if it is the only one)."""
+        self._attach(entry)
+        if not self._profile_id:
+            self.switch_profile(entry.backend.profile_id)
+
+    def rename_profile(self, profile_id: str, name: str) -> None:
+        """Show a profile under its new name."""
+        idx = self.profile_combo.findData(profile_id)
+        if idx >= 0:
+            self.profile_combo.setItemText(idx, name)
+
+    def remove_profile(self, profile_id: str) -> None:
+        """A profile was removed: nothing of it is shown or heard from again."""
+        entry = self._profiles.pop(profile_id, None)
+        if entry is None:
+            return
+        bridge = self._bridges.pop(profile_id)
+        bridge.detach()
+        bridge.deleteLater()
+        self._sessions.pop(profile_id, None)
+        for key in [k for k in self._approvals if k[0] == profile_id]:
+            del self._approvals[key]
+        idx = self.profile_combo.findData(profile_id)
+        self.profile_combo.blockSignals(True)
+        self.profile_combo.removeItem(idx)
+        self.profile_combo.blockSignals(False)
+        if self._profile_id == profile_id:
+            self._profile_id = ""
+            first = self.profile_combo.itemData(0)
+            if first:
+                self.switch_profile(str(first))
 
     # -- construction -----------------------------------------------------------------------
 
