@@ -45,6 +45,8 @@ LAYOUT_CACHE = 256
 # Painted bubbles kept as pixmaps: about ten screens of a wide window, then least recent first.
 PIXMAP_BUDGET = 32 * 2**20
 BLOCK_PIXMAPS = 4
+# Rows at the end of a session estimated one by one when it opens (several screens' worth).
+EXACT_ROWS = 200
 
 
 class BubbleDelegate(QStyledItemDelegate):
@@ -169,25 +171,51 @@ class BubbleDelegate(QStyledItemDelegate):
         return QSize(width, guess)
 
     def row_heights(self) -> list[int]:
-        """Every row's height as sizeHint reports it, in one pass (opening or resizing)."""
+        """Every row's height for the view's tree, in one pass (opening or resizing).
+
+        Rows measured at this width keep their height. The last EXACT_ROWS rows (where the
+        view opens) get their own estimate; older rows get their role's mean over those, so
+        opening 10,000 messages costs no per-row arithmetic: each older row is estimated
+        properly, then measured, when it first comes near the screen.
+        """
         width = self._width_now if self._width_now > 200 else self._width()
         if self._metrics is None:
             self._metrics = metrics(width, self._font())
         m = self._metrics
         exact_of = self._exact.get
         guesses = self._estimates
-        out: list[int] = []
-        add = out.append
-        for msg in self._model.messages():
+        messages = self._model.messages()
+        split = max(0, len(messages) - EXACT_ROWS)
+        known = bool(self._exact or guesses)
+        tail: list[int] = []
+        sums: dict[Role, list[int]] = {}
+        for msg in messages[split:]:
             exact = exact_of(msg.id)
             if exact is not None and exact[1] == width:
-                add(exact[2])
-                continue
-            guess = guesses.get(msg.id)
-            if guess is None:
-                guess = guesses[msg.id] = round(estimate(msg, m))
-            add(guess)
-        return out
+                height = exact[2]
+            else:
+                guess = guesses.get(msg.id)
+                if guess is None:
+                    guess = guesses[msg.id] = round(estimate(msg, m))
+                height = guess
+            tail.append(height)
+            total = sums.setdefault(msg.role, [0, 0])
+            total[0] += height
+            total[1] += 1
+        if not split:
+            return tail
+        mean = {role: s // n for role, (s, n) in sums.items()}
+        fallback = round(estimate(messages[0], m))
+        head = [mean.get(msg.role, fallback) for msg in messages[:split]]
+        if known:
+            for i, msg in enumerate(messages[:split]):
+                exact = exact_of(msg.id)
+                if exact is not None and exact[1] == width:
+                    head[i] = exact[2]
+                elif msg.id in guesses:
+                    head[i] = guesses[msg.id]
+        head += tail
+        return head
 
     def row_height(self, msg: ChatMessage) -> int:
         """One row's height as sizeHint reports it (exact once measured, else the estimate)."""

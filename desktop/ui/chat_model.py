@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from PySide6.QtCore import (
@@ -19,18 +18,17 @@ from desktop.core.models import ChatMessage
 
 MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
 REVISION_ROLE = Qt.ItemDataRole.UserRole + 2
+# Updates are paced by painting, not by a clock: a batch is published on the next loop turn
+# unless the previous batch is still waiting for its paint, in which case the next batch
+# follows that paint (`paint_done`). Without a paint (the row is off screen, the view hidden,
+# no view at all) the batch goes out after one frame anyway.
 FRAME_MS = 16
-# Updates are published at most this often. A delta after a quiet spell is published on the
-# next loop turn; a steady stream is batched so the row is redrawn at most once per interval.
-# Half a frame: a delta waits at most this long, then one cached-bubble repaint, and is on
-# screen within the frame it arrived in.
-MIN_FLUSH_MS = 8
 
 _Index = QModelIndex | QPersistentModelIndex
 
 
 class MessageListModel(QAbstractListModel):
-    """Messages of the open session. Updates to existing rows are batched (MIN_FLUSH_MS).
+    """Messages of the open session. Updates to existing rows are batched, one batch per paint.
 
     Signals:
         flushed(int): a batch of coalesced row updates was published (number of rows).
@@ -51,7 +49,7 @@ class MessageListModel(QAbstractListModel):
         self._frame.setSingleShot(True)
         self._frame.setTimerType(Qt.TimerType.PreciseTimer)
         self._frame.timeout.connect(self._on_frame_timeout)
-        self._flushed_at = -1.0
+        self._awaiting_paint = False
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's default
         return 0 if parent.isValid() else len(self._rows)
@@ -89,6 +87,7 @@ class MessageListModel(QAbstractListModel):
         self.beginResetModel()
         self._frame.stop()
         self._dirty.clear()
+        self._awaiting_paint = False
         self._rows = list(messages)
         self._row_of = {m.id: i for i, m in enumerate(self._rows)}
         self._revision = {}
@@ -108,8 +107,7 @@ class MessageListModel(QAbstractListModel):
         self._rows[row] = message
         self._dirty.add(message.id)
         if not self._frame.isActive():
-            since_ms = (time.monotonic() - self._flushed_at) * 1000
-            self._frame.start(max(0, round(MIN_FLUSH_MS - since_ms)))
+            self._frame.start(FRAME_MS if self._awaiting_paint else 0)
 
     def remove(self, message_id: str) -> None:
         """Remove a message row."""
@@ -136,9 +134,15 @@ class MessageListModel(QAbstractListModel):
         self._frame.stop()
         self._on_frame_timeout()
 
+    def paint_done(self) -> None:
+        """The view painted: the updates gathered meanwhile go out on the next loop turn."""
+        self._awaiting_paint = False
+        if self._dirty:
+            self._frame.start(0)
+
     def _on_frame_timeout(self) -> None:
-        self._flushed_at = time.monotonic()
         dirty, self._dirty = self._dirty, set()
+        self._awaiting_paint = bool(dirty)
         for message_id in dirty:
             row = self._row_of.get(message_id)
             if row is None:

@@ -336,6 +336,7 @@ class ChatView(QListView):
                 row += 1
         finally:
             painter.end()
+            self.chat_model.paint_done()
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         QAbstractItemView.resizeEvent(self, e)

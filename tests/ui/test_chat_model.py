@@ -1,4 +1,4 @@
-"""The chat model coalesces streaming deltas to one update per frame and idles afterwards."""
+"""The chat model coalesces streaming deltas to one update per paint and idles afterwards."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 
-from desktop.ui.chat_model import MESSAGE_ROLE, MessageListModel
+from desktop.ui.chat_model import FRAME_MS, MESSAGE_ROLE, MessageListModel
 from tests.ui.fakes import assistant, user
 
 
@@ -51,3 +51,39 @@ def test_remove_drops_row_and_pending_update(qtbot: Any) -> None:
         model.flush()
     assert [model.message_at(r).id for r in range(model.rowCount())] == ["u2"]
     assert model.row_of("u2") == 0
+
+
+def test_next_batch_follows_the_paint_not_a_clock(qtbot: Any) -> None:
+    model = MessageListModel()
+    reply = assistant("a1", "", streaming=True)
+    model.reset([reply])
+    (timer,) = model.findChildren(QTimer)
+    reply.text = "one"
+    model.upsert(reply)
+    assert timer.isActive() and timer.interval() == 0, "a first delta goes out on the next turn"
+    with qtbot.wait_signal(model.flushed):
+        pass
+    reply.text = "one two"
+    model.upsert(reply)
+    # The first batch is not painted yet: the second waits for that paint (or a whole frame).
+    assert timer.isActive() and timer.interval() == FRAME_MS
+    model.paint_done()
+    assert timer.isActive() and timer.interval() == 0, "painted: the next batch goes out at once"
+    with qtbot.wait_signal(model.flushed):
+        pass
+    model.paint_done()
+    assert model.index(0).data(MESSAGE_ROLE).text == "one two"
+    assert not timer.isActive(), "nothing pending: no timer runs"
+
+
+def test_batch_without_a_paint_still_goes_out_after_a_frame(qtbot: Any) -> None:
+    model = MessageListModel()
+    reply = assistant("a1", "x", streaming=True)
+    model.reset([reply])
+    changes: list[int] = []
+    model.dataChanged.connect(lambda tl, br, roles=(): changes.append(tl.row()))
+    for text in ("xy", "xyz"):
+        reply.text = text
+        with qtbot.wait_signal(model.flushed, timeout=1000):
+            model.upsert(reply)
+    assert changes == [0, 0], "a view that never paints does not hold updates back"

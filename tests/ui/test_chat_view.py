@@ -317,3 +317,21 @@ def test_clicks_land_on_the_row_under_the_pointer(qtbot: Any, view: ChatView) ->
         if rect.intersects(view.viewport().rect()):
             assert view.indexAt(rect.center()).row() == row
     assert not view.indexAt(QPoint(5, -10)).isValid() or view.verticalScrollBar().value() > 0
+
+
+def test_long_session_opens_at_its_end_and_its_start_is_measured_on_arrival(
+    qtbot: Any, view: ChatView
+) -> None:
+    messages = _long_session(3_000)
+    messages[0] = assistant("0", "first line\n\n" + "a much longer opening answer " * 40)
+    view.show_messages(messages)
+    _settle(qtbot, view)
+    last = view.chat_model.index(2_999)
+    assert view.visualRect(last).bottom() + 1 == view.viewport().height(), "opens at the end"
+    view.verticalScrollBar().setValue(0)
+    view.viewport().repaint()
+    first = view.chat_model.index(0)
+    rect = view.visualRect(first)
+    assert rect.top() == 0, "the session's first message is at the top"
+    assert rect.height() == view.bubbles.measure(first), "shown at its real height"
+    assert rect.height() > 150, "the long opening answer is not squeezed into an estimate"
