@@ -11,7 +11,7 @@ from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.document import SafeDocument, code_block_rects
-from desktop.ui.markdown import render_markdown, render_markdown_fresh, split_streaming
+from desktop.ui.markdown import render_markdown, render_markdown_fresh, stream_chunks
 from desktop.ui.theme import Colors
 
 ROW_MARGIN_V = 4.0
@@ -25,9 +25,8 @@ CARD_H = 30.0
 FOOTER_H = 16.0
 BUTTON_H = 26.0
 TOOL_BODY_LIMIT = 4000
-# Finished blocks of replies still streaming, laid out once: (text, width, look) -> document.
-_PREFIX_DOCS: OrderedDict[tuple[str, float, str], QTextDocument] = OrderedDict()
-PREFIX_DOCS = 8
+# Replies still streaming: message id -> their finished block groups, each laid out once.
+STREAMS = 8
 
 
 @dataclass(slots=True)
@@ -48,8 +47,10 @@ class BubbleLayout:
     bubble: QRectF
     doc: QTextDocument | None = None
     doc_pos: QPointF = field(default_factory=QPointF)
-    # A streaming reply: `doc` holds its finished blocks (shared between revisions, so it is
-    # laid out and drawn once) and `tail_doc` the block still being written.
+    # A streaming reply has no `doc`: `head_docs` are its finished block groups, stacked
+    # (shared between revisions, so each is laid out and drawn once) and `tail_doc` is the
+    # block still being written.
+    head_docs: list[tuple[QTextDocument, QPointF]] = field(default_factory=list)
     tail_doc: QTextDocument | None = None
     tail_pos: QPointF = field(default_factory=QPointF)
     thinking_doc: QTextDocument | None = None
@@ -60,6 +61,14 @@ class BubbleLayout:
     footer: QRectF = field(default_factory=QRectF)
     error_rect: QRectF | None = None
     zones: list[Zone] = field(default_factory=list)
+
+    def text_docs(self) -> list[tuple[QTextDocument, QPointF]]:
+        """The documents holding the message text, top to bottom, with their positions."""
+        parts = list(self.head_docs)
+        for doc, pos in ((self.doc, self.doc_pos), (self.tail_doc, self.tail_pos)):
+            if doc is not None:
+                parts.append((doc, pos))
+        return parts
 
 
 def bubble_max_width(view_width: float) -> float:
@@ -149,27 +158,50 @@ def message_doc(msg: ChatMessage, font: QFont, width: float, colors: Colors) -> 
     return _markdown_doc(msg.role is Role.USER, font, width, colors, html)
 
 
+@dataclass(slots=True)
+class _Stream:
+    """One streaming reply's finished block groups as laid out at one width and look."""
+
+    width: float
+    look: str
+    groups: list[tuple[str, QTextDocument]] = field(default_factory=list)
+
+
+_streams: OrderedDict[str, _Stream] = OrderedDict()
+
+
 def streaming_docs(
     msg: ChatMessage, font: QFont, width: float, colors: Colors
-) -> tuple[QTextDocument | None, QTextDocument]:
-    """A growing reply as (finished blocks, cached across deltas; the block being written)."""
-    prefix, tail = split_streaming(msg.text)
+) -> tuple[list[QTextDocument], QTextDocument]:
+    """A growing reply as (its finished block groups; the block being written).
+
+    A group is rendered and laid out when it is finished and then reused for every later
+    delta, so a paragraph break costs one paragraph's layout however long the reply is.
+    """
+    chunks, tail = stream_chunks(msg.text)
     style = (colors.pygments_style, colors.code_bg, colors.text)
     user = msg.role is Role.USER
-    head: QTextDocument | None = None
-    if prefix:
-        key = (prefix, width, f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{user}")
-        head = _PREFIX_DOCS.get(key)
-        if head is None:
-            head = _markdown_doc(user, font, width, colors, render_markdown(prefix, *style))
-            _PREFIX_DOCS[key] = head
-            if len(_PREFIX_DOCS) > PREFIX_DOCS:
-                _PREFIX_DOCS.popitem(last=False)
-        else:
-            _PREFIX_DOCS.move_to_end(key)
+    look = f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{user}"
+    stream = _streams.get(msg.id)
+    if stream is None or stream.width != width or stream.look != look:
+        stream = _Stream(width, look)
+    _streams[msg.id] = stream
+    _streams.move_to_end(msg.id)
+    while len(_streams) > STREAMS:
+        _streams.popitem(last=False)
+    groups = stream.groups
+    for i, chunk in enumerate(chunks):
+        if i < len(groups) and groups[i][0] == chunk:
+            continue
+        # The last group grew (a list went on) or the text was replaced: redo from here.
+        del groups[i:]
+        groups.append(
+            (chunk, _markdown_doc(user, font, width, colors, render_markdown(chunk, *style)))
+        )
+    del groups[len(chunks) :]
     # The tail is rendered uncached: it changes with every delta.
     rendered = render_markdown_fresh(tail or "…", *style)
-    return head, _markdown_doc(user, font, width, colors, rendered)
+    return [doc for _, doc in groups], _markdown_doc(user, font, width, colors, rendered)
 
 
 def build_layout(
@@ -216,16 +248,18 @@ def build_layout(
 
     if msg.text or msg.streaming or not (msg.tools or msg.thinking):
         if msg.streaming and msg.text:
-            lay.doc, lay.tail_doc = streaming_docs(msg, font, inner_max, colors)
+            heads, lay.tail_doc = streaming_docs(msg, font, inner_max, colors)
+            parts = [*heads, lay.tail_doc]
         else:
             lay.doc = message_doc(msg, font, inner_max, colors)
+            parts = [lay.doc]
         lay.doc_pos = QPointF(0, y)
         copies = 0
-        for part in (lay.doc, lay.tail_doc):
-            if part is None:
-                continue
+        for part in parts:
             if part is lay.tail_doc:
                 lay.tail_pos = QPointF(0, y)
+            elif part is not lay.doc:
+                lay.head_docs.append((part, QPointF(0, y)))
             size = part.size()
             content_w = max(content_w, size.width())
             for r in code_block_rects(part):
@@ -273,6 +307,7 @@ def build_layout(
     dx = left + PAD_H
     lay.doc_pos += QPointF(dx, 0)
     lay.tail_pos += QPointF(dx, 0)
+    lay.head_docs = [(doc, pos + QPointF(dx, 0)) for doc, pos in lay.head_docs]
     for kind, by in blocks:
         if kind == "thinking":
             lay.thinking_pos = QPointF(dx, by)

@@ -44,7 +44,8 @@ _Index = QModelIndex | QPersistentModelIndex
 LAYOUT_CACHE = 256
 # Painted bubbles kept as pixmaps: about ten screens of a wide window, then least recent first.
 PIXMAP_BUDGET = 32 * 2**20
-BLOCK_PIXMAPS = 4
+# Finished block groups of streaming replies, drawn once each; a reply's groups must all fit.
+BLOCK_PIXMAP_BUDGET = 16 * 2**20
 # Rows at the end of a session estimated one by one when it opens (several screens' worth).
 EXACT_ROWS = 200
 
@@ -80,6 +81,8 @@ class BubbleDelegate(QStyledItemDelegate):
         self._metrics: Metrics | None = None
         # Finished blocks of streaming replies, by document (held, so its id stays unique).
         self._block_pixmaps: OrderedDict[int, tuple[QTextDocument, int, QPixmap]] = OrderedDict()
+        self._block_bytes = 0
+        self.blocks_drawn = 0
         self._exact: dict[str, tuple[int, int, int]] = {}  # id -> (revision, width, height)
         self._expanded: dict[str, set[tuple[str, int]]] = {}
         self._pressed_link = ""
@@ -104,6 +107,7 @@ class BubbleDelegate(QStyledItemDelegate):
         self._layouts.clear()
         self._pixmaps.clear()
         self._block_pixmaps.clear()
+        self._block_bytes = 0
         self._pixmap_bytes = 0
         self._exact.clear()
         self._estimates.clear()
@@ -318,12 +322,12 @@ class BubbleDelegate(QStyledItemDelegate):
                 self._draw_doc(painter, lay.thinking_doc, lay.thinking_pos, muted)
         for i, (header, body, pos) in enumerate(lay.tool_cards):
             self._draw_tool(painter, msg, i, (header, body, pos))
-        if lay.doc is not None:
-            if lay.tail_doc is not None:
-                self._draw_finished_blocks(painter, lay.doc, lay.doc_pos, fg)
-                self._draw_doc(painter, lay.tail_doc, lay.tail_pos, fg)
-            else:
-                self._draw_doc(painter, lay.doc, lay.doc_pos, fg)
+        if lay.doc is not None or lay.tail_doc is not None:
+            for head, at in lay.head_docs:
+                self._draw_finished_block(painter, head, at, fg)
+            for doc, at in ((lay.doc, lay.doc_pos), (lay.tail_doc, lay.tail_pos)):
+                if doc is not None:
+                    self._draw_doc(painter, doc, at, fg)
             for zone in lay.zones:
                 if zone.kind == "copy":
                     r = zone.rect
@@ -369,13 +373,21 @@ class BubbleDelegate(QStyledItemDelegate):
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
 
-    def _draw_finished_blocks(
+    def _draw_finished_block(
         self, painter: QPainter, doc: QTextDocument, pos: QPointF, fg: QColor
     ) -> None:
-        """A streaming reply's finished blocks: drawn once into a pixmap, then copied."""
-        cached = self._block_pixmaps.get(id(doc))
-        if cached is None or cached[0] is not doc or cached[1] != fg.rgba():
-            dpr = self._view.devicePixelRatioF()
+        """One finished block group of a streaming reply: drawn once into a pixmap, then copied."""
+        key = id(doc)
+        cached = self._block_pixmaps.get(key)
+        dpr = self._view.devicePixelRatioF()
+        if (
+            cached is None
+            or cached[0] is not doc
+            or cached[1] != fg.rgba()
+            or (cached[2].devicePixelRatio() != dpr)
+        ):
+            if cached is not None:
+                self._block_bytes -= self._pixmap_size(cached[2])
             size = doc.size()
             pix = QPixmap(max(1, round(size.width() * dpr)), max(1, round(size.height() * dpr)))
             pix.setDevicePixelRatio(dpr)
@@ -386,11 +398,21 @@ class BubbleDelegate(QStyledItemDelegate):
                 self._draw_doc(p, doc, QPointF(), fg)
             finally:
                 p.end()
+            self.blocks_drawn += 1
             cached = (doc, fg.rgba(), pix)
-            self._block_pixmaps[id(doc)] = cached
-            while len(self._block_pixmaps) > BLOCK_PIXMAPS:
-                self._block_pixmaps.popitem(last=False)
+            self._block_pixmaps[key] = cached
+            self._block_bytes += self._pixmap_size(pix)
+            while self._block_bytes > BLOCK_PIXMAP_BUDGET and len(self._block_pixmaps) > 1:
+                self._block_bytes -= self._pixmap_size(
+                    self._block_pixmaps.popitem(last=False)[1][2]
+                )
+        else:
+            self._block_pixmaps.move_to_end(key)
         painter.drawPixmap(pos, cached[2])
+
+    @staticmethod
+    def _pixmap_size(pix: QPixmap) -> int:
+        return pix.width() * pix.height() * 4
 
     def _draw_tool(
         self,
@@ -534,11 +556,11 @@ class BubbleDelegate(QStyledItemDelegate):
         return False
 
     def _link_at(self, lay: BubbleLayout, pos: QPointF) -> str:
-        for doc, at in ((lay.doc, lay.doc_pos), (lay.tail_doc, lay.tail_pos)):
-            if doc is not None:
-                href = str(doc.documentLayout().anchorAt(pos - at))
-                if href:
-                    return href
+        for doc, at in lay.text_docs():
+            # Each block group answers in its own coordinates.
+            href = str(doc.documentLayout().anchorAt(pos - at))
+            if href:
+                return href
         return ""
 
     def _activate(self, model: Any, msg: ChatMessage, kind: str, index: int) -> None:

@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+# What a line still being written may grow into a list item from.
+_LIST_START = re.compile(r"(?:[-+*]|\d{1,9}[.)]?)$")
 _parser: MarkdownIt | None = None
 
 
@@ -119,6 +122,60 @@ def split_streaming(text: str) -> tuple[str, str]:
     """A growing reply as (finished blocks, the block still being written)."""
     cut = stable_split(text)
     return text[:cut], text[cut:]
+
+
+def _may_join(line: str, complete: bool, in_list: bool) -> bool:
+    """Whether a line after a blank line may belong to the block before it (so no cut there)."""
+    body = line.rstrip("\r\n")
+    if not body.strip() or body[0] in " \t":
+        return True  # another blank line, a list item's continuation or indented code
+    if not in_list:
+        return False
+    return bool(_LIST_ITEM.match(body) or (not complete and _LIST_START.match(body)))
+
+
+def stream_chunks(text: str) -> tuple[list[str], str]:
+    """A growing reply as (its finished block groups, the block still being written).
+
+    The groups join to `split_streaming`'s prefix. Inner group ends are blank lines outside a
+    fence followed by a block that cannot continue the one before (no loose list is cut between
+    its items), so each group renders alone as it does inside the whole text and a streaming
+    reply renders each group once. Only the last group may still grow: when the block written
+    after it continues its list, the two become one group.
+    """
+    lines = text.splitlines(keepends=True)
+    fence = ""
+    pos = 0
+    cut = 0
+    cuts: list[int] = []
+    in_list = False
+    after_blank = True
+    for i, line in enumerate(lines):
+        pos += len(line)
+        m = _FENCE.match(line)
+        blank = not line.strip()
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = "" if not line.strip(" `~\n") else fence
+            continue
+        if not blank:
+            if _LIST_ITEM.match(line):
+                in_list = True
+            elif after_blank and line[0] not in " \t":
+                in_list = False
+            if m:
+                fence = m.group(1)
+        elif pos < len(text):
+            cut = pos
+            nxt = lines[i + 1]
+            complete = i + 2 < len(lines) or nxt.endswith(("\n", "\r"))
+            if not _may_join(nxt, complete, in_list):
+                cuts.append(pos)
+        after_blank = blank
+    if cut and (not cuts or cuts[-1] != cut):
+        cuts.append(cut)
+    chunks = [text[a:b] for a, b in zip([0, *cuts], cuts, strict=False)]
+    return chunks, text[cut:]
 
 
 def render_markdown_streaming(

@@ -5,9 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtTest import QTest
 
+from desktop.ui import bubble_layout
 from desktop.ui.chat_view import ChatView
-from desktop.ui.markdown import code_blocks, render_markdown, split_streaming, stable_split
+from desktop.ui.links import LinkOpener
+from desktop.ui.markdown import (
+    code_blocks,
+    render_markdown,
+    render_markdown_fresh,
+    split_streaming,
+    stable_split,
+    stream_chunks,
+)
+from desktop.ui.theme import LIGHT
 from tests.ui.fakes import assistant, user
 
 
@@ -63,12 +77,12 @@ def test_streaming_reply_lays_out_finished_blocks_once(qtbot: Any, view: ChatVie
     with qtbot.wait_signal(view.chat_model.flushed):
         reply.text += "tail one"
         view.update_message(reply)
-    before = view.bubbles.layout_for(index).doc
+    before = view.bubbles.layout_for(index).head_docs[0][0]
     with qtbot.wait_signal(view.chat_model.flushed):
         reply.text += " and two"
         view.update_message(reply)
     after = view.bubbles.layout_for(index)
-    assert after.doc is before, "the finished blocks' document is reused between deltas"
+    assert after.head_docs[0][0] is before, "finished blocks are reused between deltas"
     assert after.tail_doc is not None and after.tail_doc.toPlainText().strip() == "tail one and two"
     reply.streaming = False
     with qtbot.wait_signal(view.chat_model.flushed):
@@ -88,3 +102,143 @@ def test_theme_change_redraws_cached_bubbles(qtbot: Any, view: ChatView) -> None
     view.set_colors(DARK)
     view.grab()
     assert view.bubbles.bubbles_drawn > drawn, "a new theme is never shown from stale pixmaps"
+
+
+_ATOMS = ["word ", "\n", "\n\n", "- ", "1. ", "```\n", "  ", "    ", "> ", "*x* ", "[a](http://x) "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ATOMS), max_size=30))
+def test_block_groups_render_exactly_like_the_finished_text(atoms: list[str]) -> None:
+    text = "".join(atoms)
+    groups, tail = stream_chunks(text)
+    prefix, rest = split_streaming(text)
+    assert "".join(groups) == prefix and tail == rest
+    style = ("friendly", "#fff", "#000")
+    whole = render_markdown_fresh(prefix, *style)
+    assert "".join(render_markdown_fresh(g, *style) for g in groups) == whole
+
+
+def test_block_groups_never_cut_a_code_fence_or_a_loose_list() -> None:
+    text = "intro\n\n```py\nx = 1\n\ny = 2\n```\n\n- a\n\n- b\n\n  more b\n\nafter\n\nwrit"
+    groups, tail = stream_chunks(text)
+    assert groups == [
+        "intro\n\n",
+        "```py\nx = 1\n\ny = 2\n```\n\n",
+        "- a\n\n- b\n\n  more b\n\n",
+        "after\n\n",
+    ]
+    assert tail == "writ"
+
+
+def _paragraph(n: int) -> str:
+    return f"paragraph {n} " + "words " * 30 + "\n\n"
+
+
+def test_a_paragraph_break_renders_only_the_new_paragraph(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rendered: list[str] = []
+    real = bubble_layout.render_markdown
+
+    def counting(text: str, *style: str) -> str:
+        rendered.append(text)
+        return real(text, *style)
+
+    monkeypatch.setattr(bubble_layout, "render_markdown", counting)
+    font = ChatView().font()
+    reply = assistant("stream-10", "", streaming=True)
+    for n in range(1, 10):
+        reply.text += _paragraph(n)
+        bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+    reply.text += "paragraph 10 still being writ"
+    bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+    rendered.clear()
+    reply.text = reply.text.removesuffix("still being writ") + "words\n\nele"
+    lay = bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+    assert rendered == ["paragraph 10 words\n\n"], "earlier paragraphs re-rendered"
+    assert len(lay.head_docs) == 10
+    tops = [pos.y() for _, pos in lay.head_docs]
+    assert tops == sorted(tops) and lay.tail_pos.y() > tops[-1], "groups stack top to bottom"
+    assert lay.tail_doc is not None and lay.tail_doc.toPlainText().strip() == "ele"
+
+
+def test_links_and_copy_buttons_work_in_early_block_groups(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(
+        LinkOpener,
+        "open_external",
+        classmethod(lambda cls, url: opened.append(url.toString()) or True),
+    )
+    text = (
+        "intro\n\n[docs](https://example.org/docs)\n\n```py\nx = 1\n\ny = 2\n```\n\n"
+        "between\n\n```\nsecond\n```\n\nlast para\n\nstill writ"
+    )
+    reply = assistant("a1", text, streaming=True)
+    view.show_messages([reply])
+    index = view.chat_model.index(0)
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    lay = view.bubbles.layout_for(index)
+    assert len(lay.head_docs) == 6 and lay.doc is None
+    link_doc, at = lay.head_docs[1]
+    assert link_doc.toPlainText().strip() == "docs" and at.y() > lay.head_docs[0][1].y()
+    rect = view.visualRect(index)
+    line = link_doc.documentLayout().blockBoundingRect(link_doc.begin())
+    pos = QPoint(int(rect.left() + at.x() + 6), int(rect.top() + at.y() + line.height() / 2))
+    QTest.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pos
+    )
+    assert opened == ["https://example.org/docs"]
+    for n, code in enumerate(["x = 1\n\ny = 2", "second"]):
+        center = view.bubbles.zone_center(index, "copy", n)
+        assert center is not None
+        click = QPoint(int(rect.left() + center.x()), int(rect.top() + center.y()))
+        with qtbot.wait_signal(view.code_copied) as copied:
+            QTest.mouseClick(
+                view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, click
+            )
+        assert copied.args == [code]
+    # The second code block's button sits on its own group, below the first group's.
+    second = view.bubbles.zone_center(index, "copy", 1)
+    assert second is not None and second.y() > lay.head_docs[4][1].y()
+    assert view.bubbles.zone_center(index, "copy", 0) != second
+
+
+def test_a_paragraph_break_draws_only_the_new_group(qtbot: Any, view: ChatView) -> None:
+    reply = assistant("a1", "".join(_paragraph(n) for n in range(1, 10)) + "writ", streaming=True)
+    view.show_messages([reply])
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    view.grab()
+    drawn = view.bubbles.blocks_drawn
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += "ing the tenth\n\nnext"
+        view.update_message(reply)
+    view.grab()
+    assert view.bubbles.blocks_drawn == drawn + 1, "only the newly finished paragraph is drawn"
+
+
+def test_finished_reply_looks_exactly_as_if_it_never_streamed(qtbot: Any, view: ChatView) -> None:
+    text = "Intro with [a link](https://example.org)\n\n- one\n\n- two\n\n```py\nx = 1\n```\n\nEnd"
+    streamed = assistant("a1", "", streaming=True)
+    plain = assistant("a2", text)
+    view.show_messages([streamed, plain])
+    for cut in range(0, len(text) + 1, 7):
+        with qtbot.wait_signal(view.chat_model.flushed):
+            streamed.text = text[:cut] or "I"
+            view.update_message(streamed)
+        view.grab()
+    streamed.text, streamed.streaming = text, False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(streamed)
+    qtbot.wait_until(lambda: {0, 1} <= view.bubbles.painted_rows)
+    lay_a = view.bubbles.layout_for(view.chat_model.index(0))
+    lay_b = view.bubbles.layout_for(view.chat_model.index(1))
+    assert lay_a.head_docs == [] and lay_a.doc is not None and lay_b.doc is not None
+    assert lay_a.doc.toHtml() == lay_b.doc.toHtml()
+    assert lay_a.height == lay_b.height
+    shot = view.viewport().grab()
+    a, b = (view.visualRect(view.chat_model.index(r)) for r in (0, 1))
+    assert shot.copy(a).toImage() == shot.copy(b).toImage(), "same pixels as a plain reply"
+    assert QPointF(lay_a.doc_pos) == QPointF(lay_b.doc_pos)
