@@ -63,6 +63,7 @@ class DetailsDialog(QDialog):
         self.dialect = QLabel(self)
         self.inbound = QLabel(self)
         self.sparkline = Sparkline(self)
+        self.rtt = QLabel(self)
         self.history = QListWidget(self)
         self.history.setAccessibleName("Reconnect history")
         self.history.setMaximumHeight(120)
@@ -73,6 +74,7 @@ class DetailsDialog(QDialog):
             ("Protocol", self.dialect),
             ("Last inbound frame", self.inbound),
             ("Heartbeat RTT", self.sparkline),
+            ("Round trip", self.rtt),
         ):
             w.setAccessibleName(name)
             form.addRow(name, w)
@@ -89,7 +91,17 @@ class DetailsDialog(QDialog):
         age = d.last_inbound_age
         self.inbound.setText("never" if age is None else f"{age:.1f} s ago")
         self.sparkline.set_values(d.heartbeat_rtts)
+        self.rtt.setText(_rtt_summary(d.heartbeat_rtts))
         self.history.clear()
         for rec in reversed(d.reconnects):
             stamp = time.strftime("%H:%M:%S", time.localtime(rec.at))
             self.history.addItem(f"{stamp}  {rec.reason}")
+
+
+def _rtt_summary(samples: tuple[float, ...]) -> str:
+    """The sparkline in words, for people who do not read charts (and screen readers)."""
+    if not samples:
+        return "no heartbeat yet"
+    ordered = sorted(samples)
+    last, median, worst = samples[-1], ordered[len(ordered) // 2], ordered[-1]
+    return f"last {last * 1000:.0f} ms, median {median * 1000:.0f} ms, worst {worst * 1000:.0f} ms"

@@ -122,5 +122,6 @@ def test_details_show_internals(qtbot: Any) -> None:
     assert d.epoch.text() == "4" and d.generation.text() == "9"
     assert d.inbound.text() == "2.5 s ago"
     assert d.sparkline.values == (0.02, 0.03, 0.5)
+    assert d.rtt.text() == "last 500 ms, median 30 ms, worst 500 ms"
     assert "heartbeat deadline" in d.history.item(0).text()
     assert not d.sparkline.grab().isNull()
