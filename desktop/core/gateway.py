@@ -338,7 +338,13 @@ class JsonRpcGatewayClient:
             if task is not current:
                 task.cancel()
         if link.transport is not None:
-            self._spawn(self._close_quietly(link.transport))
+            abort = getattr(link.transport, "abort", None)
+            if abort is not None:
+                # An abandoned socket is torn down at once (the peer sees FIN/RST): waiting
+                # for a close handshake on a dead link would keep it "live" for seconds.
+                abort()
+            else:
+                self._spawn(self._close_quietly(link.transport))
         log.info("gateway %s generation %d closed: %s", self.url, link.generation, reason)
         if notify and link.opened:
             for callback in self._closed_listeners:

@@ -27,6 +27,9 @@ from desktop.core.profiles import Profile, ProfileError, validate_url
 log = logging.getLogger(__name__)
 
 HISTORY_LIMIT = 32
+# Longest a new attempt waits for the previous socket to finish closing (websockets' own close
+# timeout is 1 s, and abandoned sockets are aborted at once, so this only bounds a hung close).
+CLOSE_GRACE = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,10 +336,11 @@ class ConnectionSupervisor:
     async def _attempt(self) -> bool:
         """One connection attempt and, if it succeeds, its whole life. True when fatal.
 
-        Old clients are invalidated synchronously, so none is live once this opens a new one;
-        their close handshakes may still be finishing in the background.
+        Old clients are invalidated synchronously (RECONNECTING shows at once), and their
+        sockets are torn down before a new one opens: never two live sockets per profile.
         """
         self._drop_client("superseded by a new attempt")
+        await self._settle_closing(CLOSE_GRACE)
         epoch = self._store.next_epoch(self._profile.id)
         self._epoch = epoch
         self._lost.clear()
@@ -454,9 +458,23 @@ class ConnectionSupervisor:
         except Exception:
             log.exception("closing the gateway client failed")
 
-    async def _settle_closing(self) -> None:
-        while self._closing:
-            await asyncio.gather(*list(self._closing), return_exceptions=True)
+    async def _settle_closing(self, grace: float | None = None) -> None:
+        """Wait for old sockets to finish closing; with `grace`, at most that long (clock time).
+
+        Real sockets are aborted on invalidation, so this is instant for them; the grace only
+        bounds a close that hangs, which must never block reconnecting forever.
+        """
+        if grace is None:
+            while self._closing:
+                await asyncio.gather(*list(self._closing), return_exceptions=True)
+            return
+        timer = asyncio.get_running_loop().create_task(self._clock.sleep(grace))
+        try:
+            while self._closing and not timer.done():
+                await asyncio.wait([*self._closing, timer], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+            await asyncio.gather(timer, return_exceptions=True)
 
     # -- helpers ---------------------------------------------------------------------------
 

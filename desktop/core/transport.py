@@ -191,6 +191,13 @@ class WebSocketTransport:
         except OSError as exc:
             raise TransportClosedError(f"ping failed: {exc.__class__.__name__}") from exc
 
+    def abort(self) -> None:
+        """Tear the socket down now, without a close handshake (the link is abandoned)."""
+        self._closed = True
+        transport = self._ws.transport
+        if transport is not None:
+            transport.abort()
+
     async def close(self) -> None:
         self._closed = True
         try:

@@ -13,7 +13,7 @@ from desktop.core.errors import AuthError, ConnectError, ProtocolError
 from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.supervisor import ClientFactory, ConnectionSupervisor, Endpoint
+from desktop.core.supervisor import CLOSE_GRACE, ClientFactory, ConnectionSupervisor, Endpoint
 from tests.core.fakes import FakeGateway
 from tests.core.supervisor_fakes import FakeNet, until
 
@@ -429,10 +429,45 @@ async def test_dead_socket_shows_reconnecting_before_its_close_handshake_ends() 
     assert old.close_calls == 0 and old.local_open  # the handshake is still pending
     assert not clients[0].is_open  # ...but the old client is already invalidated
 
-    clock.advance(1.0)
+    clock.advance(1.0)  # the backoff slot is due, but the old socket is not closed yet
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert len(gw.peers) == 1, "a second socket opened while the first was still open"
+    handshake_done.set()  # the old socket finishes closing: now the new one may open
     await until(lambda: state(sup) is ConnectionState.ONLINE and len(gw.peers) == 2, "back")
     assert [c.is_open for c in clients] == [False, True]  # one live client, never two
     assert [s.state for s in seen].count(ConnectionState.RECONNECTING) == 1
-    handshake_done.set()
     await sup.close()
     assert live_transports(gw) == 0
+
+
+async def test_a_close_that_hangs_delays_the_next_socket_only_by_the_grace() -> None:
+    clock = ManualClock()
+    gw = FakeGateway()
+
+    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
+        return JsonRpcGatewayClient(
+            endpoint.url, token=endpoint.token, clock=clock, transport_factory=gw.factory
+        )
+
+    sup, _seen = make(FakeNet(), clock, factory=factory, random=0.0)
+    sup.start()
+    await until(lambda: state(sup) is ConnectionState.ONLINE, "online")
+    old = gw.peer.transport
+    never = asyncio.Event()
+
+    async def close_hangs() -> None:
+        await never.wait()
+
+    old.close = close_hangs  # type: ignore[method-assign]
+    gw.peer.blackhole()
+    clock.advance(46)
+    await until(lambda: state(sup) is ConnectionState.RECONNECTING, "reconnecting")
+    clock.advance(1.0)  # the backoff slot: the attempt now waits for the hung close
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert len(gw.peers) == 1
+    clock.advance(CLOSE_GRACE)  # ...but only for the grace
+    await until(lambda: state(sup) is ConnectionState.ONLINE and len(gw.peers) == 2, "back")
+    never.set()
+    await sup.close()

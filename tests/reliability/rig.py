@@ -82,6 +82,16 @@ class CountedTransport:
         self._rig.protocol_pings += 1
         return await self._inner.ping()
 
+    def abort(self) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                abort = getattr(self._inner, "abort", None)
+                if abort is not None:
+                    abort()
+            finally:
+                self._on_close()
+
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
