@@ -37,7 +37,7 @@ print("starting up", flush=True)
 print("HERMES_QT_GATEWAY_READY url=ws://127.0.0.1:%d/api/ws" % (20000 + os.getpid() % 20000),
       flush=True)
 while True:
-    time.sleep(3600)
+    signal.pause()  # until the launcher stops us
 """
 
 
