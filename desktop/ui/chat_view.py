@@ -14,7 +14,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QPainter, QPaintEvent, QRegion, QResizeEvent
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QRegion, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyleOptionViewItem, QWidget
 
 from desktop.core.models import ChatMessage
@@ -307,6 +307,17 @@ class ChatView(QListView):
 
     # -- events -----------------------------------------------------------------------------
 
+    EMPTY_HINT = "Type below to start a conversation.\nCtrl+N new chat  ·  F1 shortcuts"
+
+    def _paint_empty(self) -> None:
+        """An empty chat says what to do, in the muted text colour; nothing is animated."""
+        painter = QPainter(self.viewport())
+        try:
+            painter.setPen(QColor(self.bubbles.colors.muted))
+            painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter, self.EMPTY_HINT)
+        finally:
+            painter.end()
+
     def paintEvent(self, e: QPaintEvent) -> None:
         before = self.verticalScrollBar().value()
         self._painting = True
@@ -318,6 +329,7 @@ class ChatView(QListView):
             self.viewport().update()  # the rows moved outside the region this paint may touch
         n = len(self._rows)
         if n == 0:
+            self._paint_empty()
             return
         option = QStyleOptionViewItem()
         self.initViewItemOption(option)

@@ -335,3 +335,17 @@ def test_long_session_opens_at_its_end_and_its_start_is_measured_on_arrival(
     assert rect.top() == 0, "the session's first message is at the top"
     assert rect.height() == view.bubbles.measure(first), "shown at its real height"
     assert rect.height() > 150, "the long opening answer is not squeezed into an estimate"
+
+
+def test_an_empty_chat_says_what_to_do(qtbot: Any) -> None:
+    from desktop.ui.chat_view import ChatView
+
+    view = ChatView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show_messages([])
+    image = view.viewport().grab().toImage()
+    background = image.pixelColor(2, 2)
+    centre = [image.pixelColor(x, y) for x in range(200, 400, 2) for y in range(170, 230, 2)]
+    assert any(c != background for c in centre), "the empty chat shows no hint"
+    assert "start a conversation" in ChatView.EMPTY_HINT
