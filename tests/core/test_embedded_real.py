@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,29 +16,9 @@ from desktop.core.models import ConnectionState, Role
 from desktop.core.profiles import Profile, ProfileKind
 from desktop.core.sessions import SessionRouter
 from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+from tests.support.waiting import wait_notified
 
 pytestmark = pytest.mark.slow
-
-
-async def wait_for(
-    predicate: Callable[[], bool],
-    subscribe: list[Callable[[Callable[..., None]], Callable[[], None]]],
-    what: str,
-    timeout: float = 30.0,
-) -> None:
-    """Wait until predicate holds, re-checked on every notification, bounded by a deadline."""
-    changed = asyncio.Event()
-    unsubs = [sub(lambda *_: changed.set()) for sub in subscribe]
-    try:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                changed.clear()
-                await changed.wait()
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for: {what}") from None
-    finally:
-        for unsub in unsubs:
-            unsub()
 
 
 async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_path: Path) -> None:
@@ -64,7 +42,7 @@ async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_pat
     router = SessionRouter(sup)
     try:
         sup.start()
-        await wait_for(
+        await wait_notified(
             lambda: sup.status.state is ConnectionState.ONLINE and router.synced_epoch == sup.epoch,
             [sup.add_status_listener, router.add_synced_listener],
             "online",
@@ -75,7 +53,7 @@ async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_pat
         conv = router.conversation(stored)
         assert conv is not None
         await sup.call("prompt.submit", {"session_id": router.runtime_id(stored), "text": "hello"})
-        await wait_for(
+        await wait_notified(
             lambda: any(
                 m.role is Role.ASSISTANT and not m.streaming and m.text for m in conv.messages
             ),
@@ -88,7 +66,7 @@ async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_pat
         first_pid, first_epoch = launcher.pid, sup.epoch
         assert first_pid is not None
         os.kill(first_pid, signal.SIGKILL)  # the gateway child crashes
-        await wait_for(
+        await wait_notified(
             lambda: (
                 sup.epoch > first_epoch
                 and sup.status.state is ConnectionState.ONLINE

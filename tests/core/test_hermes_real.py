@@ -18,6 +18,7 @@ from desktop.core.sessions import SessionRouter
 from desktop.core.supervisor import ConnectionSupervisor, Endpoint
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.hermes_env import HermesGateway, hermes_gateway, require_hermes
+from tests.support.waiting import Subscribe, wait_notified
 
 pytestmark = [pytest.mark.hermes, pytest.mark.slow]
 
@@ -38,24 +39,22 @@ async def condition(
     router: SessionRouter | None = None,
 ) -> None:
     """Wait for predicate, re-checked on conversation, status and sync changes, with a deadline."""
-    changed = asyncio.Event()
-    unsubs = []
+    subscribe: list[Subscribe] = []
     if conv is not None:
-        unsubs.append(conv.add_listener(lambda _c: changed.set()))
+        subscribe.append(conv.add_listener)
     if sup is not None:
-        unsubs.append(sup.add_status_listener(lambda _s: changed.set()))
+        subscribe.append(sup.add_status_listener)
     if router is not None:
-        unsubs.append(router.add_synced_listener(lambda _e: changed.set()))
-    try:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                changed.clear()
-                await changed.wait()
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for: {what}") from None
-    finally:
-        for unsub in unsubs:
-            unsub()
+        subscribe.append(router.add_synced_listener)
+    await wait_notified(predicate, subscribe, what, timeout)
+
+
+async def start_online(sup: ConnectionSupervisor, router: SessionRouter) -> None:
+    """Connect and wait until every routed session is attached."""
+    sup.start()
+    await condition(
+        None, lambda: router.synced_epoch == sup.epoch > 0, "online", sup=sup, router=router
+    )
 
 
 def make_supervisor(gw: HermesGateway) -> ConnectionSupervisor:
@@ -85,14 +84,7 @@ async def test_drop_mid_turn_then_reactivate_ends_with_the_full_reply_once(
             sup = make_supervisor(gw)
             router = SessionRouter(sup)
             try:
-                sup.start()
-                await condition(
-                    None,
-                    lambda: router.synced_epoch == sup.epoch > 0,
-                    "online",
-                    sup=sup,
-                    router=router,
-                )
+                await start_online(sup, router)
                 stored = await router.create(title="drop test")
                 conv = router.conversation(stored)
                 assert conv is not None
@@ -132,14 +124,7 @@ async def test_idle_session_reaped_while_detached_is_resumed(tmp_path: Path) -> 
             ids: list[tuple[str, str]] = []
             router = SessionRouter(sup, on_ids=lambda s, r: ids.append((s, r)))
             try:
-                sup.start()
-                await condition(
-                    None,
-                    lambda: router.synced_epoch == sup.epoch > 0,
-                    "online",
-                    sup=sup,
-                    router=router,
-                )
+                await start_online(sup, router)
                 stored = await router.create(title="reap test")
                 conv = router.conversation(stored)
                 assert conv is not None

@@ -67,6 +67,15 @@ async def online(caps: FakeCaps | None = None) -> tuple[FakeNet, Gateway, Connec
     return net, gw, sup
 
 
+async def attached(sup: ConnectionSupervisor) -> tuple[SessionRouter, Conversation]:
+    """A router following session s1 (runtime r1), connected and reattached."""
+    router = router_of[sup] = SessionRouter(sup)
+    conv = router.route("s1", "r1")
+    sup.start()
+    await synced(router, sup)
+    return router, conv
+
+
 async def reconnect(sup: ConnectionSupervisor, net: FakeNet) -> None:
     before = len(net.clients)
     sup.reconnect_now()
@@ -218,11 +227,7 @@ async def test_replay_feeds_missed_events_once_deduplicated_by_seq() -> None:
 async def test_sequence_gap_is_filled_from_the_replay_buffer() -> None:
     caps = FakeCaps(event_replay=True, replay_epoch="e1")
     net, gw, sup = await online(caps)
-    router = SessionRouter(sup)
-    router_of[sup] = router
-    conv = router.route("s1", "r1")
-    sup.start()
-    await synced(router, sup)
+    router, conv = await attached(sup)
     gw.replay["r1"] = {
         "events": [
             {"type": "message.delta", "session_id": "r1", "seq": 2, "payload": {"text": "b"}}
@@ -240,11 +245,7 @@ async def test_sequence_gap_is_filled_from_the_replay_buffer() -> None:
 async def test_new_replay_epoch_resets_watermarks_and_reloads_the_snapshot() -> None:
     caps = FakeCaps(event_replay=True, replay_epoch="e1")
     net, gw, sup = await online(caps)
-    router = SessionRouter(sup)
-    router_of[sup] = router
-    conv = router.route("s1", "r1")
-    sup.start()
-    await synced(router, sup)
+    router, conv = await attached(sup)
     net.clients[-1].emit("message.delta", "r1", 40, text="old text")
     assert conv.last_seq == 40
     net.caps = FakeCaps(event_replay=True, replay_epoch="e2")  # the gateway restarted
@@ -264,11 +265,7 @@ async def test_new_replay_epoch_resets_watermarks_and_reloads_the_snapshot() -> 
 
 async def test_legacy_rebuilds_the_reply_from_inflight_without_doubling() -> None:
     net, gw, sup = await online()  # legacy: no replay, no seq
-    router = SessionRouter(sup)
-    router_of[sup] = router
-    conv = router.route("s1", "r1")
-    sup.start()
-    await synced(router, sup)
+    router, conv = await attached(sup)
     conv.append_local(
         ChatMessage(id="u1", role=Role.USER, text="say hello", delivery=DeliveryState.CONFIRMED)
     )
@@ -301,11 +298,7 @@ async def test_legacy_rebuilds_the_reply_from_inflight_without_doubling() -> Non
 
 async def test_idle_snapshot_clears_a_stale_busy_state() -> None:
     net, gw, sup = await online()
-    router = SessionRouter(sup)
-    router_of[sup] = router
-    conv = router.route("s1", "r1")
-    sup.start()
-    await synced(router, sup)
+    router, conv = await attached(sup)
     net.clients[-1].emit("message.delta", "r1", text="partial")
     assert conv.running
     gw.snapshots["r1"] = {
