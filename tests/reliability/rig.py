@@ -26,6 +26,7 @@ from desktop.core.profiles import Profile, ProfileKind
 from desktop.core.sessions import SessionRouter
 from desktop.core.storage import OutboxEntry, Store
 from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.supervisor_port import SupervisorPort
 from desktop.core.transport import Transport, open_websocket
 from desktop.gateway.providers.base import Provider
 from desktop.gateway.server import GatewayConfig, GatewayServer
@@ -250,7 +251,7 @@ class Rig:
         self.router = SessionRouter(self.sup, on_ids=self._on_ids, on_gone=self._on_gone)
         self.outbox = Outbox(
             self.store,
-            _SupervisorPort(self.sup),
+            SupervisorPort(self.sup, self.router),
             AsyncioClock(),
             call_timeout=o.call_timeout,
             retry_initial=0.1,
@@ -289,7 +290,7 @@ class Rig:
         self.outbox.on_online(self.opt.profile_id)
         caps = self.sup.capabilities
         if caps is not None and not caps.submission_ref:
-            port = _SupervisorPort(self.sup)
+            port = SupervisorPort(self.sup, self.router)
             for key in self.outbox.unconfirmed_sessions(self.opt.profile_id):
                 runtime = self.router.runtime_id(key)
                 if runtime:
@@ -396,25 +397,6 @@ class Rig:
             self.proxy.stop()
         if self.gateway is not None:
             await self.gateway.stop()
-
-
-class _SupervisorPort:
-    """The outbox's view of one profile: the supervisor's live client."""
-
-    def __init__(self, sup: ConnectionSupervisor) -> None:
-        self._sup = sup
-
-    @property
-    def capabilities(self) -> Any:
-        return self._sup.capabilities
-
-    def is_online(self) -> bool:
-        return self._sup.client is not None
-
-    async def call(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 30.0
-    ) -> Any:
-        return await self._sup.call(method, params, timeout=timeout)
 
 
 @contextlib.asynccontextmanager
