@@ -370,8 +370,7 @@ async def _run_window(
     settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
     theme = ThemeManager(app, _theme_mode(prefs.preference("theme", "system")))
     window = MainWindow(entries, settings, app_settings=prefs.load)
-    theme.theme_changed.connect(window.set_colors)
-    theme.apply()
+    theme.theme_changed.connect(window.set_colors)  # apply_preferences() below applies it
 
     system = SystemEvents(app)
 
