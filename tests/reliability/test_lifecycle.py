@@ -74,7 +74,7 @@ async def test_08_flapping_epochs_grow_one_socket(
             "8",
             "epochs strictly increase; <= 1 live socket; 0 duplicates, 0 lost",
             f"{len(epochs)} epochs, peak {peak} socket(s), {len(problems)} violations, "
-            f"{n} prompts: {dict(r.history.counts())}",
+            f"{n} prompts: {dict(r.history.counts())}" + (f"; {problems}" if problems else ""),
             not problems and peak <= 1,
         )
 
