@@ -8,6 +8,7 @@ Secrets never reach a JSON file or a log.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from dataclasses import asdict
@@ -68,7 +69,7 @@ class Preferences:
         settings = AppSettings(
             profiles=[self._to_ui(p) for p in self.profiles()],
             providers=[
-                ProviderSettings(p.name, p.base_url, p.model)
+                ProviderSettings(p.name, p.base_url, p.model, id=p.id)
                 for p in provider_config.read_settings(self._dir)
             ],
         )
@@ -85,12 +86,21 @@ class Preferences:
         before = [p.to_json() for p in self.profiles()]
         profiles = [self._from_ui(p) for p in settings.profiles]
         _write_json(self._dir / PROFILES_FILE, [p.to_json() for p in profiles])
-        keys = {p.name: p.api_key for p in settings.providers if p.api_key}
+        # A provider's key and timeout follow its id, so a renamed provider keeps both.
+        stored = {s.id: s for s in provider_config.read_settings(self._dir)}
+        new_id = provider_config.new_provider_id
+        ids = [p.id or new_id() for p in settings.providers]
+        keys = {pid: p.api_key for pid, p in zip(ids, settings.providers, strict=True) if p.api_key}
         save_providers(
             self._dir,
             [
-                provider_config.ProviderSettings(p.name, p.base_url, p.model)
-                for p in settings.providers
+                dataclasses.replace(
+                    stored.get(pid) or provider_config.ProviderSettings("", "", "", id=pid),
+                    name=p.name,
+                    base_url=p.base_url,
+                    model=p.model,
+                )
+                for pid, p in zip(ids, settings.providers, strict=True)
             ],
             keys,
         )

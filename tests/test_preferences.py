@@ -70,3 +70,17 @@ def test_an_insecure_remote_profile_is_refused_and_nothing_is_written(
     with pytest.raises(InsecureTransportError):
         prefs.save(settings)
     assert not (tmp_path / "profiles.json").exists()
+
+
+def test_renaming_a_provider_in_settings_keeps_its_key(prefs: Preferences, tmp_path: Path) -> None:
+    from desktop.gateway.providers.config import read_settings
+
+    settings = prefs.load()
+    settings.providers = [ProviderSettings("main", "http://127.0.0.1:9/v1", "m1", "sk-SECRET")]
+    prefs.save(settings)
+    again = prefs.load()
+    again.providers[0].name = "renamed"  # the key field stays empty: "saved; type to replace"
+    prefs.save(again)
+    (stored,) = read_settings(tmp_path)
+    assert stored.name == "renamed"
+    assert KeyStore(tmp_path, None).get(stored.key_ref) == "sk-SECRET"

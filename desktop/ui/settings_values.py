@@ -33,6 +33,7 @@ class ProviderSettings:
     base_url: str
     model: str
     api_key: str = ""  # stored in the keyring by the caller; never logged
+    id: str = ""  # stable across renames: the key follows it; "" for one not saved yet
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,26 +21,39 @@ APP_NAME = "hermes-qt"
 KEYRING_SERVICE = "hermes-qt"
 CONFIG_FILE = "providers.json"
 KEYS_FILE = "provider-keys.json"  # fallback when no keyring is usable; mode 0600
-VERSION = 1
+VERSION = 2  # 2: every provider has a stable `id`; its key follows the id, not the name
 
 
 def default_config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
+def new_provider_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderSettings:
-    """One configured provider. The key itself is never here, only `key_ref` naming it."""
+    """One configured provider. The key itself is never here, only `key_ref` naming it.
+
+    `id` is stable for the provider's life: renaming a provider keeps its id and so its key.
+    """
 
     name: str
     base_url: str
     model: str
     key_ref: str = ""
     idle_timeout: float = 60.0
+    id: str = ""
 
     @staticmethod
     def default_key_ref(name: str) -> str:
+        """The reference versions 0 and 1 derived from the name; still read, never created."""
         return f"provider:{name}"
+
+    @staticmethod
+    def key_ref_for(provider_id: str) -> str:
+        return f"provider-id:{provider_id}"
 
 
 def read_settings(config_dir: Path) -> list[ProviderSettings]:
@@ -55,8 +69,8 @@ def read_settings(config_dir: Path) -> list[ProviderSettings]:
     # Version 0 was a bare list; version 1 wraps it with a version number.
     entries = raw if isinstance(raw, list) else raw.get("providers", [])
     out: list[ProviderSettings] = []
-    for entry in entries if isinstance(entries, list) else []:
-        settings = _parse(entry)
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        settings = _parse(entry, index)
         if settings is not None:
             out.append(settings)
     return out
@@ -67,7 +81,7 @@ def write_settings(config_dir: Path, providers: Sequence[ProviderSettings]) -> N
     write_atomic(config_dir / CONFIG_FILE, json.dumps(data, indent=2) + "\n", mode=0o644)
 
 
-def _parse(entry: Any) -> ProviderSettings | None:
+def _parse(entry: Any, index: int) -> ProviderSettings | None:
     if not isinstance(entry, dict):
         return None
     name, base_url, model = entry.get("name"), entry.get("base_url"), entry.get("model")
@@ -75,12 +89,16 @@ def _parse(entry: Any) -> ProviderSettings | None:
         return None
     key_ref = entry.get("key_ref")
     idle = entry.get("idle_timeout")
+    pid = entry.get("id")
     return ProviderSettings(
         name=name,
         base_url=base_url,
         model=model,
+        # Entries written before version 2 keep the name-derived reference their key is under.
         key_ref=key_ref if isinstance(key_ref, str) else ProviderSettings.default_key_ref(name),
         idle_timeout=float(idle) if isinstance(idle, int | float) and idle > 0 else 60.0,
+        # Before version 2 there was no id: the position is stable until the next save writes one.
+        id=pid if isinstance(pid, str) and pid else f"legacy-{index}",
     )
 
 

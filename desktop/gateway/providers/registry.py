@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from desktop.core.clock import Clock
 
 from .base import ChatMessage, Chunk, Provider, Usage
-from .config import CONFIG_FILE, KeyStore, ProviderSettings, read_settings, write_settings
+from .config import (
+    CONFIG_FILE,
+    KeyStore,
+    ProviderSettings,
+    new_provider_id,
+    read_settings,
+    write_settings,
+)
 from .fallback import FallbackChain
 from .offline import OfflineProvider
 from .openai import OpenAICompatibleProvider
@@ -106,33 +114,37 @@ def save_providers(
     *,
     keys: KeyStore | None = None,
 ) -> list[ProviderSettings]:
-    """Saves settings, primary first; returns them as written (every one with a key_ref).
+    """Saves settings, primary first; returns them as written (every one with an id and key_ref).
 
-    `api_keys` maps a provider name to its new key (stored in the keyring or key file, never in
-    the JSON) or to None to forget it; providers not in it keep their stored key. Keys of
-    providers that were removed are forgotten too.
+    `api_keys` maps a provider *id* to its new key (stored in the keyring or key file, never in
+    the JSON) or to None to forget it; providers not in it keep their stored key, whatever they
+    are now called. Keys of providers that were removed are forgotten too.
     """
     store = keys or KeyStore.default(config_dir)
     old_refs = {s.key_ref for s in read_settings(config_dir)}
-    saved = [
-        ProviderSettings(
-            p.name,
-            p.base_url,
-            p.model,
-            p.key_ref or ProviderSettings.default_key_ref(p.name),
-            p.idle_timeout,
-        )
-        for p in providers
-    ]
+    saved: list[ProviderSettings] = []
+    taken: set[str] = set()
+    for p in providers:
+        pid = p.id or new_provider_id()
+        ref = p.key_ref or ProviderSettings.key_ref_for(pid)
+        if ref in taken:
+            # Two providers of one name shared a name-derived key before version 2: give this one
+            # its own reference, starting from the key they shared, so neither loses it.
+            shared, ref = ref, ProviderSettings.key_ref_for(pid)
+            secret = store.get(shared)
+            if secret:
+                store.set(ref, secret)
+        taken.add(ref)
+        saved.append(replace(p, id=pid, key_ref=ref))
     for settings in saved:
-        if api_keys is None or settings.name not in api_keys:
+        if api_keys is None or settings.id not in api_keys:
             continue
-        secret = api_keys[settings.name]
-        if secret:
-            store.set(settings.key_ref, secret)
+        new_key = api_keys[settings.id]
+        if new_key:
+            store.set(settings.key_ref, new_key)
         else:
             store.delete(settings.key_ref)
     write_settings(config_dir, saved)
-    for ref in old_refs - {s.key_ref for s in saved}:
+    for ref in old_refs - taken:
         store.delete(ref)
     return saved

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 from desktop.gateway.providers.config import (
@@ -36,8 +37,8 @@ class MemoryKeyring:
 
 def settings() -> list[ProviderSettings]:
     return [
-        ProviderSettings("main", "https://api.example.com/v1", "gpt-x", idle_timeout=45),
-        ProviderSettings("local", "http://127.0.0.1:11434/v1", "llama"),
+        ProviderSettings("main", "https://api.example.com/v1", "gpt-x", idle_timeout=45, id="m"),
+        ProviderSettings("local", "http://127.0.0.1:11434/v1", "llama", id="l"),
     ]
 
 
@@ -50,11 +51,11 @@ async def test_nothing_configured_gives_the_offline_model(tmp_path: Path) -> Non
 async def test_round_trip_with_keyring_keeps_keys_out_of_the_file(tmp_path: Path) -> None:
     ring = MemoryKeyring()
     store = KeyStore(tmp_path, ring)
-    saved = save_providers(tmp_path, settings(), {"main": SECRET}, keys=store)
+    saved = save_providers(tmp_path, settings(), {"m": SECRET}, keys=store)
     assert read_settings(tmp_path) == saved
     raw = (tmp_path / "providers.json").read_text()
-    assert SECRET not in raw and json.loads(raw)["version"] == 1
-    assert ring.items == {(KEYRING_SERVICE, "provider:main"): SECRET}
+    assert SECRET not in raw and json.loads(raw)["version"] == 2
+    assert ring.items == {(KEYRING_SERVICE, "provider-id:m"): SECRET}
     assert not (tmp_path / "provider-keys.json").exists()
 
     chain = load_provider(tmp_path, keys=store)
@@ -70,17 +71,43 @@ async def test_round_trip_with_keyring_keeps_keys_out_of_the_file(tmp_path: Path
 
 def test_without_keyring_keys_go_to_a_private_file(tmp_path: Path) -> None:
     store = KeyStore(tmp_path, None)
-    save_providers(tmp_path, settings(), {"main": SECRET, "local": "k2"}, keys=store)
+    save_providers(tmp_path, settings(), {"m": SECRET, "l": "k2"}, keys=store)
     keys_file = tmp_path / "provider-keys.json"
     assert stat.S_IMODE(keys_file.stat().st_mode) == 0o600
     assert SECRET not in (tmp_path / "providers.json").read_text()
-    assert store.get("provider:main") == SECRET
+    assert store.get("provider-id:m") == SECRET
     # Removing a provider forgets its key; None forgets a key explicitly.
-    save_providers(tmp_path, settings()[:1], {"main": None}, keys=store)
+    save_providers(tmp_path, settings()[:1], {"m": None}, keys=store)
     assert json.loads(keys_file.read_text()) == {}
 
 
 def test_bare_list_from_version_0_is_read(tmp_path: Path) -> None:
     entry = {"name": "old", "base_url": "http://h/v1", "model": "m"}
     (tmp_path / "providers.json").write_text(json.dumps([entry, {"name": 3}]))
-    assert read_settings(tmp_path) == [ProviderSettings("old", "http://h/v1", "m", "provider:old")]
+    assert read_settings(tmp_path) == [
+        ProviderSettings("old", "http://h/v1", "m", "provider:old", id="legacy-0")
+    ]
+
+
+def test_a_renamed_provider_keeps_its_key(tmp_path: Path) -> None:
+    store = KeyStore(tmp_path, None)
+    saved = save_providers(tmp_path, settings(), {"m": SECRET}, keys=store)
+    renamed = [replace(saved[0], name="primary"), saved[1]]
+    save_providers(tmp_path, renamed, keys=store)
+    main = read_settings(tmp_path)[0]
+    assert (main.name, store.get(main.key_ref)) == ("primary", SECRET)
+
+
+def test_version_1_files_keep_their_name_derived_keys_and_get_ids(tmp_path: Path) -> None:
+    """Migration: a file from before ids, two providers of one name sharing one key."""
+    store = KeyStore(tmp_path, None)
+    store.set("provider:main", SECRET)
+    entry = {"name": "main", "base_url": "http://h/v1", "model": "m", "key_ref": "provider:main"}
+    (tmp_path / "providers.json").write_text(json.dumps({"version": 1, "providers": [entry] * 2}))
+    first, second = read_settings(tmp_path)
+    renamed = [replace(first, name="renamed"), second]
+    save_providers(tmp_path, renamed, {second.id: "sk-2"}, keys=store)
+    a, b = read_settings(tmp_path)
+    assert a.id and b.id and a.id != b.id and a.key_ref != b.key_ref
+    assert (a.name, store.get(a.key_ref)) == ("renamed", SECRET), "the old key is kept"
+    assert store.get(b.key_ref) == "sk-2", "a new key for the twin does not overwrite the other"
