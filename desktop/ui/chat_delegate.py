@@ -29,6 +29,8 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QPixmap,
+    QTextCharFormat,
+    QTextCursor,
     QTextDocument,
 )
 from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewItem
@@ -38,6 +40,7 @@ from desktop.ui.bubble_layout import BubbleLayout, Metrics, build_layout, estima
 from desktop.ui.chat_model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.markdown import code_blocks
 from desktop.ui.resources import icon
+from desktop.ui.text_selection import TextSelection
 from desktop.ui.theme import LIGHT, Colors
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -86,6 +89,9 @@ class BubbleDelegate(QStyledItemDelegate):
         self._exact: dict[str, tuple[int, int, int]] = {}  # id -> (revision, width, height)
         self._expanded: dict[str, set[tuple[str, int]]] = {}
         self._pressed_link = ""
+        # The view's text selection (painted over its one bubble) and keyboard-current row.
+        self.selection: TextSelection | None = None
+        self.focus_row = -1
         self._resized: set[QPersistentModelIndex] = set()
         self.layouts_built = 0
         self.bubbles_drawn = 0
@@ -270,7 +276,18 @@ class BubbleDelegate(QStyledItemDelegate):
             self._pixmaps.move_to_end(key)
         pix = cached[0]
         area = self._bubble_area(lay)
-        painter.drawPixmap(option.rect.topLeft() + area.topLeft(), pix)
+        sel = self.selection
+        if sel is not None and sel.message_id == msg.id and not sel.empty:
+            # The one bubble with selected text is drawn directly, highlight and all.
+            painter.save()
+            painter.translate(option.rect.topLeft())
+            painter.setFont(self._font())
+            self._draw_bubble(painter, msg, lay, sel)
+            painter.restore()
+        else:
+            painter.drawPixmap(option.rect.topLeft() + area.topLeft(), pix)
+        if index.row() == self.focus_row:
+            self._draw_focus(painter, lay.bubble.translated(QPointF(option.rect.topLeft())))
 
     @staticmethod
     def _bubble_area(lay: BubbleLayout) -> QRect:
@@ -294,7 +311,22 @@ class BubbleDelegate(QStyledItemDelegate):
         self.bubbles_drawn += 1
         return pix, pix.width() * pix.height() * 4
 
-    def _draw_bubble(self, painter: QPainter, msg: ChatMessage, lay: BubbleLayout) -> None:
+    def _draw_focus(self, painter: QPainter, bubble: QRectF) -> None:
+        """The keyboard focus ring around the current message (drawn live, never cached)."""
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(QColor(self.colors.accent), 2))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(bubble.adjusted(-2, -2, 2, 2), 15, 15)
+        painter.restore()
+
+    def _draw_bubble(
+        self,
+        painter: QPainter,
+        msg: ChatMessage,
+        lay: BubbleLayout,
+        selection: TextSelection | None = None,
+    ) -> None:
         """Paint a bubble with the row's top-left at the painter's origin."""
         c = self.colors
         user = msg.role is Role.USER
@@ -323,11 +355,13 @@ class BubbleDelegate(QStyledItemDelegate):
         for i, (header, body, pos) in enumerate(lay.tool_cards):
             self._draw_tool(painter, msg, i, (header, body, pos))
         if lay.doc is not None or lay.tail_doc is not None:
-            for head, at in lay.head_docs:
-                self._draw_finished_block(painter, head, at, fg)
-            for doc, at in ((lay.doc, lay.doc_pos), (lay.tail_doc, lay.tail_pos)):
-                if doc is not None:
-                    self._draw_doc(painter, doc, at, fg)
+            for i, (doc, at) in enumerate(lay.text_docs()):
+                cursor = selection.cursor_in(i, doc) if selection is not None else None
+                if cursor is None and doc is not lay.doc and doc is not lay.tail_doc:
+                    self._draw_finished_block(painter, doc, at, fg)
+                else:
+                    mark = self._highlight(cursor, user) if cursor is not None else None
+                    self._draw_doc(painter, doc, at, fg, mark)
             for zone in lay.zones:
                 if zone.kind == "copy":
                     r = zone.rect
@@ -365,11 +399,34 @@ class BubbleDelegate(QStyledItemDelegate):
                 painter.drawText(zone.rect, Qt.AlignmentFlag.AlignCenter, zone.label)
         painter.restore()
 
-    def _draw_doc(self, painter: QPainter, doc: QTextDocument, pos: QPointF, fg: QColor) -> None:
+    def _highlight(self, cursor: QTextCursor, user: bool) -> QAbstractTextDocumentLayout.Selection:
+        """Selected text: inverted on the coloured user bubble, accent-on-white elsewhere."""
+        mark = QAbstractTextDocumentLayout.Selection()
+        mark.cursor = cursor
+        fmt = QTextCharFormat()
+        if user:
+            fmt.setBackground(QColor("#ffffff"))
+            fmt.setForeground(QColor(self.colors.user_bubble))
+        else:
+            fmt.setBackground(QColor(self.colors.accent))
+            fmt.setForeground(QColor("#ffffff"))
+        mark.format = fmt
+        return mark
+
+    def _draw_doc(
+        self,
+        painter: QPainter,
+        doc: QTextDocument,
+        pos: QPointF,
+        fg: QColor,
+        selected: QAbstractTextDocumentLayout.Selection | None = None,
+    ) -> None:
         painter.save()
         painter.translate(pos)
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.palette.setColor(QPalette.ColorRole.Text, fg)
+        if selected is not None:
+            ctx.selections = [selected]
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
 
@@ -575,6 +632,14 @@ class BubbleDelegate(QStyledItemDelegate):
             model.touch(msg.id)
         else:
             self.action_requested.emit(kind, msg.id)
+
+    def activate(self, msg: ChatMessage, kind: str, index: int) -> None:
+        """Press one of a bubble's buttons (from the keyboard, through the message menu)."""
+        self._activate(self._model, msg, kind, index)
+
+    def on_zone_or_link(self, lay: BubbleLayout, pos: QPointF) -> bool:
+        """Whether a row-relative point is over a button or a link (a click, not a selection)."""
+        return bool(self._link_at(lay, pos)) or any(z.rect.contains(pos) for z in lay.zones)
 
     def zone_center(self, index: _Index, kind: str, n: int = 0) -> QPointF | None:
         """Where to click (row-relative) to hit a zone; for keyboard helpers and tests."""

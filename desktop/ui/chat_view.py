@@ -10,18 +10,42 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
+    QPointF,
     QRect,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QRegion, QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QListView, QStyleOptionViewItem, QWidget
+from PySide6.QtGui import (
+    QAction,
+    QClipboard,
+    QColor,
+    QContextMenuEvent,
+    QCursor,
+    QFocusEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QRegion,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListView,
+    QMenu,
+    QStyleOptionViewItem,
+    QWidget,
+)
 
 from desktop.core.models import ChatMessage
 from desktop.ui.chat_delegate import BubbleDelegate
 from desktop.ui.chat_model import MessageListModel
 from desktop.ui.links import LinkOpener
+from desktop.ui.markdown import plain_text
+from desktop.ui.message_actions import MessageActions
 from desktop.ui.row_heights import RowHeights
+from desktop.ui.text_selection import TextSelection, everything, hit, moved, nearest, word_at
 from desktop.ui.theme import Colors
 
 BOTTOM_SLACK = 8
@@ -44,13 +68,23 @@ class ChatView(QListView):
     are O(log N), and only rows on screen are ever laid out. It stays a QListView so keyboard
     navigation, mouse handling through the delegate and the accessible list come from Qt.
 
+    Text is selected over the painted bubbles (TextSelection: drag, double click, Shift+arrows,
+    Ctrl+A), one message at a time; only the bubble holding a selection is drawn live, every
+    other row stays a cached pixmap. The current message (Up/Down) has a focus ring and its
+    actions (MessageActions) are reached by shortcut, the Menu key or a right click.
+
     Signals:
-        action_requested(str, str): ("retry" | "edit" | "discard", message id).
+        action_requested(str, str): ("retry" | "edit" | "discard" | "regenerate" | "resend",
+            message id).
+        quote_requested(str): text to quote in the composer.
         code_copied(str): a code block was copied.
+        text_copied(str): message text was copied (plain or markdown).
     """
 
     action_requested = Signal(str, str)
+    quote_requested = Signal(str)
     code_copied = Signal(str)
+    text_copied = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self._rows = RowHeights()
@@ -85,6 +119,20 @@ class ChatView(QListView):
         self.bubbles.action_requested.connect(self.action_requested)
         self.bubbles.code_copied.connect(self.code_copied)
         self.bubbles.link_activated.connect(self._on_bubbles_link_activated)
+        self._selecting = False
+        self.viewport().setMouseTracking(True)  # an I-beam over text, an arrow elsewhere
+        self.message_actions = MessageActions(
+            self,
+            {
+                "copy": self.copy,
+                "copy_markdown": self.copy_markdown,
+                "select_all": self.select_all,
+                "quote": self.quote,
+                "regenerate": lambda: self._request_current("regenerate"),
+                "resend": lambda: self._request_current("resend"),
+                "message_menu": self.show_message_menu,
+            },
+        )
 
     # -- public surface ---------------------------------------------------------------------
 
@@ -101,6 +149,7 @@ class ChatView(QListView):
 
     def show_messages(self, messages: list[ChatMessage]) -> None:
         """Replace the conversation and jump to its end."""
+        self.bubbles.selection = None
         self.bubbles.forget_expanded()
         self.bubbles.clear_cache()
         self.chat_model.reset(messages)
@@ -114,7 +163,155 @@ class ChatView(QListView):
 
     def remove_message(self, message_id: str) -> None:
         """A message was removed."""
+        sel = self.bubbles.selection
+        if sel is not None and sel.message_id == message_id:
+            self.bubbles.selection = None
         self.chat_model.remove(message_id)
+
+    # -- selection and message actions ------------------------------------------------------
+
+    @property
+    def actions_by_name(self) -> dict[str, QAction]:
+        """The message actions (copy, quote, regenerate, ...) by shortcut name."""
+        return self.message_actions.by_name
+
+    @property
+    def selection(self) -> TextSelection | None:
+        """The selected text's ends, if any text is selected."""
+        sel = self.bubbles.selection
+        return sel if sel is not None and not sel.empty else None
+
+    def current_message(self) -> ChatMessage | None:
+        """The message the keyboard is on (the last one if none was chosen)."""
+        row = self.currentIndex().row()
+        if not 0 <= row < self.chat_model.rowCount():
+            row = self.chat_model.rowCount() - 1
+        return self.chat_model.message_at(row) if row >= 0 else None
+
+    def selected_text(self) -> str:
+        """The selected text as plain text ("" when nothing is selected)."""
+        sel = self.selection
+        row = self.chat_model.row_of(sel.message_id) if sel is not None else None
+        if sel is None or row is None:
+            return ""
+        return sel.text(self.bubbles.layout_for(self.chat_model.index(row)).text_docs())
+
+    def select_text(self, message_id: str, anchor: tuple[int, int], focus: tuple[int, int]) -> None:
+        """Select text inside one message (document index, position) to (index, position)."""
+        self.bubbles.selection = TextSelection(message_id, anchor, focus)
+        self._repaint_message(message_id)
+
+    def clear_selection(self) -> None:
+        sel, self.bubbles.selection = self.bubbles.selection, None
+        if sel is not None:
+            self._repaint_message(sel.message_id)
+
+    def select_all(self) -> None:
+        """Select the whole text of the current message."""
+        msg = self.current_message()
+        if msg is None:
+            return
+        docs = self._docs(msg.id)
+        self.select_text(msg.id, *everything(docs))
+
+    def copy(self) -> None:
+        """Copy the selection, or the current message's text without markdown marks."""
+        text = self.selected_text()
+        if not text:
+            msg = self.current_message()
+            text = plain_text(msg.text) if msg is not None else ""
+        if text:
+            QGuiApplication.clipboard().setText(text)
+            self.text_copied.emit(text)
+
+    def copy_markdown(self) -> None:
+        """Copy the current message's text as written (markdown)."""
+        msg = self.current_message()
+        if msg is not None and msg.text:
+            QGuiApplication.clipboard().setText(msg.text)
+            self.text_copied.emit(msg.text)
+
+    def quote(self) -> None:
+        """Quote the selection, or the current message, in the composer."""
+        text = self.selected_text()
+        if not text:
+            msg = self.current_message()
+            text = plain_text(msg.text) if msg is not None else ""
+        if text.strip():
+            self.quote_requested.emit(text)
+
+    def _request_current(self, kind: str) -> None:
+        msg = self.current_message()
+        if msg is None:
+            return
+        if kind == "regenerate" and msg.role.value != "assistant":
+            return
+        if kind == "resend" and msg.role.value != "user":
+            return
+        self.action_requested.emit(kind, msg.id)
+
+    @classmethod
+    def exec_menu(cls, menu: QMenu, pos: QPoint) -> QAction | None:
+        """Run a context menu (patched in tests); the chosen action has already run."""
+        return menu.exec(pos)
+
+    def message_menu(self, row: int) -> QMenu:
+        """The context menu of the message in `row` (making it current)."""
+        index = self.chat_model.index(row)
+        self.setCurrentIndex(index)
+        msg = self.chat_model.message_at(row)
+        sel = self.selection
+        has_selection = sel is not None and sel.message_id == msg.id
+        if sel is not None and not has_selection:
+            self.clear_selection()
+        return self.message_actions.menu(
+            self,
+            msg,
+            self.bubbles.layout_for(index),
+            has_selection,
+            lambda kind, n: self.bubbles.activate(msg, kind, n),
+        )
+
+    def show_message_menu(self) -> None:
+        """The current message's menu, under its bubble's top-left corner (keyboard)."""
+        msg = self.current_message()
+        row = self.chat_model.row_of(msg.id) if msg is not None else None
+        if row is None:
+            return
+        self.scrollTo(self.chat_model.index(row))
+        rect = self.visualRect(self.chat_model.index(row))
+        lay = self.bubbles.layout_for(self.chat_model.index(row))
+        corner = rect.topLeft() + lay.bubble.topLeft().toPoint() + QPoint(12, 12)
+        self._run_menu(row, self.viewport().mapToGlobal(corner))
+
+    def _run_menu(self, row: int, pos: QPoint) -> None:
+        menu = self.message_menu(row)
+        try:
+            self.exec_menu(menu, pos)
+        finally:
+            menu.deleteLater()
+
+    def _docs(self, message_id: str) -> list:  # type: ignore[type-arg]
+        row = self.chat_model.row_of(message_id)
+        if row is None:
+            return []
+        return self.bubbles.layout_for(self.chat_model.index(row)).text_docs()
+
+    def _repaint_message(self, message_id: str) -> None:
+        row = self.chat_model.row_of(message_id)
+        if row is not None:
+            self.viewport().update(self.visualRect(self.chat_model.index(row)))
+
+    def _text_spot(self, pos: QPoint, exact: bool) -> tuple[int, tuple[int, int] | None]:
+        """The row under a viewport point and the text position there (None: not on text)."""
+        index = self.indexAt(pos)
+        if not index.isValid():
+            return -1, None
+        local = QPointF(pos - self.visualRect(index).topLeft())
+        lay = self.bubbles.layout_for(index)
+        if exact and self.bubbles.on_zone_or_link(lay, local):
+            return index.row(), None
+        return index.row(), hit(lay.text_docs(), local)
 
     # -- heights ----------------------------------------------------------------------------
 
@@ -349,6 +546,125 @@ class ChatView(QListView):
         finally:
             painter.end()
             self.chat_model.paint_done()
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        pos = e.position().toPoint()
+        if e.button() != Qt.MouseButton.LeftButton:
+            if e.button() == Qt.MouseButton.RightButton:
+                return  # the context menu follows; it keeps the selection
+            super().mousePressEvent(e)
+            return
+        row, spot = self._text_spot(pos, exact=True)
+        if spot is None:
+            self.clear_selection()
+            super().mousePressEvent(e)
+            return
+        msg = self.chat_model.message_at(row)
+        self.setFocus(Qt.FocusReason.MouseFocusReason)
+        self.setCurrentIndex(self.chat_model.index(row))
+        sel = self.bubbles.selection
+        shift = bool(e.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if shift and sel is not None and sel.message_id == msg.id:
+            self.select_text(msg.id, sel.anchor, spot)
+        else:
+            self.clear_selection()
+            self.bubbles.selection = TextSelection(msg.id, spot, spot)
+        self._selecting = True
+        e.accept()
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:
+        pos = e.position().toPoint()
+        sel = self.bubbles.selection
+        if self._selecting and sel is not None:
+            row = self.chat_model.row_of(sel.message_id)
+            if row is None:
+                return
+            rect = self.visualRect(self.chat_model.index(row))
+            docs = self._docs(sel.message_id)
+            # Dragging past the viewport's edge scrolls, so a long reply can be selected whole.
+            if pos.y() < 0 or pos.y() > self.viewport().height():
+                step = SINGLE_STEP if pos.y() > 0 else -SINGLE_STEP
+                self.verticalScrollBar().setValue(self.verticalScrollBar().value() + step)
+                rect = self.visualRect(self.chat_model.index(row))
+            spot = nearest(docs, QPointF(pos - rect.topLeft()))
+            self.select_text(sel.message_id, sel.anchor, spot)
+            return
+        if not e.buttons():
+            _row, spot = self._text_spot(pos, exact=True)
+            shape = Qt.CursorShape.IBeamCursor if spot is not None else Qt.CursorShape.ArrowCursor
+            if self.viewport().cursor().shape() != shape:
+                self.viewport().setCursor(QCursor(shape))
+            return
+        super().mouseMoveEvent(e)
+
+    def mouseReleaseEvent(self, e: QMouseEvent) -> None:
+        if self._selecting:
+            self._selecting = False
+            text = self.selected_text()
+            clipboard = QGuiApplication.clipboard()
+            if text and clipboard.supportsSelection():
+                clipboard.setText(text, QClipboard.Mode.Selection)  # X11 middle-click paste
+            e.accept()
+            return
+        super().mouseReleaseEvent(e)
+
+    def mouseDoubleClickEvent(self, e: QMouseEvent) -> None:
+        row, spot = self._text_spot(e.position().toPoint(), exact=True)
+        if spot is None or e.button() != Qt.MouseButton.LeftButton:
+            super().mouseDoubleClickEvent(e)
+            return
+        msg = self.chat_model.message_at(row)
+        self.select_text(msg.id, *word_at(self._docs(msg.id), spot))
+        self._selecting = True
+        e.accept()
+
+    def contextMenuEvent(self, e: QContextMenuEvent) -> None:
+        if e.reason() == QContextMenuEvent.Reason.Mouse:
+            index = self.indexAt(e.pos())
+            if index.isValid():
+                self._run_menu(index.row(), e.globalPos())
+            return
+        self.show_message_menu()
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        mods = e.modifiers()
+        shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
+        msg = self.current_message()
+        if shift and msg is not None and self.currentIndex().isValid():
+            docs = self._docs(msg.id)
+            sel = self.bubbles.selection
+            if sel is None or sel.message_id != msg.id:
+                sel = TextSelection(msg.id, (0, 0), (0, 0))
+            by_word = bool(mods & Qt.KeyboardModifier.ControlModifier)
+            spot = moved(docs, sel.focus, e.key(), by_word)
+            if spot is not None:
+                self.select_text(msg.id, sel.anchor, spot)
+                return
+        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and msg is not None:
+            self.show_message_menu()
+            return
+        if e.key() == Qt.Key.Key_Escape and self.selection is not None:
+            self.clear_selection()
+            return
+        super().keyPressEvent(e)
+
+    def currentChanged(self, current: _Index, previous: _Index) -> None:
+        super().currentChanged(current, previous)
+        self._update_focus_row()
+
+    def focusInEvent(self, e: QFocusEvent) -> None:
+        super().focusInEvent(e)
+        self._update_focus_row()
+
+    def focusOutEvent(self, e: QFocusEvent) -> None:
+        super().focusOutEvent(e)
+        self._update_focus_row()
+
+    def _update_focus_row(self) -> None:
+        row = self.currentIndex().row() if self.hasFocus() else -1
+        old, self.bubbles.focus_row = self.bubbles.focus_row, row
+        if old != row:
+            self.viewport().update()
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         QAbstractItemView.resizeEvent(self, e)

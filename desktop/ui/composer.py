@@ -294,6 +294,20 @@ class Composer(QWidget):
         self._set_content(draft)
         self.edit.setFocus()
 
+    def quote(self, text: str) -> None:
+        """Insert `text` as a markdown quote at the cursor, ready for the reply below it."""
+        quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
+        cursor = self.edit.textCursor()
+        before = self.edit.toPlainText()[: cursor.position()]
+        lead = (
+            ""
+            if not before or before.endswith("\n\n")
+            else ("\n" if before.endswith("\n") else "\n\n")
+        )
+        cursor.insertText(f"{lead}{quoted}\n\n")
+        self.edit.setTextCursor(cursor)
+        self.edit.setFocus()
+
     def clear(self) -> None:
         """Empty text and attachments (after a send)."""
         self._set_content(Draft())

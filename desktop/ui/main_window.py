@@ -220,6 +220,8 @@ class MainWindow(QMainWindow):
         self.chat_view = ChatView(pane)
         self.chat_view.action_requested.connect(self._on_chat_view_action_requested)
         self.chat_view.code_copied.connect(self._on_chat_view_code_copied)
+        self.chat_view.text_copied.connect(self._on_chat_view_text_copied)
+        self.chat_view.quote_requested.connect(self._on_chat_view_quote_requested)
         self.approvals = QWidget(pane)
         self.approvals.setAccessibleName("Pending requests")
         self.approvals_layout = QVBoxLayout(self.approvals)
@@ -288,6 +290,8 @@ class MainWindow(QMainWindow):
         }
         self.actions_by_name: dict[str, QAction] = {}
         for sc in SHORTCUTS:
+            if sc.scope == "messages":
+                continue  # the chat view's own actions, on its current message
             action = QAction(sc.description, self)
             action.setShortcuts(key_sequences(sc))
             action.triggered.connect(handlers[sc.action])
@@ -298,6 +302,7 @@ class MainWindow(QMainWindow):
                 action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
                 self.addAction(action)
             self.actions_by_name[sc.action] = action
+        self.actions_by_name.update(self.chat_view.actions_by_name)
 
     def _connect_bridge(self, b: BackendBridge) -> None:
         b.status_changed.connect(self._on_bridge_status_changed)
@@ -597,9 +602,40 @@ class MainWindow(QMainWindow):
             draft = backend.edit_unsent(message_id)
             if draft is not None:
                 self.composer.set_draft(draft)
+        elif kind == "resend":
+            msg = self._message(message_id)
+            if msg is not None:
+                # Sent messages stay in the history: the edited text goes out as a new prompt.
+                text = msg.text
+                self.composer.set_draft(Draft(text, len(text), msg.attachments))
+        elif kind == "regenerate":
+            prompt = self._prompt_before(message_id)
+            if prompt is not None and self._session_key:
+                # The gateway has no "regenerate": the prompt goes out again as a new submission.
+                backend.send(self._session_key, prompt.text, prompt.attachments)
+
+    def _message(self, message_id: str) -> ChatMessage | None:
+        row = self.chat_view.chat_model.row_of(message_id)
+        return self.chat_view.chat_model.message_at(row) if row is not None else None
+
+    def _prompt_before(self, message_id: str) -> ChatMessage | None:
+        """The user prompt a reply answered (the nearest user message above it)."""
+        model = self.chat_view.chat_model
+        row = model.row_of(message_id)
+        for r in range((row if row is not None else 0) - 1, -1, -1):
+            msg = model.message_at(r)
+            if msg.role is Role.USER:
+                return msg
+        return None
 
     def _on_chat_view_code_copied(self, _text: str) -> None:
         self.statusBar().showMessage("Code copied", 2000)
+
+    def _on_chat_view_text_copied(self, _text: str) -> None:
+        self.statusBar().showMessage("Copied", 2000)
+
+    def _on_chat_view_quote_requested(self, text: str) -> None:
+        self.composer.quote(text)
 
     def _on_connection_reconnect_requested(self) -> None:
         if self.backend is not None:

@@ -196,3 +196,51 @@ def render_markdown_streaming(
 def code_blocks(text: str) -> list[str]:
     """The source text of each fenced or indented code block, in document order."""
     return [t.content.rstrip("\n") for t in _md().parse(text) if t.type in ("fence", "code_block")]
+
+
+def plain_text(text: str) -> str:
+    """A reply as a reader hears or a paste receives it: no markdown marks, tables by cells."""
+    out: list[str] = []
+    lists: list[list[int]] = []  # per open list: [next number] or [-1] for bullets
+    for tok in _md().parse(text):
+        kind = tok.type
+        if kind == "inline":
+            for child in tok.children or ():
+                if child.type in ("text", "code_inline"):
+                    out.append(child.content)
+                elif child.type in ("softbreak", "hardbreak"):
+                    out.append("\n")
+                elif child.type == "image":
+                    out.append(child.content)
+        elif kind in ("fence", "code_block"):
+            out.append(tok.content.rstrip("\n") + "\n\n")
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            start = int(tok.attrGet("start") or 1) if kind == "ordered_list_open" else -1
+            lists.append([start])
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+            if not lists:
+                out.append("\n")
+        elif kind == "list_item_open" and lists:
+            number = lists[-1][0]
+            indent = "  " * (len(lists) - 1)
+            if number < 0:
+                out.append(f"{indent}• ")
+            else:
+                out.append(f"{indent}{number}. ")
+                lists[-1][0] += 1
+        elif kind == "paragraph_close":
+            out.append("\n" if lists else "\n\n")
+        elif kind == "heading_close":
+            out.append("\n\n")
+        elif kind in ("th_close", "td_close"):
+            out.append("\t")
+        elif kind == "tr_close":
+            if out and out[-1] == "\t":
+                out.pop()
+            out.append("\n")
+        elif kind == "table_close":
+            out.append("\n")
+        elif kind == "hr":
+            out.append("———\n\n")
+    return "".join(out).strip()

@@ -22,7 +22,9 @@ class Shortcut:
     action: str
     keys: tuple[str, ...]
     description: str
-    scope: str = "window"  # "window", or "sessions": only while the chat list has focus
+    # "window"; "sessions": only while the chat list has focus; "messages": only while the
+    # conversation has focus, acting on its current message.
+    scope: str = "window"
 
 
 SHORTCUTS: tuple[Shortcut, ...] = (
@@ -35,6 +37,13 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("shortcuts", ("Ctrl+/", "F1"), "Keyboard shortcuts"),
     Shortcut("rename_session", ("F2",), "Rename the selected chat", "sessions"),
     Shortcut("delete_session", ("Del",), "Delete the selected chat", "sessions"),
+    Shortcut("copy", ("Ctrl+C",), "Copy the selected text, or the whole message", "messages"),
+    Shortcut("copy_markdown", ("Ctrl+Shift+C",), "Copy the message as Markdown", "messages"),
+    Shortcut("select_all", ("Ctrl+A",), "Select the message's text", "messages"),
+    Shortcut("quote", ("Ctrl+Shift+Q",), "Quote the message (or selection) in a reply", "messages"),
+    Shortcut("regenerate", ("Ctrl+Shift+R",), "Regenerate the reply", "messages"),
+    Shortcut("resend", ("Ctrl+Shift+E",), "Edit and resend your message", "messages"),
+    Shortcut("message_menu", ("Shift+F10", "Menu"), "All actions of the message", "messages"),
 )
 
 
