@@ -7,6 +7,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QRectF, QUrl
 from PySide6.QtGui import QTextDocument, QTextFrame, QTextTable
 
+from desktop.ui.markdown import CODE_CELL_PADDING
+
 
 class SafeDocument(QTextDocument):
     """Rich text for one message; refuses every resource, so remote images are never fetched."""
@@ -22,15 +24,24 @@ class SafeDocument(QTextDocument):
 
 
 def code_block_rects(doc: QTextDocument) -> list[QRectF]:
-    """Bounding rects of the code-block tables, in document order."""
+    """Bounding rects of the code-block tables, in document order (markdown tables excluded)."""
     layout = doc.documentLayout()
     rects: list[QRectF] = []
 
     def walk(frame: QTextFrame) -> None:
         for child in frame.childFrames():
-            if isinstance(child, QTextTable):
+            if isinstance(child, QTextTable) and is_code_block(child):
                 rects.append(layout.frameBoundingRect(child))
             walk(child)
 
     walk(doc.rootFrame())
     return rects
+
+
+def is_code_block(table: QTextTable) -> bool:
+    """Whether a table holds a code block (one cell, the code padding), not a markdown table."""
+    return (
+        table.rows() == 1
+        and table.columns() == 1
+        and table.format().cellPadding() == CODE_CELL_PADDING
+    )

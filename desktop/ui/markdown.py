@@ -1,4 +1,5 @@
-"""Markdown to Qt-rich-text HTML: CommonMark without raw HTML, pygments code, no remote images."""
+"""Markdown to Qt-rich-text HTML: GFM-like (tables, strikethrough, task lists, autolinks), no raw
+HTML, pygments code, no remote images."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # What a line still being written may grow into a list item from.
 _LIST_START = re.compile(r"(?:[-+*]|\d{1,9}[.)]?)$")
-_parser: MarkdownIt | None = None
 
 
 @lru_cache(maxsize=64)
@@ -44,11 +44,18 @@ def _highlighted(code: str, lang: str, style: str) -> str:
     return str(highlight(code.rstrip("\n"), _lexer(lang), _formatter(style)))
 
 
+# Code blocks are one-cell tables with this padding; markdown tables use TABLE_CELL_PADDING,
+# which is how `document.code_block_rects` tells the two apart.
+CODE_CELL_PADDING = 10
+TABLE_CELL_PADDING = 5
+TABLE_BORDER = "#9aa3b2"
+
+
 def _code_html(code: str, lang: str, style: str, bg: str, fg: str) -> str:
     body = _highlighted(code, lang, style)
     # One table per code block: the delegate finds them in order to place the copy buttons.
     return (
-        f'<table width="100%" cellpadding="10" cellspacing="0" bgcolor="{bg}" '
+        f'<table width="100%" cellpadding="{CODE_CELL_PADDING}" cellspacing="0" bgcolor="{bg}" '
         f'style="margin-top:6px; margin-bottom:6px;"><tr><td>'
         f'<pre style="font-family:monospace; margin:0; color:{fg};">{body}</pre></td></tr></table>'
     )
@@ -67,24 +74,53 @@ def _image(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str
     return f'<a href="{src}">[image: {alt}]</a>'
 
 
-def _md() -> MarkdownIt:
-    """The shared parser, built on first use so an empty window never imports markdown-it."""
-    global _parser
-    if _parser is None:
-        from markdown_it import MarkdownIt
+def _table_open(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    return (
+        f'<table border="1" cellspacing="0" cellpadding="{TABLE_CELL_PADDING}" '
+        f'style="border-collapse:collapse; border-color:{TABLE_BORDER}; '
+        'margin-top:4px; margin-bottom:8px;">'
+    )
 
-        # Raw HTML off: a reply can never inject markup, scripts or tracking pixels.
-        md = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True})
-        md.add_render_rule("fence", _fence)
-        md.add_render_rule("code_block", _fence)
-        md.add_render_rule("image", _image)
-        _parser = md
-    return _parser
+
+def _html_inline(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    # Raw HTML is off, so inline HTML only comes from the task-list plugin's checkboxes,
+    # which Qt's rich text cannot show: they become ballot boxes.
+    content = str(tokens[idx].content)
+    if "checkbox" in content:
+        return "☑" if "checked" in content else "☐"
+    return html.escape(content)
+
+
+def _md(text: str = "") -> MarkdownIt:
+    """The shared parser for `text`, built on first use so an empty window never imports it.
+
+    Linkify costs about three times the rest of the parse, so text in which linkify's own
+    quick test finds nothing that could be a bare link is parsed by a twin without it.
+    """
+    linking = _parsers(True)
+    return linking if linking.linkify.pretest(text) else _parsers(False)
+
+
+@lru_cache(maxsize=2)
+def _parsers(linkify: bool) -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
+    # GitHub's flavour, as models write it: tables, ~~strikethrough~~, bare URLs as links,
+    # - [ ] task lists. Raw HTML off: a reply can never inject markup, scripts or pixels.
+    md = MarkdownIt("gfm-like", {"html": False, "linkify": linkify, "breaks": True})
+    md.use(tasklists_plugin)
+    md.add_render_rule("fence", _fence)
+    md.add_render_rule("code_block", _fence)
+    md.add_render_rule("image", _image)
+    md.add_render_rule("table_open", _table_open)
+    md.add_render_rule("html_inline", _html_inline)
+    return md
 
 
 def render_markdown_fresh(text: str, style: str, code_bg: str, code_fg: str) -> str:
     """`render_markdown` without its cache: for text rendered once (a streaming tail)."""
-    return str(_md().render(text, {"style": style, "code_bg": code_bg, "code_fg": code_fg}))
+    return str(_md(text).render(text, {"style": style, "code_bg": code_bg, "code_fg": code_fg}))
 
 
 @lru_cache(maxsize=1024)
@@ -195,14 +231,16 @@ def render_markdown_streaming(
 
 def code_blocks(text: str) -> list[str]:
     """The source text of each fenced or indented code block, in document order."""
-    return [t.content.rstrip("\n") for t in _md().parse(text) if t.type in ("fence", "code_block")]
+    return [
+        t.content.rstrip("\n") for t in _md(text).parse(text) if t.type in ("fence", "code_block")
+    ]
 
 
 def plain_text(text: str) -> str:
     """A reply as a reader hears or a paste receives it: no markdown marks, tables by cells."""
     out: list[str] = []
     lists: list[list[int]] = []  # per open list: [next number] or [-1] for bullets
-    for tok in _md().parse(text):
+    for tok in _md(text).parse(text):
         kind = tok.type
         if kind == "inline":
             for child in tok.children or ():
@@ -212,6 +250,8 @@ def plain_text(text: str) -> str:
                     out.append("\n")
                 elif child.type == "image":
                     out.append(child.content)
+                elif child.type == "html_inline" and "checkbox" in child.content:
+                    out.append("☑" if "checked" in child.content else "☐")
         elif kind in ("fence", "code_block"):
             out.append(tok.content.rstrip("\n") + "\n\n")
         elif kind in ("bullet_list_open", "ordered_list_open"):

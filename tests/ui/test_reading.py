@@ -229,3 +229,42 @@ def test_edit_and_resend_puts_a_sent_prompt_back_for_editing(
     assert [args for name, args in b.calls if name == "send"] == [
         ("s1", "what is a **quokka**?", ())
     ]
+
+
+GFM = (
+    "| name | says |\n|---|---|\n| Obi-Wan | hello there |\n| Grievous | ~~general~~ |\n\n"
+    "- [ ] fetch sand\n- [x] take high ground\n\nDocs at https://example.com/docs today.\n\n"
+    "```\ncode stays code\n```\n"
+)
+
+
+def _doc_of(view: ChatView, row: int) -> Any:
+    return view.bubbles.layout_for(view.chat_model.index(row)).text_docs()[0][0]
+
+
+def test_markdown_tables_strikethrough_task_lists_and_bare_links_render(
+    qtbot: Any, view: ChatView
+) -> None:
+    from PySide6.QtGui import QTextCursor, QTextTable
+
+    view.show_messages([assistant("a1", GFM)])
+    _settle(qtbot, view)
+    doc = _doc_of(view, 0)
+    tables = [f for f in doc.rootFrame().childFrames() if isinstance(f, QTextTable)]
+    grid = tables[0]
+    assert (grid.rows(), grid.columns()) == (3, 2), "a 2-column table with a header row"
+    cell = grid.cellAt(1, 1)
+    assert QTextCursor(cell.firstCursorPosition()).block().text() == "hello there"
+    # A table is not a code block: only the real code block gets a copy button.
+    zones = view.bubbles.layout_for(view.chat_model.index(0)).zones
+    assert [z.kind for z in zones] == ["copy"]
+    lines = doc.toPlainText().splitlines()
+    assert "☐ fetch sand" in lines and "☑ take high ground" in lines
+    struck = doc.find("general")
+    assert struck.charFormat().fontStrikeOut()
+    url = doc.find("https://example.com/docs")
+    assert url.charFormat().anchorHref() == "https://example.com/docs"
+    # Screen readers and plain copies get the cells, tab-separated, without the pipes.
+    from desktop.ui.markdown import plain_text
+
+    assert "Obi-Wan\thello there\nGrievous\tgeneral" in plain_text(GFM)
