@@ -35,6 +35,7 @@ from desktop.core.models import (
 from desktop.core.online_catchup import OnlineCatchUp
 from desktop.core.outbox import Outbox
 from desktop.core.prompt_bubbles import PromptBubbles, ref_of
+from desktop.core.requests import APPROVAL_CHOICES, WAITING_KIND
 from desktop.core.session_events import SessionEvents
 from desktop.core.session_index import SessionIndex
 from desktop.core.session_keys import TEMP_PREFIX, is_temp_key
@@ -268,17 +269,38 @@ class ProfileController:
     def respond(self, key: str, request_id: str, answer: str | bool) -> None:
         key = self._resolve(key)
         runtime = self._router.runtime_id(key)
+        conv = self._feed.get(key)
+        # Answered here: the card goes (the feed tells listeners when the conversation had it).
+        request = conv.answered(request_id) if conv is not None else None
+        if request is None:
+            self._listeners.notify("on_approval_closed", key, request_id)
         if not runtime:
             return
-        # Hermes' shapes: approval.respond takes a choice ("once" approves this one request).
-        if isinstance(answer, bool):
-            choice = "once" if answer else "deny"
-            params = {"session_id": runtime, "request_id": request_id, "choice": choice}
+        kind = request.kind if request is not None else None
+        if kind is None:
+            is_choice = isinstance(answer, bool) or answer in APPROVAL_CHOICES
+            kind = "approval" if is_choice else "clarify"
+        if kind == WAITING_KIND:
+            # The only way out of a question this app was never sent: stop the turn, which
+            # releases it on the gateway.
+            self._call_soon("session.interrupt", {"session_id": runtime})
+            return
+        params: dict[str, Any] = {"session_id": runtime, "request_id": request_id}
+        if kind == "approval":
+            # Hermes' choices: once | session | always | deny. A bool is once / deny.
+            if isinstance(answer, bool):
+                answer = "once" if answer else "deny"
+            params["choice"] = answer if answer in APPROVAL_CHOICES else "deny"
+            if request is not None and not request.server_id:
+                del params["request_id"]  # 0.19: no id; it resolves the oldest pending one
             self._call_soon("approval.respond", params)
+        elif kind in ("sudo", "secret"):
+            # Never logged, never stored: the value lives only in this call's params.
+            params["password" if kind == "sudo" else "value"] = str(answer)
+            self._call_soon(f"{kind}.respond", params)
         else:
-            params = {"session_id": runtime, "request_id": request_id, "answer": answer}
+            params["answer"] = str(answer)
             self._call_soon("clarify.respond", params)
-        self._listeners.notify("on_approval_closed", key, request_id)
 
     # -- connection intents --------------------------------------------------------------------
 

@@ -6,10 +6,21 @@ import itertools
 import json
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from desktop.core.models import ChatMessage, DeliveryState, Role, ToolCall
+from desktop.core.models import ApprovalRequest, ChatMessage, DeliveryState, Role, ToolCall
 from desktop.core.protocol import Event
+from desktop.core.requests import (
+    BLOCKING_KINDS,
+    EXPIRE_EVENTS,
+    REQUEST_EVENTS,
+    WAITING_KIND,
+    reports_pending,
+    request_from,
+    snapshot_requests,
+    waiting_request,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +43,11 @@ class Conversation:
     `apply(event)` folds a gateway event into the message list; `load_snapshot()` replaces the
     server-backed part from an activate/resume snapshot. Events carrying a `seq` at or below
     the watermark are duplicates and ignored. Listeners hear about every change.
+
+    `pending` holds the requests the agent blocks on (approval, clarify, sudo, secret), keyed
+    by request id so an event and a snapshot naming the same request show it once; a
+    snapshot that no longer names one, an expiry or the end of the turn removes it.
+    `status_text` is the transient spinner line (`thinking.delta`, `status.update`).
     """
 
     def __init__(self, key: str, *, now: Callable[[], float] | None = None) -> None:
@@ -41,6 +57,9 @@ class Conversation:
         self.status_text = ""
         self.title = ""
         self.last_seq = 0
+        self.pending: dict[str, ApprovalRequest] = {}
+        # session.info / snapshot info: model, provider, approval mode, ...
+        self.info: dict[str, Any] = {}
         self._now = now or (lambda: 0.0)
         self._ids = itertools.count(1)
         self._listeners: list[ChangeListener] = []
@@ -70,6 +89,11 @@ class Conversation:
 
     # -- local edits ---------------------------------------------------------------------
 
+    def seed(self, messages: list[ChatMessage]) -> None:
+        """Start from messages cached locally (already on screen): no change is announced."""
+        if not self.messages:
+            self.messages = list(messages)
+
     def append_local(self, message: ChatMessage) -> None:
         """A bubble that originates here (the user's prompt, a notice)."""
         self.messages.append(message)
@@ -80,7 +104,15 @@ class Conversation:
             self.running = running
             if not running:
                 self._seal("interrupted")
+                self._turn_over()
             self._changed()
+
+    def answered(self, request_id: str) -> ApprovalRequest | None:
+        """The user answered (or dismissed) a request here: stop showing it."""
+        request = self.pending.pop(request_id, None)
+        if request is not None:
+            self._changed()
+        return request
 
     # -- events --------------------------------------------------------------------------
 
@@ -115,10 +147,42 @@ class Conversation:
         return True
 
     def _on_thinking(self, payload: dict[str, Any]) -> bool:
+        # Hermes' spinner text: each one replaces the last, "" clears it. Never reasoning.
+        text = _text(payload.get("text")).strip()
+        if text == self.status_text:
+            return False
+        self.status_text = text
+        return True
+
+    def _on_reasoning(self, payload: dict[str, Any]) -> bool:
         text = _text(payload.get("text"))
         if not text:
             return False
         self._live().thinking += text
+        return True
+
+    @staticmethod
+    def _on_request_event(etype: str, conv: Conversation, payload: dict[str, Any]) -> bool:
+        return conv._on_request(etype, payload)
+
+    def _on_request(self, etype: str, payload: dict[str, Any]) -> bool:
+        kind = REQUEST_EVENTS[etype]
+        request = request_from(kind, payload, self._mint(kind))
+        if request.request_id in self.pending:
+            return False  # the same request again (replay, snapshot then event)
+        self.pending.pop(f"{self.key}:waiting", None)
+        self.pending[request.request_id] = request
+        return True
+
+    def _on_expire(self, payload: dict[str, Any]) -> bool:
+        request_id = _text(payload.get("request_id"))
+        return self.pending.pop(request_id, None) is not None
+
+    def _on_info(self, payload: dict[str, Any]) -> bool:
+        merged = {**self.info, **payload}
+        if merged == self.info:
+            return False
+        self.info = merged
         return True
 
     def _on_complete(self, payload: dict[str, Any]) -> bool:
@@ -131,10 +195,17 @@ class Conversation:
         if final:
             # The server's full text is authoritative: it heals anything lost while detached.
             msg.text = final
+        reasoning = _text(payload.get("reasoning"))
+        if reasoning and not msg.thinking.strip():
+            msg.thinking = reasoning  # deltas lost while detached: the final field has it
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            msg.usage = dict(usage)
         status = _text(payload.get("status")) or "complete"
         msg.status = status if status in {"complete", "error", "interrupted"} else "complete"
         msg.streaming = False
         self.running = False
+        self._turn_over()
         return True
 
     def _last_reply_text(self) -> str | None:
@@ -161,6 +232,7 @@ class Conversation:
             )
         )
         self.running = False
+        self._turn_over()
         return True
 
     def _on_status(self, payload: dict[str, Any]) -> bool:
@@ -219,19 +291,55 @@ class Conversation:
         inflight = snapshot.get("inflight")
         inflight = inflight if isinstance(inflight, dict) else None
         messages = snapshot.get("messages")
+        info = snapshot.get("info")
+        if isinstance(info, dict):
+            self.info = {**self.info, **info}
         if not keep_messages and isinstance(messages, list):
             local = [m for m in self.messages if m.role is Role.USER and m.delivery in _UNSETTLED]
-            self.messages = [self._from_wire(i, m) for i, m in enumerate(messages)]
+            self.messages = self._rebuild(messages)
             self.messages.extend(local)
         if running:
             self.running = True
             if inflight is not None:
                 self._adopt_inflight(inflight)
+            self._adopt_pending(snapshot)
         else:
             # Idle on the server: whatever we thought was streaming has ended.
             self.running = False
             self._seal("interrupted")
+            self._turn_over()
         self._changed()
+
+    def _adopt_pending(self, snapshot: dict[str, Any]) -> None:
+        """Make `pending` what a running snapshot says the agent waits on.
+
+        0.20.1 names its open approval and clarify (`pending_approval`, `pending_clarify`):
+        those are shown (once, by request id) and any other approval/clarify is gone.
+        0.19 names none: status "waiting" says a clarify/sudo/secret is open; a card already
+        shown stays, and with none shown the user is told what the app cannot show.
+        """
+        listed = {r.request_id: r for r in snapshot_requests(snapshot, self.key)}
+        reports = reports_pending(snapshot)
+        waiting = snapshot.get("status") == "waiting"
+        kept: dict[str, ApprovalRequest] = {}
+        for rid, request in self.pending.items():
+            if rid in listed or request.kind == WAITING_KIND:
+                continue
+            if request.kind in BLOCKING_KINDS:
+                # Not listed: still open only if the gateway says something blocks and it
+                # cannot say which (no field for this kind).
+                if waiting and not (reports and request.kind == "clarify"):
+                    kept[rid] = request
+            elif not request.server_id:
+                # An approval without a request id (0.19): that gateway cannot list it, so
+                # its card stays until the turn ends (answering still works there). Gateways
+                # that give approvals ids list the open ones in the snapshot.
+                kept[rid] = request
+        kept.update(listed)
+        if waiting and not any(r.kind in BLOCKING_KINDS for r in kept.values()):
+            notice = waiting_request(self.key)
+            kept[notice.request_id] = notice
+        self.pending = kept
 
     def _adopt_inflight(self, inflight: dict[str, Any]) -> None:
         user = _text(inflight.get("user"))
@@ -256,22 +364,67 @@ class Conversation:
                 return msg.text.strip() == text.strip()
         return False
 
-    def _from_wire(self, index: int, raw: Any) -> ChatMessage:
-        data = raw if isinstance(raw, dict) else {}
-        role = _ROLES.get(_text(data.get("role")), Role.SYSTEM)
-        text = _text(data.get("text")) or _text(data.get("content"))
-        msg = ChatMessage(id=f"{self.key}:{index}", role=role, text=text)
-        thinking = data.get("reasoning") or data.get("reasoning_content")
-        if role is Role.ASSISTANT and isinstance(thinking, str):
-            msg.thinking = thinking
-        if role is Role.TOOL:
-            msg.tools = [ToolCall(id="", name=_text(data.get("name")) or "tool", done=True)]
-            msg.tools[0].args = _text(data.get("context"))
-        if role is Role.USER:
-            msg.delivery = DeliveryState.CONFIRMED
-        return msg
+    def _rebuild(self, messages: list[Any]) -> list[ChatMessage]:
+        """Snapshot rows as bubbles: one per reply, its tool rows and reasoning folded in.
+
+        Hermes lists a reply as assistant and tool rows; live, the same reply is one bubble
+        whose text is the final answer. What the snapshot lacks (times, tool output, usage)
+        is carried over from the bubble already shown for the same row.
+        """
+        out: list[ChatMessage] = []
+        reply: ChatMessage | None = None
+        for raw in messages:
+            data = raw if isinstance(raw, dict) else {}
+            role = _ROLES.get(_text(data.get("role")), Role.SYSTEM)
+            text = _text(data.get("text")) or _text(data.get("content"))
+            if role in (Role.ASSISTANT, Role.TOOL):
+                if reply is None:
+                    reply = ChatMessage(id=f"{self.key}:{len(out)}", role=Role.ASSISTANT)
+                    out.append(reply)
+                if role is Role.TOOL:
+                    call = ToolCall(id="", name=_text(data.get("name")) or "tool", done=True)
+                    call.args = _text(data.get("context"))
+                    reply.tools.append(call)
+                    continue
+                if text.strip():
+                    reply.text = text  # the last text of a reply is its answer
+                thinking = data.get("reasoning") or data.get("reasoning_content")
+                if isinstance(thinking, str) and thinking.strip():
+                    sep = "\n\n" if reply.thinking else ""
+                    reply.thinking += sep + thinking
+                reply.created_at = _stamp(data) or reply.created_at
+                continue
+            reply = None
+            msg = ChatMessage(id=f"{self.key}:{len(out)}", role=role, text=text)
+            msg.created_at = _stamp(data)
+            if role is Role.USER:
+                msg.delivery = DeliveryState.CONFIRMED
+            out.append(msg)
+        self._carry_over(out)
+        return out
+
+    def _carry_over(self, rebuilt: list[ChatMessage]) -> None:
+        shown = [m for m in self.messages if not m.id.startswith(LOCAL_PREFIX)]
+        for new, old in zip(rebuilt, shown, strict=False):
+            if new.role is not old.role:
+                break
+            if new.role is Role.USER and new.text.strip() != old.text.strip():
+                break
+            new.created_at = new.created_at or old.created_at
+            if new.role is Role.ASSISTANT:
+                new.usage = new.usage or old.usage
+                new.thinking = new.thinking or old.thinking
+                if [t.name for t in new.tools] == [t.name for t in old.tools]:
+                    new.tools = old.tools  # same calls: keep their output and ids
+                if old.status != "complete" and new.text == old.text:
+                    new.status = old.status
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _turn_over(self) -> None:
+        """The turn ended: nothing blocks on the user any more, the spinner line goes."""
+        self.pending.clear()
+        self.status_text = ""
 
     def _live(self) -> ChatMessage:
         current = self.streaming_message
@@ -306,7 +459,8 @@ _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
     "message.start": Conversation._on_start,
     "message.delta": Conversation._on_delta,
     "thinking.delta": Conversation._on_thinking,
-    "reasoning.delta": Conversation._on_thinking,
+    "reasoning.delta": Conversation._on_reasoning,
+    "session.info": Conversation._on_info,
     "message.complete": Conversation._on_complete,
     "error": Conversation._on_error,
     "status.update": Conversation._on_status,
@@ -316,4 +470,15 @@ _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
     "tool.progress": lambda c, p: c._on_tool("progress", p),
     "tool.complete": lambda c, p: c._on_tool("complete", p),
     # reasoning.available carries the whole answer on 0.19: never rendered, not even as thinking.
+    **{etype: partial(Conversation._on_request_event, etype) for etype in REQUEST_EVENTS},
+    **{etype: Conversation._on_expire for etype in EXPIRE_EVENTS},
 }
+
+
+def _stamp(data: dict[str, Any]) -> float:
+    """A wire row's time (seconds), when the gateway sends one."""
+    for field in ("timestamp", "created_at", "ts"):
+        value = data.get(field)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value / 1000 if value > 1e11 else value)
+    return 0.0

@@ -30,6 +30,7 @@ class ConversationFeed:
         self._temp: dict[str, Conversation] = {}
         self._unsubs: dict[str, Callable[[], None]] = {}
         self._shown: dict[str, int] = {}  # session key -> bubbles last sent whole to listeners
+        self._requests: dict[str, set[str]] = {}  # session key -> request ids shown as cards
 
     def get(self, key: str) -> Conversation | None:
         return self._temp.get(key) or self._router.conversation(key)
@@ -51,6 +52,10 @@ class ConversationFeed:
     def route(self, key: str) -> Conversation:
         """Have the router follow `key`, watched from now on."""
         conv = self._router.route(key, self.runtime_hint(key))
+        if not conv.messages:
+            # What was shown before a restart: the snapshot rebuild keeps its times, tool
+            # output and usage, which the gateway's rows do not carry.
+            conv.seed(self._index.cached_messages(key))
         self.watch(key, conv)
         return conv
 
@@ -94,6 +99,7 @@ class ConversationFeed:
     def _on_conversation_changed(self, conv: Conversation) -> None:
         key = conv.key
         self._index.follow(conv)
+        self._sync_requests(key, conv)
         messages = list(conv.messages)
         streaming = conv.streaming_message
         if streaming is not None and self._shown.get(key) == len(messages):
@@ -101,3 +107,14 @@ class ConversationFeed:
         else:
             self._shown[key] = len(messages)
             self._notify("on_session_messages", key, messages)
+
+    def _sync_requests(self, key: str, conv: Conversation) -> None:
+        """Cards follow `conv.pending`: each request shown once, removed when it is gone."""
+        shown = self._requests.setdefault(key, set())
+        for request_id in [r for r in shown if r not in conv.pending]:
+            shown.discard(request_id)
+            self._notify("on_approval_closed", key, request_id)
+        for request_id, request in list(conv.pending.items()):
+            if request_id not in shown:
+                shown.add(request_id)
+                self._notify("on_approval_request", key, request)

@@ -84,6 +84,8 @@ class ChatMessage:
     delivery_error: str = ""
     attachments: tuple[Attachment, ...] = ()
     tools: list[ToolCall] = field(default_factory=list)
+    # message.complete's usage: input/output tokens, context_used/context_max, model.
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -108,13 +110,24 @@ class Draft:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
-    """An `approval.request` (kind "approval") or `clarify.request` (kind "clarify") to answer."""
+    """A request the agent blocks on until the user answers it.
+
+    kind: "approval" (choices once/session/always/deny), "clarify" (suggested answers or free
+    text), "sudo" / "secret" (masked input, never stored), or "waiting" (a turn waits on a
+    request this app was never sent; the only way out is stopping the turn).
+    """
 
     request_id: str
-    kind: str  # "approval" | "clarify"
+    kind: str
     title: str
     detail: str = ""
-    choices: tuple[str, ...] = ()  # clarify: suggested answers; empty means free text
+    choices: tuple[str, ...] = ()
+    # False when the gateway gave no request id (0.19 approvals): one was made up here.
+    server_id: bool = True
+
+    @property
+    def masked(self) -> bool:
+        return self.kind in ("sudo", "secret")
 
 
 @dataclass(frozen=True, slots=True)

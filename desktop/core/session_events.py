@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from desktop.core.listeners import Notify
-from desktop.core.models import ApprovalRequest
 from desktop.core.session_index import SessionIndex
 from desktop.core.sessions import SessionRouter
 
@@ -14,27 +12,12 @@ from desktop.core.sessions import SessionRouter
 _ENDED = {"message.complete", "error"}
 
 
-def approval_from(etype: str, payload: dict[str, Any]) -> ApprovalRequest:
-    """An `approval.request` or `clarify.request` payload as the request the UI shows."""
-    kind = "approval" if etype == "approval.request" else "clarify"
-    request_id = str(payload.get("request_id") or payload.get("id") or uuid.uuid4().hex)
-    title = str(payload.get("title") or payload.get("question") or payload.get("command") or "")
-    detail = str(payload.get("detail") or payload.get("description") or "")
-    choices = payload.get("choices") or payload.get("options") or ()
-    return ApprovalRequest(
-        request_id=request_id,
-        kind=kind,
-        title=title or ("Approve this action?" if kind == "approval" else "The agent asks"),
-        detail=detail,
-        choices=tuple(str(c) for c in choices) if isinstance(choices, list | tuple) else (),
-    )
-
-
 class SessionEvents:
     """Turns supervisor events of routed sessions into listener calls and unread marks.
 
-    The conversation itself hears the same events through the router; this is what the
-    rest of the window needs from them.
+    The conversation itself hears the same events through the router (approvals and questions
+    are kept there, with the snapshots, and shown by the feed); this is what the rest of the
+    window needs from them.
     """
 
     def __init__(self, router: SessionRouter, index: SessionIndex, notify: Notify) -> None:
@@ -48,9 +31,7 @@ class SessionEvents:
         key = self._key_for_runtime(getattr(event, "session_id", None))
         if key is None:
             return
-        if etype in ("approval.request", "clarify.request"):
-            self._notify("on_approval_request", key, approval_from(etype, payload))
-        elif etype == "notice":
+        if etype == "notice":
             text = payload.get("text") or payload.get("message")
             if isinstance(text, str) and text:
                 self._notify("on_notice", key, text)

@@ -11,7 +11,7 @@ from typing import Any
 from desktop.core.clock import Clock
 from desktop.core.conversation import Conversation
 from desktop.core.listeners import Notify
-from desktop.core.models import ChatMessage, DeliveryState, Role, SessionSummary
+from desktop.core.models import ChatMessage, DeliveryState, Role, SessionSummary, ToolCall
 from desktop.core.session_keys import is_temp_key
 from desktop.core.storage import CachedMessage, StorageError, Store
 
@@ -228,6 +228,7 @@ class SessionIndex:
                 thinking=m.thinking,
                 created_at=m.created_at,
                 status=m.status,
+                extra=_extra_of(m),
             )
             for i, m in enumerate(conv.messages)
             if not m.streaming
@@ -263,4 +264,34 @@ def _from_cache(key: str, row: CachedMessage) -> ChatMessage:
     )
     if role is Role.USER:
         msg.delivery = DeliveryState.CONFIRMED
+    tools = row.extra.get("tools")
+    if isinstance(tools, list):
+        msg.tools = [_tool_from(t) for t in tools if isinstance(t, dict)]
+    usage = row.extra.get("usage")
+    if isinstance(usage, dict):
+        msg.usage = usage
     return msg
+
+
+def _extra_of(msg: ChatMessage) -> dict[str, Any]:
+    """What a bubble needs beyond its text to look the same after a restart."""
+    extra: dict[str, Any] = {}
+    if msg.tools:
+        extra["tools"] = [
+            {"id": t.id, "name": t.name, "args": t.args, "output": t.output, "error": t.error}
+            for t in msg.tools
+        ]
+    if msg.usage:
+        extra["usage"] = msg.usage
+    return extra
+
+
+def _tool_from(data: dict[str, Any]) -> ToolCall:
+    return ToolCall(
+        id=str(data.get("id") or ""),
+        name=str(data.get("name") or "tool"),
+        args=str(data.get("args") or ""),
+        output=str(data.get("output") or ""),
+        done=True,
+        error=bool(data.get("error")),
+    )

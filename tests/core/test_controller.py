@@ -59,6 +59,8 @@ class Gateway:
             return {"sessions": self.listing}
         if method in ("session.title", "session.delete", "session.interrupt"):
             return {}
+        if method.endswith(".respond"):
+            return {}
         return RpcError(-32601, "method not found", method=method)
 
 
@@ -377,3 +379,36 @@ async def test_deleting_a_session_removes_it_here_and_on_the_gateway(tmp_path: P
         assert r.seen.of("on_sessions")[-1] == ([],)
         assert r.gw.calls("session.delete") == [{"session_id": "r1"}]
         assert r.store.session("p", "s1") is None
+
+
+# -- approvals and questions -------------------------------------------------------------------
+
+
+async def test_each_request_reaches_the_window_once_and_each_answer_has_hermes_shape(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path) as r:
+        await r.online()
+        temp = r.ctl.create_session()
+        await settle(lambda: r.ctl.sessions()[0].key == "s1", "created")
+        approval = {"command": "chmod 777 x", "request_id": "a1", "choices": ["once", "deny"]}
+        r.emit("approval.request", "r1", **approval)
+        r.emit("approval.request", "r1", **approval)  # the same request again
+        r.emit("sudo.request", "r1", request_id="p1")
+        r.emit("clarify.request", "r1", question="Which?", choices=["x"], request_id="q1")
+        asked = [(k, req.request_id, req.kind) for k, req in r.seen.of("on_approval_request")]
+        assert asked == [("s1", "a1", "approval"), ("s1", "p1", "sudo"), ("s1", "q1", "clarify")]
+        r.ctl.respond(temp, "a1", "session")
+        r.ctl.respond("s1", "p1", "hunter2")
+        r.ctl.respond("s1", "q1", "x")
+        await settle(lambda: len(r.gw.calls("clarify.respond")) == 1, "answers sent")
+        assert [(m, p) for m, p in r.net.calls if m.endswith(".respond")] == [
+            ("approval.respond", {"session_id": "r1", "request_id": "a1", "choice": "session"}),
+            ("sudo.respond", {"session_id": "r1", "request_id": "p1", "password": "hunter2"}),
+            ("clarify.respond", {"session_id": "r1", "request_id": "q1", "answer": "x"}),
+        ]
+        closed = r.seen.of("on_approval_closed")
+        assert [rid for _, rid in closed] == ["a1", "p1", "q1"]
+        # A password is sent, never kept: not in the local store.
+        dump = "\n".join(r.store._conn.iterdump())
+        assert "hunter2" not in dump

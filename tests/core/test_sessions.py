@@ -322,6 +322,7 @@ def test_reducer_streams_thinking_tools_and_ignores_reasoning_available() -> Non
     conv.add_listener(lambda c: changes.append(len(c.messages)))
     conv.apply(ev("message.start", seq=1))
     conv.apply(ev("thinking.delta", seq=2, text="hmm "))
+    assert conv.status_text == "hmm"  # the spinner line, not the reasoning fold
     conv.apply(ev("reasoning.delta", seq=3, text="ok"))
     conv.apply(ev("tool.generating", seq=4, name="search"))
     conv.apply(ev("tool.start", seq=5, tool_id="t1", name="search", context="cats"))
@@ -331,11 +332,11 @@ def test_reducer_streams_thinking_tools_and_ignores_reasoning_available() -> Non
     conv.apply(ev("message.delta", seq=7, text="Answer"))  # duplicate seq
     conv.apply(ev("message.complete", seq=9, text="Answer.", status="complete"))
     [msg] = conv.messages
-    assert msg.text == "Answer." and msg.thinking == "hmm ok" and not msg.streaming
+    assert msg.text == "Answer." and msg.thinking == "ok" and not msg.streaming
     assert [(t.id, t.name, t.args, t.output, t.done) for t in msg.tools] == [
         ("t1", "search", "cats", "3 hits", True)
     ]
-    assert not conv.running and changes
+    assert not conv.running and changes and conv.status_text == ""
 
 
 def test_a_repeated_completion_without_seq_does_not_add_a_second_bubble() -> None:
