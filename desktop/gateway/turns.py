@@ -160,7 +160,9 @@ class TurnWorker:
             elif chunk.kind is ChunkKind.THINKING:
                 coalescer.flush()
                 inflight.thinking += chunk.text
-                self._emit(session, "thinking.delta", {"text": chunk.text})
+                # Hermes semantics: reasoning.delta is the model's reasoning; thinking.delta is
+                # only spinner text (docs/protocol.md).
+                self._emit(session, "reasoning.delta", {"text": chunk.text})
             else:
                 coalescer.flush()
                 self._emit(session, "notice", {"level": "info", "message": chunk.text})

@@ -769,15 +769,25 @@ class MainWindow(QMainWindow):
             self._show_approvals()
 
     def _show_approvals(self) -> None:
+        """Cards follow the pending requests of the viewed session; a new one takes focus."""
+        pending = self._approvals.get((self._profile_id, self._session_key or ""), {})
+        kept: set[str] = set()
         for card in self.approvals.findChildren(ApprovalCard):
+            if pending.get(card.request.request_id) == card.request:
+                kept.add(card.request.request_id)  # a half-typed answer stays where it is
+                continue
             card.setParent(None)
             card.deleteLater()
-        pending = self._approvals.get((self._profile_id, self._session_key or ""), {})
+        added: ApprovalCard | None = None
         for request in pending.values():
-            card = ApprovalCard(request, self.approvals)
-            card.answered.connect(self._on_card_answered)
-            self.approvals_layout.addWidget(card)
+            if request.request_id in kept:
+                continue
+            added = ApprovalCard(request, self.approvals)
+            added.answered.connect(self._on_card_answered)
+            self.approvals_layout.addWidget(added)
         self.approvals.setVisible(bool(pending))
+        if added is not None:
+            added.focus_first()  # keyboard first: no Tab hunt to reach the question
 
     def _on_card_answered(self, request_id: str, answer: object) -> None:
         backend = self.backend
@@ -787,7 +797,11 @@ class MainWindow(QMainWindow):
         assert isinstance(answer, (bool, str))
         backend.respond(key, request_id, answer)
         self._approvals.get((self._profile_id, key), {}).pop(request_id, None)
+        card = self.sender()
+        had_focus = isinstance(card, ApprovalCard) and card.answered_with_focus
         self._show_approvals()
+        if had_focus and not self.approvals.isVisible():
+            self.composer.edit.setFocus()  # the last card answered: back to typing
 
     def _update_unread(self) -> None:
         total = sum(s.unread for sessions in self._sessions.values() for s in sessions)

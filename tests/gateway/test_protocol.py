@@ -163,7 +163,7 @@ async def test_provider_error_sends_error_then_complete_with_error(data_dir: Pat
         assert done["payload"]["status"] == "error"
         assert (await c.wait_event("error", sid))["payload"]["message"] == "bad API key"
         assert "fallback" in (await c.wait_event("notice", sid))["payload"]["message"]
-        assert (await c.wait_event("thinking.delta", sid))["payload"]["text"] == "hm"
+        assert (await c.wait_event("reasoning.delta", sid))["payload"]["text"] == "hm"
 
 
 async def test_malformed_frames_get_json_rpc_errors_and_socket_survives(data_dir: Path) -> None:

@@ -163,7 +163,7 @@ def assistant(mid: str, text: str, **kw: Any) -> ChatMessage:
     return ChatMessage(id=mid, role=Role.ASSISTANT, text=text, created_at=1.7e9, **kw)
 
 
-def approval(rid: str = "r1", kind: str = "approval") -> ApprovalRequest:
+def approval(rid: str = "r1", kind: str = "approval", **kw: Any) -> ApprovalRequest:
     return ApprovalRequest(
-        rid, kind, "Run `rm -rf build/`?", "The agent wants to run a shell command"
+        rid, kind, "Run `rm -rf build/`?", "The agent wants to run a shell command", **kw
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QApplication, QDialog, QLineEdit
 
 from desktop.core.models import ConnectionState, ConnectionStatus, DeliveryState, SessionSummary
 from desktop.ui.approval import ApprovalCard
@@ -186,9 +186,15 @@ def test_approval_card_answer_goes_to_backend(make_window: Any) -> None:
     b.emit("on_approval_request", "s1", approval("r7"))
     cards = win.approvals.findChildren(ApprovalCard)
     assert len(cards) == 1 and win.approvals.isVisible()
-    approve = next(btn for btn in cards[0].buttons if btn.text() == "Approve")
+    assert [btn.text() for btn in cards[0].buttons] == [
+        "Allow once",
+        "Allow this session",
+        "Always allow",
+        "Deny",
+    ]
+    approve = next(btn for btn in cards[0].buttons if btn.text() == "Allow this session")
     approve.click()
-    assert b.calls[-1] == ("respond", ("s1", "r7", True))
+    assert b.calls[-1] == ("respond", ("s1", "r7", "session"))
     assert not win.approvals.isVisible()
     b.emit("on_approval_request", "s1", approval("q1", kind="clarify"))
     card = win.approvals.findChildren(ApprovalCard)[-1]
@@ -334,3 +340,54 @@ def test_local_session_key_replaced_by_durable_key_keeps_the_view(make_window: A
     assert win.chat_view.chat_model.rowCount() == 2
     QTest.keyClicks(win.composer.edit, "!")
     assert b.calls[-1] == ("save_draft", ("durable-1", "still typing!"))
+
+
+def test_a_new_card_takes_focus_enter_answers_and_esc_denies(make_window: Any, qtbot: Any) -> None:
+    b = _backend("p1")
+    win = make_window(b)
+    win.show()
+    win.activateWindow()
+    qtbot.wait_until(win.isActiveWindow)
+    win.open_session("s1")
+    b.emit("on_approval_request", "s1", approval("a1", choices=("once", "deny")))
+    [card] = win.approvals.findChildren(ApprovalCard)
+    # Keyboard first: the first action has focus at once, no Tab hunt.
+    qtbot.wait_until(lambda: QApplication.focusWidget() is card.buttons[0])
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is card.buttons[1]  # Deny
+    QTest.keyClick(card.buttons[0], Qt.Key.Key_Escape)
+    assert b.calls[-1] == ("respond", ("s1", "a1", "deny"))
+    # The last card answered: typing goes on in the composer.
+    assert QApplication.focusWidget() is win.composer.edit
+    b.emit("on_approval_request", "s1", approval("a2", choices=("once", "deny")))
+    [card] = win.approvals.findChildren(ApprovalCard)
+    qtbot.wait_until(lambda: QApplication.focusWidget() is card.buttons[0])
+    QTest.keyClick(card.buttons[0], Qt.Key.Key_Return)
+    assert b.calls[-1] == ("respond", ("s1", "a2", "once"))
+
+
+def test_a_sudo_password_is_typed_masked_and_cleared_when_sent(make_window: Any) -> None:
+    b = _backend("p1")
+    win = make_window(b)
+    win.open_session("s1")
+    b.emit("on_approval_request", "s1", approval("p1", kind="sudo"))
+    [card] = win.approvals.findChildren(ApprovalCard)
+    assert card.answer_edit is not None
+    assert card.answer_edit.echoMode() is QLineEdit.EchoMode.Password
+    QTest.keyClicks(card.answer_edit, "hunter2")
+    QTest.keyClick(card.answer_edit, Qt.Key.Key_Return)
+    assert b.calls[-1] == ("respond", ("s1", "p1", "hunter2"))
+    assert card.answer_edit.text() == ""
+
+
+def test_a_card_being_answered_survives_another_request_arriving(make_window: Any) -> None:
+    b = _backend("p1")
+    win = make_window(b)
+    win.open_session("s1")
+    b.emit("on_approval_request", "s1", approval("q1", kind="clarify"))
+    [first] = win.approvals.findChildren(ApprovalCard)
+    assert first.answer_edit is not None
+    QTest.keyClicks(first.answer_edit, "half typed")
+    b.emit("on_approval_request", "s1", approval("a1"))
+    cards = win.approvals.findChildren(ApprovalCard)
+    assert first in cards and first.answer_edit.text() == "half typed"
