@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from desktop.core.errors import GatewayError
+from desktop.core.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES, MIB
 from desktop.core.models import Attachment
 from desktop.core.storage import Store
 
-MIB = 1024 * 1024
 CHUNK = 256 * 1024
 # Images the gateway can stage with image.attach_bytes; anything else is a "file".
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -60,8 +60,9 @@ class AttachmentStore:
         data_dir: str | Path,
         *,
         store: Store | None = None,
-        max_image_bytes: int = 20 * MIB,
-        max_file_bytes: int = 50 * MIB,
+        # The embedded gateway's own limits: what it would refuse is refused here, at once.
+        max_image_bytes: int = MAX_IMAGE_BYTES,
+        max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
         self.root = Path(data_dir) / "attachments"
         self._store = store

@@ -8,10 +8,9 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass
 
+from desktop.core.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
 from desktop.gateway.faults import invalid_params
 
-MAX_IMAGE_BYTES = 10 * 1024 * 1024
-MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_INLINE_TEXT_BYTES = 256 * 1024
 MAX_STAGED = 10
 _IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent
+from PySide6.QtGui import QImage, QImageReader, QKeyEvent, QPixmap
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.attachments import AttachmentError, is_image
 from desktop.core.models import Attachment
 from desktop.ui.backend import Draft
 from desktop.ui.resources import icon
@@ -27,6 +28,44 @@ SEND_CTRL_ENTER = "ctrl_enter"  # Ctrl+Enter sends, Enter adds a line
 
 AttachFile = Callable[[str], Attachment]
 AttachBytes = Callable[[bytes, str], Attachment]
+# The message box grows with its text from one line up to this height, then scrolls.
+MIN_EDIT_HEIGHT = 44
+MAX_EDIT_HEIGHT = 240
+THUMB = 28
+
+
+def mime_image_png(source: QMimeData) -> bytes | None:
+    """A clipboard or dropped image as PNG bytes, or None."""
+    if not source.hasImage():
+        return None
+    image = QImage(source.imageData())
+    if image.isNull():
+        return None
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buf, "PNG")  # type: ignore[call-overload]  # stubs say bytes; runtime wants str
+    buf.close()
+    return bytes(data.data())
+
+
+def mime_files(source: QMimeData) -> list[str]:
+    """Local file paths in a clipboard or drop payload."""
+    if not source.hasUrls():
+        return []
+    return [u.toLocalFile() for u in source.urls() if u.isLocalFile()]
+
+
+def thumbnail(attachment: Attachment, side: int = THUMB) -> QPixmap | None:
+    """A small preview of an image attachment (decoded at thumbnail size), or None."""
+    if not is_image(attachment):
+        return None
+    reader = QImageReader(attachment.path)
+    size = reader.size()
+    if size.isValid() and not size.isEmpty():
+        reader.setScaledSize(size.scaled(side, side, Qt.AspectRatioMode.KeepAspectRatio))
+    image = reader.read()
+    return QPixmap.fromImage(image) if not image.isNull() else None
 
 
 class ComposerEdit(QPlainTextEdit):
@@ -69,22 +108,14 @@ class ComposerEdit(QPlainTextEdit):
         return source.hasImage() or source.hasUrls() or super().canInsertFromMimeData(source)
 
     def insertFromMimeData(self, source: QMimeData) -> None:
-        files = (
-            [u.toLocalFile() for u in source.urls() if u.isLocalFile()] if source.hasUrls() else []
-        )
+        files = mime_files(source)
         if files:
             self.files_dropped.emit(files)
             return
-        if source.hasImage():
-            image = QImage(source.imageData())
-            if not image.isNull():
-                data = QByteArray()
-                buf = QBuffer(data)
-                buf.open(QIODevice.OpenModeFlag.WriteOnly)
-                image.save(buf, "PNG")  # type: ignore[call-overload]  # stubs say bytes; runtime wants str
-                buf.close()
-                self.image_pasted.emit(bytes(data.data()))
-                return
+        png = mime_image_png(source)
+        if png is not None:
+            self.image_pasted.emit(png)
+            return
         super().insertFromMimeData(source)
 
 
@@ -104,6 +135,14 @@ class AttachmentChip(QFrame):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(10, 3, 4, 3)
         lay.setSpacing(4)
+        self.thumb = QLabel(self)
+        preview = thumbnail(attachment)
+        if preview is not None:
+            self.thumb.setPixmap(preview)
+            self.thumb.setAccessibleName(f"Preview of {attachment.filename}")
+            lay.addWidget(self.thumb)
+        else:
+            self.thumb.hide()
         self.label = QLabel(attachment.filename, self)
         self.label.setAccessibleName(f"Attachment {attachment.filename}")
         self.remove_button = QToolButton(self)
@@ -165,6 +204,13 @@ class Composer(QWidget):
         self.save_warning.setStyleSheet("color: #e5484d;")
         self.save_warning.hide()
 
+        self.attach_warning = QLabel(self)
+        self.attach_warning.setObjectName("attachWarning")
+        self.attach_warning.setAccessibleName("Attachment warning")
+        self.attach_warning.setWordWrap(True)
+        self.attach_warning.setStyleSheet("color: #e5484d;")
+        self.attach_warning.hide()
+
         self.chips = QWidget(self)
         self.chips_layout = QHBoxLayout(self.chips)
         self.chips_layout.setContentsMargins(0, 0, 0, 0)
@@ -179,7 +225,10 @@ class Composer(QWidget):
         self.edit.setPlaceholderText("Write a message…")
         self.edit.setAccessibleName("Message")
         self.edit.setAccessibleDescription("Type a message; Enter sends, Shift+Enter adds a line")
-        self.edit.setFixedHeight(44)
+        self.edit.setFixedHeight(MIN_EDIT_HEIGHT)
+        self.edit.document().documentLayout().documentSizeChanged.connect(
+            self._on_edit_size_changed
+        )
         self.edit.submit.connect(self._on_edit_submit)
         self.edit.escape.connect(self._on_edit_escape)
         self.edit.files_dropped.connect(self._on_edit_files_dropped)
@@ -200,7 +249,7 @@ class Composer(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(12, 8, 12, 10)
         outer.setSpacing(6)
-        for w in (self.notice_bar, self.banner, self.save_warning, self.chips):
+        for w in (self.notice_bar, self.banner, self.save_warning, self.attach_warning, self.chips):
             outer.addWidget(w)
         outer.addLayout(row)
         self.notice_bar.hide()
@@ -258,6 +307,7 @@ class Composer(QWidget):
         self.notice_bar.hide()
         self.banner.hide()
         self.save_warning.hide()
+        self.attach_warning.hide()
 
     def show_draft_restored(self, draft: Draft) -> None:
         """Put a recovered draft back, with a notice and an Undo."""
@@ -354,6 +404,7 @@ class Composer(QWidget):
             return
         attachments = self.attachments
         self.banner.hide()
+        self.attach_warning.hide()
         self.notice_bar.hide()
         self.clear()
         self.send_requested.emit(text, attachments)
@@ -369,22 +420,59 @@ class Composer(QWidget):
         self._changed()
 
     def _on_attach_button_clicked(self) -> None:
-        self._on_edit_files_dropped(self.pick_files(self))
+        self.attach_files(self.pick_files(self))
 
-    def _on_edit_files_dropped(self, paths: list[str]) -> None:
+    def attach_files(self, paths: list[str]) -> None:
+        """Attach files (dropped anywhere on the window, pasted or picked); refusals are shown."""
         if self.attach_file is None:
             return
+        refused: list[str] = []
         for path in paths:
             try:
                 self.add_attachment(self.attach_file(path))
+            except AttachmentError as exc:
+                refused.append(str(exc))
             except OSError as exc:
-                self.set_save_state(False, f"could not attach {path}: {exc.strerror or exc}")
+                refused.append(f"{path}: {exc.strerror or exc}")
+        self._show_refused(refused)
 
-    def _on_edit_image_pasted(self, data: bytes) -> None:
+    def attach_image(self, data: bytes) -> None:
+        """Attach a pasted or dropped image (PNG bytes)."""
         if self.attach_bytes is None:
             return
         self._paste_count += 1
-        self.add_attachment(self.attach_bytes(data, f"pasted-{self._paste_count}.png"))
+        try:
+            self.add_attachment(self.attach_bytes(data, f"pasted-{self._paste_count}.png"))
+        except (AttachmentError, OSError) as exc:
+            self._show_refused([str(exc)])
+            return
+        self._show_refused([])
+
+    def _show_refused(self, reasons: list[str]) -> None:
+        self.attach_warning.setText("Not attached: " + "; ".join(reasons) if reasons else "")
+        self.attach_warning.setVisible(bool(reasons))
+
+    def _on_edit_files_dropped(self, paths: list[str]) -> None:
+        self.attach_files(paths)
+
+    def _on_edit_image_pasted(self, data: bytes) -> None:
+        self.attach_image(data)
+
+    def _on_edit_size_changed(self) -> None:
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Grow the box with its text (visual lines, wraps included) up to MAX_EDIT_HEIGHT."""
+        edit = self.edit
+        doc = edit.document()
+        lines = max(1.0, doc.documentLayout().documentSize().height())
+        margins = edit.contentsMargins()
+        # QPlainTextEdit scrolls when less than a whole line's leading is left: keep 4 px spare.
+        chrome = 2 * doc.documentMargin() + margins.top() + margins.bottom() + 4
+        wanted = round(lines * edit.fontMetrics().lineSpacing() + chrome)
+        height = max(MIN_EDIT_HEIGHT, min(MAX_EDIT_HEIGHT, wanted))
+        if height != edit.height():
+            edit.setFixedHeight(height)
 
     def _on_chip_remove_requested(self, sha256: str) -> None:
         self._attachments = [a for a in self._attachments if a.sha256 != sha256]

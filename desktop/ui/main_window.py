@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -29,7 +29,7 @@ from desktop.ui.approval import ApprovalCard
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 from desktop.ui.bridge import BackendBridge
 from desktop.ui.chat_view import ChatView
-from desktop.ui.composer import Composer
+from desktop.ui.composer import Composer, mime_files, mime_image_png
 from desktop.ui.details import DetailsDialog
 from desktop.ui.resources import icon
 from desktop.ui.session_list import (
@@ -267,6 +267,7 @@ class MainWindow(QMainWindow):
         ):
             QWidget.setTabOrder(a, b)
         self.resize(1040, 700)
+        self.setAcceptDrops(True)
 
     def _tool(self, name: str, text: str, description: str) -> QToolButton:
         b = QToolButton(self)
@@ -531,6 +532,31 @@ class MainWindow(QMainWindow):
         self._settings.setValue("ui/geometry", self.saveGeometry())
         self._settings.setValue("ui/splitter", self.splitter.saveState())
         self._settings.sync()
+
+    def _droppable(self, e: QDragEnterEvent | QDragMoveEvent | QDropEvent) -> bool:
+        data = e.mimeData()
+        return bool(mime_files(data)) or data.hasImage()
+
+    def dragEnterEvent(self, e: QDragEnterEvent) -> None:
+        # Files and images dropped anywhere on the window (chat, list, header) are attached.
+        if self._droppable(e):
+            e.acceptProposedAction()
+
+    def dragMoveEvent(self, e: QDragMoveEvent) -> None:
+        if self._droppable(e):
+            e.acceptProposedAction()
+
+    def dropEvent(self, e: QDropEvent) -> None:
+        files = mime_files(e.mimeData())
+        if files:
+            self.composer.attach_files(files)
+        else:
+            png = mime_image_png(e.mimeData())
+            if png is None:
+                return
+            self.composer.attach_image(png)
+        e.acceptProposedAction()
+        self.focus_composer()
 
     def closeEvent(self, e: QCloseEvent) -> None:
         self.save_state()
