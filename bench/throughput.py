@@ -100,7 +100,7 @@ class NullSocket:
     def __init__(self) -> None:
         self.sent = 0
 
-    async def send(self, data: str) -> None:
+    async def send(self, data: str | bytes, text: bool | None = None) -> None:
         self.sent += 1
 
 

@@ -24,6 +24,8 @@ HERMES_READY = re.compile(r"^HERMES_BACKEND_READY port=(?P<port>\d+)\s*$")
 EMBEDDED_TOKEN_ENV = "HERMES_QT_GATEWAY_TOKEN"
 HERMES_TOKEN_ENV = "HERMES_DASHBOARD_SESSION_TOKEN"
 LOG_TAIL = 2000
+# A child's standard error file is moved aside (one kept) at a start once it is this big.
+STDERR_LOG_BYTES = 1_000_000
 
 
 class LauncherError(ConnectError):
@@ -139,6 +141,9 @@ class ProcessLauncher:
 
     def _open_log(self) -> IO[bytes]:
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            if self._log_path.stat().st_size > STDERR_LOG_BYTES:
+                os.replace(self._log_path, self._log_path.with_name(self._log_path.name + ".1"))
         return open(self._log_path, "ab")
 
     async def _read_ready(self, proc: asyncio.subprocess.Process) -> str:
@@ -209,8 +214,10 @@ class EmbeddedGatewayLauncher(ProcessLauncher):
         ready_timeout: float = 60.0,
         stop_timeout: float = 5.0,
     ) -> None:
+        # The gateway logs to its own rotating gateway.log; standard error only catches
+        # what comes before logging is set up (and a crash's traceback).
         super().__init__(
-            log_path=Path(data_dir) / "gateway.log",
+            log_path=Path(data_dir) / "gateway-stderr.log",
             token=token,
             ready_timeout=ready_timeout,
             stop_timeout=stop_timeout,
@@ -232,6 +239,8 @@ class EmbeddedGatewayLauncher(ProcessLauncher):
             "--data-dir",
             str(self._data_dir),
             "--exit-with-parent",
+            "--log-file",
+            str(self._data_dir / "gateway.log"),
             *self._extra,
         ]
 

@@ -1,4 +1,4 @@
-"""Attachments staged for a session's next turn: decoding, size limits, and prompt context."""
+"""Attachments for a session's next turn: decoding, size limits, and how the model sees them."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import binascii
 import hashlib
 import mimetypes
 from dataclasses import dataclass
+from pathlib import Path
 
 from desktop.core.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
 from desktop.gateway.faults import invalid_params
+from desktop.gateway.text import scrub
 
 MAX_INLINE_TEXT_BYTES = 256 * 1024
 MAX_STAGED = 10
@@ -17,13 +19,12 @@ _IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
 @dataclass(frozen=True, slots=True)
-class StagedAttachment:
+class AttachmentMeta:
     filename: str
     kind: str  # "image" | "text" | "binary"
     mime: str
     size: int
     sha256: str
-    data: bytes
 
     def describe(self) -> dict[str, object]:
         """Metadata safe to persist and show: never the bytes."""
@@ -35,18 +36,56 @@ class StagedAttachment:
             "sha256": self.sha256,
         }
 
-    def data_url(self) -> str:
-        return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
+
+@dataclass(frozen=True, slots=True)
+class DecodedAttachment:
+    """An attach request's bytes, in memory only until the spool writes them to disk."""
+
+    meta: AttachmentMeta
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StagedAttachment:
+    """A staged attachment: its metadata in memory, its bytes in a file of the spool."""
+
+    meta: AttachmentMeta
+    path: Path
+
+    def describe(self) -> dict[str, object]:
+        return self.meta.describe()
+
+    @property
+    def kind(self) -> str:
+        return self.meta.kind
+
+    def read(self) -> bytes | None:
+        try:
+            return self.path.read_bytes()
+        except OSError:
+            return None
+
+    def data_url(self) -> str | None:
+        data = self.read()
+        if data is None:
+            return None
+        return f"data:{self.meta.mime};base64,{base64.b64encode(data).decode('ascii')}"
 
     def inline_text(self) -> str:
-        """How a non-image file appears in the prompt the model sees."""
-        if self.kind == "text":
-            body = self.data.decode("utf-8")
-            return f"[attached file: {self.filename}]\n```\n{body}\n```"
-        return f"[attached file: {self.filename} ({self.mime}, {self.size} bytes, not shown)]"
+        """How a non-image file (or an image whose file is gone) appears in the prompt."""
+        m = self.meta
+        if m.kind == "binary":
+            return f"[attached file: {m.filename} ({m.mime}, {m.size} bytes, not shown)]"
+        data = self.read() if m.kind == "text" else None
+        if data is None:
+            return f"[attached file: {m.filename} (no longer available on the gateway)]"
+        body = data.decode("utf-8", "replace")
+        return f"[attached file: {m.filename}]\n```\n{body}\n```"
 
 
-def decode_attachment(content_base64: object, filename: object, *, image: bool) -> StagedAttachment:
+def decode_attachment(
+    content_base64: object, filename: object, *, image: bool
+) -> DecodedAttachment:
     """Validate and decode one attach request; raises -32602 with a clear message."""
     if not isinstance(filename, str) or not filename.strip() or len(filename) > 255:
         raise invalid_params("filename must be a non-empty string of at most 255 characters")
@@ -72,14 +111,14 @@ def decode_attachment(content_base64: object, filename: object, *, image: bool) 
         kind = "text" if _is_text(data) else "binary"
         if kind == "text" and len(data) > MAX_INLINE_TEXT_BYTES:
             raise invalid_params(f"text file too large to inline (limit {MAX_INLINE_TEXT_BYTES})")
-    return StagedAttachment(
-        filename=filename.strip(),
+    meta = AttachmentMeta(
+        filename=scrub(filename.strip()),
         kind=kind,
         mime=mime,
         size=len(data),
         sha256=hashlib.sha256(data).hexdigest(),
-        data=data,
     )
+    return DecodedAttachment(meta, data)
 
 
 def _sniff_image(data: bytes) -> str | None:

@@ -9,14 +9,22 @@ import logging
 import os
 import signal
 import sys
+from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from desktop.gateway.auth import TOKEN_ENV, load_or_create_token
+from desktop.gateway.hub import IDLE_SESSION_TIMEOUT
+from desktop.gateway.lock import DataDirInUse, DataDirLock
 from desktop.gateway.providers.base import Provider
 from desktop.gateway.server import ConfigError, GatewayConfig, GatewayServer
+from desktop.gateway.spool import DEFAULT_QUOTA_BYTES, DEFAULT_TTL
 
 log = logging.getLogger("desktop.gateway")
 READY_PREFIX = "HERMES_QT_GATEWAY_READY"
+LOG_BYTES = 1_000_000
+LOG_BACKUPS = 3
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+EXIT_DATA_DIR_IN_USE = 3
 
 
 def _default_data_dir() -> Path:
@@ -42,6 +50,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-cert", type=Path, default=None)
     p.add_argument("--tls-key", type=Path, default=None)
     p.add_argument("--debug", action="store_true", help="enable debug.stats and debug logging")
+    p.add_argument(
+        "--log-file",
+        type=Path,
+        default=None,
+        help="log here (rotated at 1 MB, 3 kept) instead of to standard error",
+    )
+    p.add_argument(
+        "--idle-session-timeout",
+        type=float,
+        default=IDLE_SESSION_TIMEOUT,
+        help="seconds an unowned, idle session stays in memory (it stays resumable); 0: forever",
+    )
+    p.add_argument(
+        "--staged-quota-mb",
+        type=float,
+        default=DEFAULT_QUOTA_BYTES / 2**20,
+        help="disk space for attachments staged but not yet sent",
+    )
+    p.add_argument(
+        "--staged-ttl",
+        type=float,
+        default=DEFAULT_TTL,
+        help="seconds after which staged attachments of a session nobody uses are deleted",
+    )
+    # For tests: rotate the log file at this size instead of 1 MB.
+    p.add_argument("--log-bytes", type=int, default=LOG_BYTES, help=argparse.SUPPRESS)
     p.add_argument(
         "--exit-with-parent",
         action="store_true",
@@ -97,6 +131,9 @@ async def serve(args: argparse.Namespace) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         debug=args.debug,
+        idle_session_timeout=args.idle_session_timeout,
+        staged_quota_bytes=int(args.staged_quota_mb * 2**20),
+        staged_ttl=args.staged_ttl,
     )
     config.tls_context()  # refuse a bad bind policy before loading any provider
     provider = _load_provider(args.provider, config_dir)
@@ -119,15 +156,33 @@ async def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.debug else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+def _configure_logging(args: argparse.Namespace) -> None:
+    handler: logging.Handler
+    if args.log_file is not None:
+        args.log_file.parent.mkdir(parents=True, exist_ok=True)
+        handler = RotatingFileHandler(
+            args.log_file, maxBytes=args.log_bytes, backupCount=LOG_BACKUPS, encoding="utf-8"
+        )
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, handlers=[handler])
     # The request line carries `?token=`: keep the library's handshake logs out.
     logging.getLogger("websockets").setLevel(logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _configure_logging(args)
+    lock = DataDirLock(args.data_dir or _default_data_dir())
+    try:
+        lock.acquire()
+    except DataDirInUse as exc:
+        print(f"hermes-qt-gateway: {exc}", file=sys.stderr)
+        return EXIT_DATA_DIR_IN_USE
+    except OSError as exc:
+        print(f"hermes-qt-gateway: cannot lock the data dir: {exc}", file=sys.stderr)
+        return 1
     try:
         return asyncio.run(serve(args))
     except ConfigError as exc:
@@ -136,3 +191,5 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"hermes-qt-gateway: cannot start: {exc}", file=sys.stderr)
         return 1
+    finally:
+        lock.release()

@@ -1,9 +1,10 @@
-"""One client socket: frame decoding, in-order replies, and a bounded send queue of its own."""
+"""One client socket: frame decoding, in-order replies, a bounded send queue, paced reading."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import sys
 from collections import deque
 from typing import Any
@@ -14,14 +15,27 @@ from websockets.exceptions import ConnectionClosed
 from desktop.core.clock import Clock
 from desktop.core.protocol import dumps, loads
 from desktop.gateway.events import LoggedEvent
-from desktop.gateway.faults import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcFault
+from desktop.gateway.faults import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    RpcFault,
+    invalid_params,
+    storage_fault,
+)
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.methods import Methods
+from desktop.gateway.text import invalid_text_path, scrub
 
 log = logging.getLogger(__name__)
 
+# What a client that stops reading may have queued before it is dropped. A burst of requests
+# never gets near it: reading pauses while the replies of earlier requests are unsent.
 SEND_QUEUE_LIMIT = 1024
 SEND_QUEUE_BYTES = 64 * 1024 * 1024
+# Reading pauses above these (frames, bytes) and resumes once the writer is down to half.
+READ_PAUSE_FRAMES = 256
+READ_PAUSE_BYTES = 1024 * 1024
 
 
 class Connection:
@@ -48,6 +62,7 @@ class Connection:
         self._queue_limit = queue_limit if queue_limit > 0 else sys.maxsize
         self._queue_bytes_limit = queue_bytes
         self._queued_bytes = 0
+        self._drained: asyncio.Future[None] | None = None
         self._open = True
         self._last_inbound = clock.monotonic()
         self.dropped_slow = False
@@ -96,6 +111,20 @@ class Connection:
         if self._open:
             self._open = False
             self._hub.detach(self)
+            self._wake_reader()
+
+    def _backlogged(self) -> bool:
+        return len(self._pending) > READ_PAUSE_FRAMES or self._queued_bytes > READ_PAUSE_BYTES
+
+    def _wake_reader(self) -> None:
+        drained, self._drained = self._drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
+
+    async def _until_drained(self) -> None:
+        """Back-pressure: stop taking requests until the writer has sent most replies."""
+        self._drained = asyncio.get_running_loop().create_future()
+        await self._drained
 
     async def serve(self, ready: dict[str, Any]) -> None:
         """Run until the socket closes; every session it owned is detached, never stopped."""
@@ -107,6 +136,8 @@ class Connection:
                 reply = self._handle(message)
                 if reply is not None:
                     self._enqueue(reply)
+                if self._open and self._backlogged():
+                    await self._until_drained()
                 if not self._open:
                     break
         except ConnectionClosed:
@@ -125,7 +156,18 @@ class Connection:
                 while pending:
                     frame = pending.popleft()
                     self._queued_bytes -= len(frame)
-                    await send(frame)
+                    if self._drained is not None and len(pending) <= READ_PAUSE_FRAMES // 2:
+                        self._wake_reader()
+                    try:
+                        data = frame.encode()
+                    except UnicodeEncodeError:
+                        # A lone surrogate got into a frame: send it replaced, keep the socket
+                        # (websockets would close it with 1011 on its own encode error).
+                        log.warning("replaced invalid text in an outgoing frame")
+                        data = scrub(frame).encode()
+                    await send(data, text=True)
+                if self._drained is not None:
+                    self._wake_reader()
                 waiter = self._waiter = loop.create_future()
                 await waiter
         except ConnectionClosed:
@@ -142,6 +184,8 @@ class Connection:
         rid = request.get("id")
         if not isinstance(rid, (str, int, type(None))) or isinstance(rid, bool):
             return _error(None, RpcFault(INVALID_REQUEST, "invalid request: bad id"))
+        if invalid_text_path(rid) is not None:
+            return _error(None, RpcFault(INVALID_REQUEST, "invalid request: id is not valid text"))
         method = request.get("method")
         params = request.get("params", {})
         if params is None:
@@ -154,10 +198,20 @@ class Connection:
             return _error(
                 rid, RpcFault(INVALID_REQUEST, "invalid request: params must be an object")
             )
+        if invalid_text_path(method) is not None:
+            return _error(rid, RpcFault(INVALID_REQUEST, "invalid request: bad method name"))
+        # Text the gateway stores or echoes must be encodable: refuse a lone surrogate here.
+        bad = invalid_text_path(params)
+        if bad is not None:
+            fault = invalid_params(f"{bad} is not valid Unicode text (lone surrogate)")
+            return _error(rid, fault) if "id" in request else None
         try:
             result = self._methods.call(self, method, params)
         except RpcFault as fault:
             return _error(rid, fault) if "id" in request else None
+        except sqlite3.Error as exc:
+            log.error("method %s: gateway storage failed: %s", method, exc)
+            return _error(rid, storage_fault(exc)) if "id" in request else None
         except Exception:
             log.exception("method %s failed", method)
             internal = RpcFault(INTERNAL_ERROR, "internal error")

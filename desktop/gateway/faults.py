@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -34,3 +35,17 @@ class RpcFault(Exception):
 
 def invalid_params(message: str) -> RpcFault:
     return RpcFault(INVALID_PARAMS, message)
+
+
+def storage_fault(exc: sqlite3.Error) -> RpcFault:
+    """A failed write or read of the gateway's own store, named for the user (nothing ran)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_FULL":
+        return RpcFault(
+            INTERNAL_ERROR, "gateway storage full (disk is full)", {"reason": "storage_full"}
+        )
+    if name.startswith("SQLITE_READONLY"):
+        return RpcFault(
+            INTERNAL_ERROR, "gateway storage is read-only", {"reason": "storage_readonly"}
+        )
+    return RpcFault(INTERNAL_ERROR, f"gateway storage error ({exc})", {"reason": "storage_error"})

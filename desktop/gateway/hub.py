@@ -7,8 +7,8 @@ import hashlib
 import logging
 from typing import Any
 
-from desktop.core.clock import Clock
-from desktop.gateway.attachments import MAX_STAGED, StagedAttachment
+from desktop.core.clock import Clock, TimerHandle
+from desktop.gateway.attachments import MAX_STAGED, DecodedAttachment
 from desktop.gateway.events import DEFAULT_REPLAY_LIMIT, EventLog
 from desktop.gateway.faults import (
     RESUME_TARGET_NOT_FOUND,
@@ -27,6 +27,7 @@ from desktop.gateway.sessions import (
     new_stored_id,
     owner_is_live,
 )
+from desktop.gateway.spool import AttachmentSpool
 from desktop.gateway.store import Store
 from desktop.gateway.turns import TurnWorker
 
@@ -34,6 +35,10 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_DEADLINE = 45.0
 TITLE_LIMIT = 60
+# A session no socket owns, with nothing running, is dropped from memory after this long
+# (Hermes 0.19: about 20 s). Longer than the client's heartbeat deadline, so a short drop
+# reattaches with replay; after it the client resumes the session by its stored id.
+IDLE_SESSION_TIMEOUT = 120.0
 
 
 class SessionHub:
@@ -44,25 +49,32 @@ class SessionHub:
         store: Store,
         provider: Provider,
         clock: Clock,
+        spool: AttachmentSpool,
         *,
         epoch: str,
         heartbeat_deadline: float = HEARTBEAT_DEADLINE,
         replay_limit: int = DEFAULT_REPLAY_LIMIT,
         coalesce_interval: float = 0.033,
+        idle_timeout: float = IDLE_SESSION_TIMEOUT,
     ) -> None:
         self.store = store
         self.provider = provider
         self.clock = clock
+        self.spool = spool
         self.epoch = epoch
         self.deadline = heartbeat_deadline
+        self.idle_timeout = idle_timeout
         self._replay_limit = replay_limit
         self._by_runtime: dict[str, Session] = {}
         self._by_stored: dict[str, Session] = {}
+        self._reaper: TimerHandle | None = None
         self.duplicate_submits = 0
+        self.reaped = 0
         self.turns = TurnWorker(
             store,
             provider,
             self.emit,
+            spool,
             epoch=epoch,
             wall=clock.wall,
             coalesce_interval=coalesce_interval,
@@ -84,14 +96,45 @@ class SessionHub:
         if owner is not None and owner is not peer and live:
             raise RpcFault(STREAM_OWNED, STREAM_OWNED_MESSAGE)
         session.owner = peer
+        session.detached_at = None
 
     def detach(self, peer: Peer) -> None:
-        """A socket went away: its sessions keep running, unowned, until someone activates them."""
+        """A socket went away: its sessions keep running, unowned, until someone activates them
+        or they have been idle and unowned for `idle_timeout` (then they leave memory)."""
+        now = self.clock.monotonic()
         for session in list(self._by_runtime.values()):
             if session.owner is peer:
                 session.owner = None
+                session.detached_at = now
                 if session.close_on_disconnect and not session.running:
                     self._forget(session)
+        self._schedule_reap()
+
+    def _schedule_reap(self, delay: float | None = None) -> None:
+        if self._reaper is None and self.idle_timeout > 0:
+            wait = self.idle_timeout if delay is None else delay
+            self._reaper = self.clock.call_later(wait, self._reap)
+
+    def _reap(self) -> None:
+        """Forget detached idle sessions past the timeout; their stored history stays."""
+        self._reaper = None
+        now = self.clock.monotonic()
+        next_due: float | None = None
+        for session in list(self._by_runtime.values()):
+            since = session.detached_at
+            if since is None or (session.owner is not None and session.owner.open):
+                continue
+            due = since + self.idle_timeout - now
+            if due <= 0 and not session.running:
+                self._forget(session)
+                self.reaped += 1
+            else:
+                wait = max(due, 1.0)  # a running turn: look again a little later
+                next_due = wait if next_due is None else min(next_due, wait)
+        if self.spool.sweep_due():
+            self.spool.sweep(self._by_stored.keys())
+        if next_due is not None:
+            self._schedule_reap(next_due)
 
     def get(self, runtime_id: object) -> Session:
         if not isinstance(runtime_id, str) or runtime_id not in self._by_runtime:
@@ -113,8 +156,11 @@ class SessionHub:
             source=row.source,
             started_at=row.started_at,
             log=EventLog(self._replay_limit),
+            staged=self.spool.load(row.id),
+            detached_at=self.clock.monotonic(),
         )
         self._register(session)
+        self._schedule_reap()  # loaded for a read only: it leaves again unless claimed
         return session
 
     def _register(self, session: Session) -> None:
@@ -167,6 +213,7 @@ class SessionHub:
     def close(self, session: Session) -> None:
         self.interrupt(session)
         session.owner = None
+        self.clear_staged(session)
         self._forget(session)
 
     def delete(self, session: Session) -> None:
@@ -174,8 +221,8 @@ class SessionHub:
         self.store.delete_session(session.stored_id)
 
     def set_title(self, session: Session, title: str) -> None:
-        session.title = title
         self.store.set_title(session.stored_id, title)
+        session.title = title
         self.emit(session, "session.title", {"title": title})
 
     # turns
@@ -193,13 +240,15 @@ class SessionHub:
                     )
                 self.duplicate_submits += 1
                 # The retry re-staged what the original already consumed: do not leak it on.
-                session.staged.clear()
+                self.clear_staged(session)
                 return seen.result
         self.claim(session, peer)
-        attachments, session.staged = session.staged, []
-        result: dict[str, Any] = {"status": "queued" if session.running else "streaming"}
+        starting = not session.running
+        result: dict[str, Any] = {"status": "streaming" if starting else "queued"}
         if ref is not None:
             result["submission_ref"] = ref
+        described = [a.describe() for a in session.staged] or None
+        # One transaction: when the disk is full nothing is recorded and the staged stay.
         self.store.record_submit(
             session.stored_id,
             ref=ref,
@@ -207,11 +256,14 @@ class SessionHub:
             result=result,
             text=text,
             now=self.clock.wall(),
+            start_epoch=self.epoch if starting else None,
+            attachments=described,
         )
-        turn = PendingTurn(text=text, ref=ref, attachments=attachments)
+        attachments = self.spool.take(session.staged)
+        session.staged = []
+        turn = PendingTurn(text=text, ref=ref, attachments=attachments, started=starting)
         session.pending.append(turn)
-        if not session.running:
-            self.turns.start_turn(session, turn)
+        if starting:
             session.worker = asyncio.create_task(
                 self.turns.run(session), name=f"worker-{session.runtime_id}"
             )
@@ -219,11 +271,18 @@ class SessionHub:
             self.set_title(session, _auto_title(text))
         return result
 
-    def stage(self, session: Session, attachment: StagedAttachment) -> int:
+    def stage(self, session: Session, decoded: DecodedAttachment) -> int:
         if len(session.staged) >= MAX_STAGED:
             raise invalid_params(f"at most {MAX_STAGED} attachments can be staged per turn")
-        session.staged.append(attachment)
+        if self.spool.sweep_due():
+            self.spool.sweep(self._by_stored.keys())
+        session.staged.append(self.spool.stage(session.stored_id, decoded))
         return len(session.staged)
+
+    def clear_staged(self, session: Session) -> int:
+        cleared, session.staged = session.staged, []
+        self.spool.release(cleared)
+        return len(cleared)
 
     def interrupt(self, session: Session) -> bool:
         task = session.stream_task
@@ -234,6 +293,9 @@ class SessionHub:
 
     async def shutdown(self) -> None:
         """Interrupt every turn and wait until each has persisted what it has."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
         workers = [s.worker for s in self._by_runtime.values() if s.worker and not s.worker.done()]
         for session in self._by_runtime.values():
             session.pending = type(session.pending)(list(session.pending)[:1])
@@ -285,6 +347,8 @@ class SessionHub:
             "served_submits": self.store.served_submits(),
             "duplicate_submits": self.duplicate_submits,
             "sessions": len(self._by_runtime),
+            "reaped_sessions": self.reaped,
+            "staged_bytes": self.spool.used_bytes,
             "running": sum(1 for s in self._by_runtime.values() if s.running),
         }
 

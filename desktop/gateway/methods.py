@@ -190,7 +190,7 @@ class Methods:
             params.get("content_base64"), params.get("filename"), image=image
         )
         count = self._hub.stage(session, staged)
-        return {"attached": True, "count": count, **staged.describe()}
+        return {"attached": True, "count": count, **staged.meta.describe()}
 
     def _attach_image(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
         return self._attach(params, image=True)
@@ -200,9 +200,7 @@ class Methods:
 
     def _clear_attachments(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
         session = self._hub.get(params.get("session_id"))
-        cleared = len(session.staged)
-        session.staged.clear()
-        return {"cleared": cleared, "count": 0}
+        return {"cleared": self._hub.clear_staged(session), "count": 0}
 
     def _respond(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
         # The built-in agent runs no tools, so nothing ever waits for an answer.

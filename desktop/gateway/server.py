@@ -16,9 +16,10 @@ from websockets.http11 import Request, Response
 from desktop.core.clock import AsyncioClock, Clock
 from desktop.gateway.auth import is_loopback, request_token, token_matches
 from desktop.gateway.connection import SEND_QUEUE_BYTES, SEND_QUEUE_LIMIT, Connection
-from desktop.gateway.hub import HEARTBEAT_DEADLINE, SessionHub
+from desktop.gateway.hub import HEARTBEAT_DEADLINE, IDLE_SESSION_TIMEOUT, SessionHub
 from desktop.gateway.methods import Methods, ready_payload
 from desktop.gateway.providers.base import Provider
+from desktop.gateway.spool import DEFAULT_QUOTA_BYTES, DEFAULT_TTL, AttachmentSpool
 from desktop.gateway.store import Store
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,9 @@ class GatewayConfig:
     coalesce_interval: float = 0.033
     replay_limit: int = 2000
     ping_interval: float | None = 20.0
+    idle_session_timeout: float = IDLE_SESSION_TIMEOUT
+    staged_quota_bytes: int = DEFAULT_QUOTA_BYTES
+    staged_ttl: float = DEFAULT_TTL
 
     def tls_context(self) -> ssl.SSLContext | None:
         """Validate the bind policy; a non-loopback host needs --allow-remote and TLS."""
@@ -74,14 +78,23 @@ class GatewayServer:
         self._tls = config.tls_context()
         self.store = Store(config.data_dir / "gateway.sqlite3")
         self.store.prune_submissions(self.clock.wall())
+        self.spool = AttachmentSpool(
+            config.data_dir / "attachments",
+            wall=self.clock.wall,
+            quota_bytes=config.staged_quota_bytes,
+            ttl=config.staged_ttl,
+        )
+        self.spool.sweep(())
         self.hub = SessionHub(
             self.store,
             provider,
             self.clock,
+            self.spool,
             epoch=self.epoch,
             heartbeat_deadline=config.heartbeat_deadline,
             replay_limit=config.replay_limit,
             coalesce_interval=config.coalesce_interval,
+            idle_timeout=config.idle_session_timeout,
         )
         self.methods = Methods(self.hub, debug=config.debug)
         self._server: Server | None = None

@@ -58,6 +58,8 @@ class Session:
     inflight: Inflight | None = None
     worker: asyncio.Task[None] | None = None
     stream_task: asyncio.Task[None] | None = None
+    # When its stream owner went away (monotonic); None while a socket owns it.
+    detached_at: float | None = None
 
     @property
     def running(self) -> bool:

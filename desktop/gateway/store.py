@@ -107,6 +107,20 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
+    def _fetch(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        """Rows of a query; text that is not valid UTF-8 (written by other means) is read with
+        U+FFFD in place of the bad bytes instead of failing every read of its session."""
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise
+        self._db.text_factory = _lenient_text
+        try:
+            return self._db.execute(sql, args).fetchall()
+        finally:
+            self._db.text_factory = str
+
     def _tx(self) -> _Transaction:
         return _Transaction(self._db)
 
@@ -121,23 +135,23 @@ class Store:
             )
 
     def get_session(self, sid: str) -> SessionRow | None:
-        row = self._db.execute(
+        rows = self._fetch(
             "SELECT id, title, source, started_at, updated_at, running_epoch,"
             " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)"
             " FROM sessions s WHERE id = ?",
             (sid,),
-        ).fetchone()
-        return SessionRow(*row) if row else None
+        )
+        return SessionRow(*rows[0]) if rows else None
 
     def list_sessions(self, limit: int) -> list[SessionRow]:
-        rows = self._db.execute(
+        rows = self._fetch(
             "SELECT id, title, source, started_at, updated_at, running_epoch,"
             " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),"
             " COALESCE((SELECT text FROM messages m WHERE m.session_id = s.id AND m.role = 'user'"
             "  ORDER BY m.id DESC LIMIT 1), '')"
             " FROM sessions s ORDER BY updated_at DESC LIMIT ?",
             (limit,),
-        ).fetchall()
+        )
         return [
             SessionRow(r[0], r[1], r[2], r[3], r[4], r[5], message_count=r[6], preview=r[7][:120])
             for r in rows
@@ -181,11 +195,11 @@ class Store:
     # messages
 
     def messages(self, sid: str) -> list[MessageRow]:
-        rows = self._db.execute(
+        rows = self._fetch(
             "SELECT id, role, text, status, created_at, usage, attachments FROM messages"
             " WHERE session_id = ? ORDER BY id",
             (sid,),
-        ).fetchall()
+        )
         return [
             MessageRow(
                 r[0], r[1], r[2], r[3], r[4],
@@ -232,8 +246,14 @@ class Store:
         result: dict[str, Any],
         text: str,
         now: float,
+        start_epoch: str | None = None,
+        attachments: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Remember a submit (and count it as served) durably, before anything runs."""
+        """Remember a submit (and count it as served) durably, before anything runs.
+
+        With `start_epoch` the turn starts in the same transaction (see `start_turn`): a full
+        disk then fails the submit as a whole, never leaving a ref that claims a prompt ran.
+        """
         with self._tx():
             if ref is not None:
                 self._db.execute(
@@ -243,6 +263,8 @@ class Store:
                     (ref, sid, digest, json.dumps(result), "queued", text, now),
                 )
             self._bump("served_submits")
+            if start_epoch is not None:
+                self._start_turn(sid, ref, text, attachments, epoch=start_epoch, now=now)
 
     def start_turn(
         self,
@@ -256,12 +278,24 @@ class Store:
     ) -> int:
         """Persist the user's prompt and mark the session running under this process's epoch."""
         with self._tx():
-            msg_id = self._insert_message(
-                sid, role="user", text=text, status="complete", now=now, attachments=attachments
-            )
-            if ref is not None:
-                self._db.execute("UPDATE submissions SET state = 'started' WHERE ref = ?", (ref,))
-            self._db.execute("UPDATE sessions SET running_epoch = ? WHERE id = ?", (epoch, sid))
+            return self._start_turn(sid, ref, text, attachments, epoch=epoch, now=now)
+
+    def _start_turn(
+        self,
+        sid: str,
+        ref: str | None,
+        text: str,
+        attachments: list[dict[str, Any]] | None,
+        *,
+        epoch: str,
+        now: float,
+    ) -> int:
+        msg_id = self._insert_message(
+            sid, role="user", text=text, status="complete", now=now, attachments=attachments
+        )
+        if ref is not None:
+            self._db.execute("UPDATE submissions SET state = 'started' WHERE ref = ?", (ref,))
+        self._db.execute("UPDATE sessions SET running_epoch = ? WHERE id = ?", (epoch, sid))
         return msg_id
 
     def begin_reply(self, sid: str, now: float) -> int:
@@ -311,6 +345,10 @@ class Store:
     def served_submits(self) -> int:
         """How many submits were accepted to run (duplicates answered from refs not counted)."""
         return self.counter("served_submits")
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 class _Transaction:

@@ -10,7 +10,9 @@ from typing import Any
 
 from desktop.gateway.providers.base import ChatMessage, ChunkKind, Provider, ProviderError
 from desktop.gateway.sessions import Inflight, PendingTurn, Session
+from desktop.gateway.spool import AttachmentSpool
 from desktop.gateway.store import Store
+from desktop.gateway.text import scrub
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,7 @@ class TurnWorker:
         store: Store,
         provider: Provider,
         emit: Emit,
+        spool: AttachmentSpool,
         *,
         epoch: str,
         wall: Callable[[], float],
@@ -66,6 +69,7 @@ class TurnWorker:
         self._store = store
         self._provider = provider
         self._emit = emit
+        self._spool = spool
         self._epoch = epoch
         self._wall = wall
         self._interval = coalesce_interval
@@ -90,7 +94,10 @@ class TurnWorker:
                 turn = session.pending[0]
                 if not turn.started:
                     self.start_turn(session, turn)
-                await self._run_one(session, turn)
+                try:
+                    await self._run_one(session, turn)
+                finally:
+                    self._spool.release(turn.attachments)
                 session.pending.popleft()
         finally:
             self._emit(session, "status.update", {"status": "idle", "queued": 0})
@@ -154,18 +161,20 @@ class TurnWorker:
         loop = asyncio.get_running_loop()
         saved_at = loop.time()
         async for chunk in self._provider.stream(messages):
+            # A provider's JSON may escape a lone surrogate: never store or send one.
+            text = scrub(chunk.text)
             if chunk.kind is ChunkKind.TEXT:
-                inflight.assistant += chunk.text
-                coalescer.add(chunk.text)
+                inflight.assistant += text
+                coalescer.add(text)
             elif chunk.kind is ChunkKind.THINKING:
                 coalescer.flush()
-                inflight.thinking += chunk.text
+                inflight.thinking += text
                 # Hermes semantics: reasoning.delta is the model's reasoning; thinking.delta is
                 # only spinner text (docs/protocol.md).
-                self._emit(session, "reasoning.delta", {"text": chunk.text})
+                self._emit(session, "reasoning.delta", {"text": text})
             else:
                 coalescer.flush()
-                self._emit(session, "notice", {"level": "info", "message": chunk.text})
+                self._emit(session, "notice", {"level": "info", "message": text})
             if loop.time() - saved_at >= PARTIAL_SAVE_INTERVAL:
                 saved_at = loop.time()
                 self._store.save_partial(reply_id, inflight.assistant)
@@ -176,10 +185,16 @@ class TurnWorker:
         out = [ChatMessage(role=m.role, content=m.text) for m in rows if m.text]
         if out and out[-1].role == "user":
             out.pop()
-        extra = [a.inline_text() for a in turn.attachments if a.kind != "image"]
-        images = tuple(a.data_url() for a in turn.attachments if a.kind == "image")
+        extra: list[str] = []
+        images: list[str] = []
+        for att in turn.attachments:
+            url = att.data_url() if att.kind == "image" else None
+            if url is not None:
+                images.append(url)
+            else:
+                extra.append(att.inline_text())
         content = "\n\n".join([turn.text, *extra]) if extra else turn.text
-        out.append(ChatMessage(role="user", content=content, images=images))
+        out.append(ChatMessage(role="user", content=content, images=tuple(images)))
         return out
 
     def _usage(self) -> dict[str, Any] | None:

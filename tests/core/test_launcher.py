@@ -64,6 +64,7 @@ def test_embedded_command_line_and_ready_parsing(data_dir: Path) -> None:
     assert launcher.command() == [
         "/py", "-m", "desktop.gateway", "--host", "127.0.0.1", "--port", "0",
         "--data-dir", str(data_dir), "--exit-with-parent",
+        "--log-file", str(data_dir / "gateway.log"),
     ]  # fmt: skip
     env = launcher.environment()
     assert env["HERMES_QT_GATEWAY_TOKEN"] == launcher.token and len(launcher.token) >= 32

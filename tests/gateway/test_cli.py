@@ -108,3 +108,43 @@ def test_non_loopback_bind_is_refused_without_allow_remote_and_tls(
     assert "--allow-remote" in capsys.readouterr().err
     assert main([*base, "--host", "0.0.0.0", "--allow-remote"]) == 2
     assert "--tls-cert" in capsys.readouterr().err
+
+
+def test_a_second_gateway_on_a_data_dir_in_use_exits_with_a_clear_error(data_dir: Path) -> None:
+    env = {**os.environ, "HERMES_QT_GATEWAY_TOKEN": TOKEN}
+    cmd = [sys.executable, "-m", "desktop.gateway", "--port", "0", "--data-dir", str(data_dir)]
+    with gateway_process(data_dir) as (first, _url):
+        second = subprocess.run(
+            [*cmd, "--provider", PROVIDER],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+        assert second.returncode == 3
+        assert second.stdout == ""  # never a ready line: nothing could connect to it
+        assert "another gateway is already using" in second.stderr
+        assert str(first.pid) in second.stderr and str(data_dir) in second.stderr
+        first.send_signal(signal.SIGKILL)  # a lock left by kill -9 must not block the next
+        first.wait()
+    with gateway_process(data_dir) as (_proc, url):
+        assert url.startswith("ws://127.0.0.1:")
+
+
+async def test_gateway_log_file_rotates(data_dir: Path) -> None:
+    log_file = data_dir / "logs" / "gateway.log"
+    with gateway_process(data_dir, "--log-file", str(log_file), "--log-bytes", "600") as (_p, url):
+        for _ in range(20):  # each refused socket logs one warning line
+            try:
+                async with client(url, token="wrong-token"):
+                    pass
+            except Exception as exc:  # the refusal itself is what we want
+                assert "403" in str(exc)
+    names = sorted(p.name for p in log_file.parent.iterdir())
+    assert names == ["gateway.log", "gateway.log.1", "gateway.log.2", "gateway.log.3"]
+    for path in log_file.parent.iterdir():
+        assert path.stat().st_size <= 600 + 200  # one line may cross the limit
+    assert "refused a socket" in (log_file.parent / "gateway.log.1").read_text()
+    assert "wrong-token" not in "".join(p.read_text() for p in log_file.parent.iterdir())

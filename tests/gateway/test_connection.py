@@ -31,10 +31,11 @@ class _Socket:
         self.gate: asyncio.Event | None = None
         self.arrived = asyncio.Event()
 
-    async def send(self, data: str) -> None:
+    async def send(self, data: str | bytes, text: bool | None = None) -> None:
         if self.gate is not None:
             await self.gate.wait()
-        self.sent.append(data)
+        assert text is True  # always a text frame
+        self.sent.append(data.decode() if isinstance(data, bytes) else data)
         self.arrived.set()
 
 

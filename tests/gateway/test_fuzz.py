@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from desktop.core.clock import ManualClock
 from desktop.gateway.connection import Connection
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.methods import Methods
+from desktop.gateway.spool import AttachmentSpool
 from desktop.gateway.store import Store
 from tests.gateway.scripted import ScriptedProvider
 
@@ -45,8 +47,11 @@ frames = st.one_of(
 @given(frame=frames)
 def test_any_frame_gets_a_valid_json_rpc_reply_or_none(frame: Any) -> None:
     store = Store(Path(":memory:"))
+    spool_dir = tempfile.TemporaryDirectory()
     try:
-        hub = SessionHub(store, ScriptedProvider(), ManualClock(), epoch="e")
+        clock = ManualClock()
+        spool = AttachmentSpool(Path(spool_dir.name), wall=clock.wall)
+        hub = SessionHub(store, ScriptedProvider(), clock, spool, epoch="e")
         conn = Connection(None, hub, Methods(hub), ManualClock())  # type: ignore[arg-type]
         reply = conn._handle(frame)
         if reply is not None:
@@ -57,3 +62,4 @@ def test_any_frame_gets_a_valid_json_rpc_reply_or_none(frame: Any) -> None:
             json.dumps(reply)
     finally:
         store.close()
+        spool_dir.cleanup()
