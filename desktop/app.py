@@ -159,7 +159,11 @@ class Core:
         return controller
 
     def _launcher_for(self, profile: object) -> object | None:
-        from desktop.core.launcher import EmbeddedGatewayLauncher, HermesServeLauncher
+        from desktop.core.launcher import (
+            EmbeddedGatewayLauncher,
+            HermesServeLauncher,
+            hermes_home_for,
+        )
         from desktop.core.profiles import Profile, ProfileKind
 
         assert isinstance(profile, Profile)
@@ -169,9 +173,12 @@ class Core:
             extra = ["--config-dir", str(self.paths.config)]
             return EmbeddedGatewayLauncher(gateway_dir, extra_args=extra)
         if profile.kind is ProfileKind.LOCAL_HERMES:
-            home = self.paths.data / "hermes" / profile.id
-            home.mkdir(parents=True, exist_ok=True)
-            return HermesServeLauncher(home)
+            # The user's own Hermes (config, keys, skills, sessions) unless the profile names one.
+            return HermesServeLauncher(
+                hermes_home_for(profile.hermes_home),
+                hermes=profile.hermes_path,
+                log_path=self.paths.state / "logs" / f"hermes-serve-{profile.id}.log",
+            )
         return None
 
     async def drop(self, profile_id: str) -> None:
@@ -370,6 +377,9 @@ async def _run_window(
     settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
     theme = ThemeManager(app, _theme_mode(prefs.preference("theme", "system")))
     window = MainWindow(entries, settings, app_settings=prefs.load)
+    from desktop.settings_checks import SettingsChecks
+
+    window.settings_checks = SettingsChecks(prefs, paths.config, paths.state / "logs")
     theme.theme_changed.connect(window.set_colors)  # apply_preferences() below applies it
 
     system = SystemEvents(app)

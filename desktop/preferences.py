@@ -133,6 +133,8 @@ class Preferences:
             token="",  # never shown back; an empty field keeps the stored token
             ca_file=profile.tls.ca_file or "",
             allow_insecure_ws=profile.allow_insecure,
+            hermes_home=profile.hermes_home,
+            hermes_path=profile.hermes_path,
         )
 
     def _from_ui(self, ui: ProfileSettings) -> Profile:
@@ -149,6 +151,8 @@ class Preferences:
             token_ref=token_ref,
             allow_insecure=ui.allow_insecure_ws,
             tls=TlsOptions(ca_file=ui.ca_file or None),
+            hermes_home=ui.hermes_home.strip(),
+            hermes_path=ui.hermes_path.strip(),
         )
         profile.validate()
         return profile

@@ -8,9 +8,10 @@ import logging
 import os
 import re
 import secrets
+import shutil
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -33,6 +34,45 @@ class LauncherError(ConnectError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason, retryable=True)
+
+
+class LauncherStartError(ConnectError):
+    """The gateway program cannot be run at all (missing, not executable, exits at once). Fatal:
+    retrying will not install it; the user has to."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, retryable=False)
+
+
+HERMES_NOT_FOUND = "hermes not found: install hermes-agent or set its path in Settings → Profiles"
+
+
+def default_hermes_home(env: Mapping[str, str] | None = None) -> Path:
+    """The user's own Hermes home: $HERMES_HOME, else ~/.hermes (what `hermes` itself uses)."""
+    env = os.environ if env is None else env
+    home = env.get("HERMES_HOME", "").strip()
+    return Path(home).expanduser() if home else Path.home() / ".hermes"
+
+
+def hermes_home_for(configured: str) -> Path:
+    """The Hermes home a local profile uses: the one it names, else the user's own."""
+    return Path(configured).expanduser() if configured.strip() else default_hermes_home()
+
+
+def find_hermes(configured: str = "", env: Mapping[str, str] | None = None) -> str:
+    """The `hermes` executable: the configured path, else the one on PATH; LauncherStartError."""
+    env = os.environ if env is None else env
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+        raise LauncherStartError(
+            f"hermes not found at {path}: install hermes-agent or set its path in Settings"
+        )
+    found = shutil.which("hermes", path=env.get("PATH"))
+    if found is None:
+        raise LauncherStartError(HERMES_NOT_FOUND)
+    return found
 
 
 class ProcessLauncher:
@@ -61,6 +101,10 @@ class ProcessLauncher:
         self._lock = asyncio.Lock()
         self._closed = False
         self.starts = 0
+
+    # A child that exits before its ready line: retried for the embedded gateway (a crash may be
+    # a fluke), fatal for programs the user installed (a broken install stays broken).
+    exit_before_ready_is_fatal = False
 
     # -- what subclasses define ----------------------------------------------------------
 
@@ -112,17 +156,23 @@ class ProcessLauncher:
     # -- internals -----------------------------------------------------------------------
 
     async def _start_child(self) -> str:
+        command = self.command()
         self._log = self._open_log()
         self.starts += 1
-        proc = await asyncio.create_subprocess_exec(
-            *self.command(),
-            # Held open for the child's lifetime: a child that watches it sees EOF when we die.
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=self._log,
-            env=self.environment(),
-            start_new_session=True,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *command,
+                # Held open for the child's lifetime: a child that watches it sees EOF when we die.
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=self._log,
+                env=self.environment(),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise LauncherStartError(
+                f"cannot start {command[0]}: {exc.strerror or type(exc).__name__}"
+            ) from exc
         self._proc = proc
         log.info("started gateway child pid %d", proc.pid)
         try:
@@ -132,7 +182,7 @@ class ProcessLauncher:
             raise LauncherError(
                 f"gateway gave no ready line within {self._ready_timeout:.0f} s"
             ) from None
-        except LauncherError:
+        except ConnectError:
             await self._stop_child()
             raise
         # Keep reading stdout so a chatty child never blocks on a full pipe.
@@ -152,7 +202,10 @@ class ProcessLauncher:
             raw = await proc.stdout.readline()
             if not raw:
                 code = await proc.wait()
-                raise LauncherError(f"gateway exited with code {code} before ready: {self._tail()}")
+                reason = f"gateway exited with code {code} before ready: {self._tail()}"
+                if self.exit_before_ready_is_fatal:
+                    raise LauncherStartError(reason)
+                raise LauncherError(reason)
             url = self.parse_ready(raw.decode("utf-8", "replace").strip())
             if url is not None:
                 return url
@@ -256,20 +309,27 @@ class EmbeddedGatewayLauncher(ProcessLauncher):
 
 
 class HermesServeLauncher(ProcessLauncher):
-    """`hermes serve --host 127.0.0.1 --port 0` with HERMES_HOME and a session token."""
+    """`hermes serve --host 127.0.0.1 --port 0` with HERMES_HOME and a session token.
+
+    `hermes` is a path, or "" for the one on PATH (looked up at each start, so installing it
+    and pressing Reconnect works). Not finding it, or it not running, is fatal and says so.
+    """
+
+    exit_before_ready_is_fatal = True
 
     def __init__(
         self,
         hermes_home: Path,
         *,
-        hermes: str = "hermes",
+        hermes: str = "",
         extra_env: dict[str, str] | None = None,
         token: str | None = None,
         ready_timeout: float = 120.0,
         stop_timeout: float = 5.0,
+        log_path: Path | None = None,
     ) -> None:
         super().__init__(
-            log_path=Path(hermes_home) / "hermes-qt-launcher.log",
+            log_path=log_path or Path(hermes_home) / "hermes-qt-launcher.log",
             token=token,
             ready_timeout=ready_timeout,
             stop_timeout=stop_timeout,
@@ -279,7 +339,8 @@ class HermesServeLauncher(ProcessLauncher):
         self._extra_env = dict(extra_env or {})
 
     def command(self) -> list[str]:
-        return [self._hermes, "serve", "--host", "127.0.0.1", "--port", "0"]
+        hermes = find_hermes(self._hermes, {**os.environ, **self._extra_env})
+        return [hermes, "serve", "--host", "127.0.0.1", "--port", "0"]
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)

@@ -42,6 +42,10 @@ class Profile:
     token_ref: str | None = None
     allow_insecure: bool = False
     tls: TlsOptions = TlsOptions()
+    # Local Hermes only: "" means the user's own home ($HERMES_HOME or ~/.hermes) and the
+    # `hermes` on PATH.
+    hermes_home: str = ""
+    hermes_path: str = ""
 
     def validate(self) -> None:
         """Raise ProfileError / InsecureTransportError if this profile must not be used."""
@@ -60,6 +64,8 @@ class Profile:
             "token_ref": self.token_ref,
             "allow_insecure": self.allow_insecure,
             "tls": {"verify": self.tls.verify, "ca_file": self.tls.ca_file},
+            "hermes_home": self.hermes_home,
+            "hermes_path": self.hermes_path,
         }
 
     @classmethod
@@ -77,6 +83,8 @@ class Profile:
             token_ref=data.get("token_ref"),
             allow_insecure=bool(data.get("allow_insecure", False)),
             tls=TlsOptions(verify=bool(tls.get("verify", True)), ca_file=tls.get("ca_file")),
+            hermes_home=str(data.get("hermes_home") or ""),
+            hermes_path=str(data.get("hermes_path") or ""),
         )
 
 

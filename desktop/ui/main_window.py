@@ -38,7 +38,7 @@ from desktop.ui.session_list import (
     SessionFilter,
     SessionListModel,
 )
-from desktop.ui.settings_values import AppSettings
+from desktop.ui.settings_values import AppSettings, SettingsChecks
 from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog, key_sequences
 from desktop.ui.status_bar import ConnectionWidget
 from desktop.ui.switcher import SessionSwitcher
@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         self._session_key: str | None = None
         self._draft_announced = False
         self.close_to_tray = False
+        self.settings_checks: SettingsChecks | None = None  # run by Settings' Test buttons
         self._build(monotonic, wall)
         self._build_actions()
         self.tray = Tray(self)
@@ -448,7 +449,9 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         from desktop.ui.settings_dialog import SettingsDialog  # built on demand: off start-up
 
-        dialog = SettingsDialog(self._app_settings(), self.settings_saved.emit, self)
+        dialog = SettingsDialog(
+            self._app_settings(), self.settings_saved.emit, self, checks=self.settings_checks
+        )
         self.exec_dialog(dialog)
         dialog.deleteLater()
 

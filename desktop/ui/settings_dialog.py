@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import shutil
 import uuid
 from collections.abc import Callable
-from typing import TypeVar
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,46 +25,60 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.ui.settings_values import AppSettings, ProfileKind, ProfileSettings, ProviderSettings
+from desktop.core.launcher import default_hermes_home
+from desktop.ui.settings_form import CheckRunner, clear_invalid, mark_invalid, named, show_result
+from desktop.ui.settings_providers import ProvidersPage
+from desktop.ui.settings_values import (
+    AppSettings,
+    Problem,
+    ProfileKind,
+    ProfileSettings,
+    SettingsChecks,
+    problems,
+)
 
 _KIND_LABELS = {
     ProfileKind.EMBEDDED: "Embedded gateway",
     ProfileKind.LOCAL_HERMES: "Local Hermes",
     ProfileKind.REMOTE: "Remote URL",
 }
-
-
-_W = TypeVar("_W", bound=QWidget)
-
-
-def _named(widget: _W, name: str, description: str = "") -> _W:
-    widget.setAccessibleName(name)
-    if description:
-        widget.setAccessibleDescription(description)
-    return widget
+URL_HINT = (
+    "The gateway's WebSocket address, e.g. wss://host:8443/api/ws. Plain ws:// only to this "
+    "computer, or to a host you allow below."
+)
+_named = named
 
 
 class SettingsDialog(QDialog):
-    """Edits a copy of AppSettings; `on_save` receives the result when the user clicks Save."""
+    """Edits a copy of AppSettings; `on_save` receives the result when the user clicks Save.
+
+    Settings that cannot work keep the dialog open, with the field outlined and the reason
+    shown; nothing typed is lost. `checks` runs the Load models / Test buttons (None: hidden).
+    """
 
     def __init__(
         self,
         values: AppSettings,
         on_save: Callable[[AppSettings], None],
         parent: QWidget | None = None,
+        checks: SettingsChecks | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setAccessibleName("Settings")
         self.values = copy.deepcopy(values)
         self._on_save = on_save
+        self._checks = checks
         self._profile_row = -1
-        self._provider_row = -1
-        tabs = QTabWidget(self)
+        self.tabs = tabs = QTabWidget(self)
         tabs.setAccessibleName("Settings sections")
         tabs.addTab(self._profiles_tab(), "Profiles")
-        tabs.addTab(self._providers_tab(), "Providers")
+        self.providers_page = ProvidersPage(self.values.providers, checks, self)
+        tabs.addTab(self.providers_page, "Providers")
         tabs.addTab(self._general_tab(), "General")
+        self.error = named(QLabel(self), "Settings problem")
+        self.error.setWordWrap(True)
+        self.error.setVisible(False)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -73,10 +88,12 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
         lay.addWidget(tabs)
+        lay.addWidget(self.error)
         lay.addWidget(buttons)
         self._load_profiles()
-        self._load_providers()
-        self.resize(620, 460)
+        for check in (self.test_profile, self.providers_page.load_models, self.providers_page.test):
+            check.setVisible(checks is not None)
+        self.resize(680, 500)
 
     # -- profiles ---------------------------------------------------------------------------
 
@@ -96,7 +113,11 @@ class SettingsDialog(QDialog):
         for kind, label in _KIND_LABELS.items():
             self.p_kind.addItem(label, kind)
         self.p_kind.currentIndexChanged.connect(self._on_kind_changed)
-        self.p_url = _named(QLineEdit(page), "Gateway URL", "ws:// or wss:// address")
+        self.p_url = _named(QLineEdit(page), "Gateway URL", URL_HINT)
+        self.p_url.setPlaceholderText("wss://host:port/api/ws")
+        self.p_url_hint = QLabel(URL_HINT, page)
+        self.p_url_hint.setObjectName("settingsHint")
+        self.p_url_hint.setWordWrap(True)
         self.p_token = _named(QLineEdit(page), "Token", "Sent to the gateway; kept in the keyring")
         self.p_token.setEchoMode(QLineEdit.EchoMode.Password)
         self.p_token.setPlaceholderText("Saved; type to replace")
@@ -109,16 +130,48 @@ class SettingsDialog(QDialog):
             "Allow insecure ws",
             "Sends the token in clear text; only for trusted networks",
         )
+        self.p_home = _named(
+            QLineEdit(page), "Hermes home", "Where Hermes keeps its config, keys and sessions"
+        )
+        self.p_home.setPlaceholderText(f"{default_hermes_home()} (your Hermes)")
+        self.p_hermes = _named(QLineEdit(page), "Hermes program", "The hermes executable")
+        found = shutil.which("hermes")
+        self.p_hermes.setPlaceholderText(found or "not on PATH: install hermes-agent or choose it")
+        self.p_hermes_browse = _named(QPushButton("Browse…", page), "Choose the hermes program")
+        self.p_hermes_browse.clicked.connect(self._on_browse_hermes_clicked)
+        self.test_profile = _named(
+            QPushButton("Test connection", page), "Test connection", "Connect once and disconnect"
+        )
+        self.test_profile.clicked.connect(self._on_test_profile_clicked)
+        self.p_result = _named(QLabel(page), "Connection test result")
+        self.p_result.setWordWrap(True)
+        self.p_result.setVisible(False)
+        self._profile_runner = CheckRunner(self.test_profile, self.p_result, self)
+        for edit in (self.p_name, self.p_url, self.p_hermes):
+            edit.textEdited.connect(lambda _t, w=edit: clear_invalid(w))
         ca_row = QHBoxLayout()
         ca_row.addWidget(self.p_ca)
         ca_row.addWidget(browse)
-        form = QFormLayout()
+        hermes_row = QHBoxLayout()
+        hermes_row.addWidget(self.p_hermes)
+        hermes_row.addWidget(self.p_hermes_browse)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_profile)
+        test_row.addStretch(1)
+        self.p_form = form = QFormLayout()
         form.addRow("Name", self.p_name)
         form.addRow("Kind", self.p_kind)
         form.addRow("URL", self.p_url)
+        form.addRow("", self.p_url_hint)
         form.addRow("Token", self.p_token)
         form.addRow("CA file", ca_row)
         form.addRow("", self.p_insecure)
+        form.addRow("Hermes home", self.p_home)
+        form.addRow("Hermes program", hermes_row)
+        form.addRow("", test_row)
+        form.addRow(self.p_result)
+        self._remote_rows = [self.p_url, self.p_url_hint, self.p_token, ca_row, self.p_insecure]
+        self._hermes_rows = [self.p_home, hermes_row]
         left = QVBoxLayout()
         left.addWidget(self.profile_list)
         row = QHBoxLayout()
@@ -142,22 +195,29 @@ class SettingsDialog(QDialog):
         if not 0 <= row < len(self.values.profiles):
             return
         p = self.values.profiles[row]
-        p.name = self.p_name.text().strip() or p.name
+        p.name = self.p_name.text().strip()
         p.kind = self.p_kind.currentData()
         p.url = self.p_url.text().strip()
         p.token = self.p_token.text()
         p.ca_file = self.p_ca.text().strip()
         p.allow_insecure_ws = self.p_insecure.isChecked()
+        p.hermes_home = self.p_home.text().strip()
+        p.hermes_path = self.p_hermes.text().strip()
         item = self.profile_list.item(row)
         if item is not None:
-            item.setText(p.name)
+            item.setText(p.name or "(no name)")
 
     def _on_profile_list_row_changed(self, row: int) -> None:
         self._store_profile()
+        self._profile_runner.cancel()
         self._profile_row = row
         if not 0 <= row < len(self.values.profiles):
             return
         p = self.values.profiles[row]
+        for widget in (self.p_name, self.p_url, self.p_hermes):
+            clear_invalid(widget)
+        self.p_home.setText(p.hermes_home)
+        self.p_hermes.setText(p.hermes_path)
         self.p_name.setText(p.name)
         self.p_kind.setCurrentIndex(list(_KIND_LABELS).index(p.kind))
         self.p_url.setText(p.url)
@@ -168,10 +228,16 @@ class SettingsDialog(QDialog):
 
     def _on_kind_changed(self, _index: int = 0) -> None:
         """Only a remote profile has a URL, a token and TLS options; the app's own is permanent."""
-        remote = self.p_kind.currentData() is ProfileKind.REMOTE
+        kind = self.p_kind.currentData()
+        remote = kind is ProfileKind.REMOTE
         for widget in (self.p_url, self.p_token, self.p_ca, self.p_browse, self.p_insecure):
             widget.setEnabled(remote)
-        embedded = self.p_kind.currentData() is ProfileKind.EMBEDDED
+        for row in self._remote_rows:
+            self.p_form.setRowVisible(row, remote)
+        for row in self._hermes_rows:
+            self.p_form.setRowVisible(row, kind is ProfileKind.LOCAL_HERMES)
+        self.test_profile.setEnabled(kind is not ProfileKind.EMBEDDED)
+        embedded = kind is ProfileKind.EMBEDDED
         self.p_remove.setEnabled(not embedded)
         self.p_kind.setEnabled(not embedded or self._embedded_count() > 1)
 
@@ -204,114 +270,37 @@ class SettingsDialog(QDialog):
         if path:
             self.p_ca.setText(path)
 
-    # -- providers --------------------------------------------------------------------------
+    @classmethod
+    def pick_hermes_program(cls, parent: QWidget) -> str:
+        """Ask for the hermes executable (patchable in tests)."""
+        path, _ = QFileDialog.getOpenFileName(parent, "The hermes program", "", "hermes (hermes*)")
+        return str(path)
 
-    def _providers_tab(self) -> QWidget:
-        page = QWidget(self)
-        self.provider_list = QListWidget(page)
-        _named(self.provider_list, "Providers", "In fallback order: the first is tried first")
-        self.provider_list.currentRowChanged.connect(self._on_provider_list_row_changed)
-        buttons = []
-        for text, slot in (
-            ("Add", self._on_add_provider_clicked),
-            ("Remove", self._on_remove_provider_clicked),
-            ("Up", self._on_provider_up_clicked),
-            ("Down", self._on_provider_down_clicked),
-        ):
-            b = _named(QPushButton(text, page), f"{text} provider")
-            b.clicked.connect(slot)
-            buttons.append(b)
-        self.v_name = _named(QLineEdit(page), "Provider name")
-        self.v_url = _named(QLineEdit(page), "Base URL", "OpenAI-compatible API base URL")
-        self.v_model = _named(QLineEdit(page), "Model")
-        self.v_key = _named(QLineEdit(page), "API key", "Kept in the keyring; never logged")
-        self.v_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.v_key.setPlaceholderText("Saved; type to replace")
-        hint = QLabel(
-            "The first provider answers. The others take over, in order, when it cannot be "
-            "reached, and it is switched back once healthy. With none, a clearly labelled "
-            "offline model answers.",
-            page,
+    def _on_browse_hermes_clicked(self) -> None:
+        path = self.pick_hermes_program(self)
+        if path:
+            self.p_hermes.setText(path)
+            clear_invalid(self.p_hermes)
+
+    def _on_test_profile_clicked(self) -> None:
+        self._store_profile()
+        row, checks = self._profile_row, self._checks
+        if checks is None or not 0 <= row < len(self.values.profiles):
+            return
+        profile = dataclasses.replace(self.values.profiles[row])
+        # The URL is checked here first: a malformed one is named at once, with no socket opened.
+        for problem in problems(AppSettings(profiles=[profile])):
+            if problem.field in {"url", "hermes_path"}:
+                widget = self.p_url if problem.field == "url" else self.p_hermes
+                mark_invalid(widget, problem.message)
+                show_result(self.p_result, False, problem.message)
+                return
+        busy = (
+            "Starting hermes and connecting…"
+            if profile.kind is ProfileKind.LOCAL_HERMES
+            else "Connecting…"
         )
-        hint.setWordWrap(True)
-        hint.setObjectName("settingsHint")
-        form = QFormLayout()
-        form.addRow("Name", self.v_name)
-        form.addRow("Base URL", self.v_url)
-        form.addRow("Model", self.v_model)
-        form.addRow("API key", self.v_key)
-        form.addRow(hint)
-        left = QVBoxLayout()
-        left.addWidget(self.provider_list)
-        row = QHBoxLayout()
-        for b in buttons:
-            row.addWidget(b)
-        left.addLayout(row)
-        lay = QHBoxLayout(page)
-        lay.addLayout(left, 1)
-        lay.addLayout(form, 2)
-        return page
-
-    def _load_providers(self) -> None:
-        self.provider_list.clear()
-        for p in self.values.providers:
-            self.provider_list.addItem(p.name)
-        if self.values.providers:
-            self.provider_list.setCurrentRow(0)
-
-    def _store_provider(self) -> None:
-        row = self._provider_row
-        if not 0 <= row < len(self.values.providers):
-            return
-        p = self.values.providers[row]
-        p.name = self.v_name.text().strip() or p.name
-        p.base_url = self.v_url.text().strip()
-        p.model = self.v_model.text().strip()
-        p.api_key = self.v_key.text()
-        item = self.provider_list.item(row)
-        if item is not None:
-            item.setText(p.name)
-
-    def _on_provider_list_row_changed(self, row: int) -> None:
-        self._store_provider()
-        self._provider_row = row
-        if not 0 <= row < len(self.values.providers):
-            return
-        p = self.values.providers[row]
-        self.v_name.setText(p.name)
-        self.v_url.setText(p.base_url)
-        self.v_model.setText(p.model)
-        self.v_key.setText(p.api_key)
-
-    def _on_add_provider_clicked(self) -> None:
-        self._store_provider()
-        self.values.providers.append(ProviderSettings("New provider", "https://", ""))
-        self.provider_list.addItem("New provider")
-        self.provider_list.setCurrentRow(len(self.values.providers) - 1)
-
-    def _on_remove_provider_clicked(self) -> None:
-        row = self.provider_list.currentRow()
-        if 0 <= row < len(self.values.providers):
-            self._provider_row = -1
-            del self.values.providers[row]
-            self.provider_list.takeItem(row)
-
-    def _move_provider(self, delta: int) -> None:
-        self._store_provider()
-        row = self.provider_list.currentRow()
-        new = row + delta
-        items = self.values.providers
-        if 0 <= row < len(items) and 0 <= new < len(items):
-            items[row], items[new] = items[new], items[row]
-            self._provider_row = -1
-            self._load_providers()
-            self.provider_list.setCurrentRow(new)
-
-    def _on_provider_up_clicked(self) -> None:
-        self._move_provider(-1)
-
-    def _on_provider_down_clicked(self) -> None:
-        self._move_provider(1)
+        self._profile_runner.run(lambda: checks.test_profile(profile), busy, str)
 
     # -- general ----------------------------------------------------------------------------
 
@@ -343,7 +332,7 @@ class SettingsDialog(QDialog):
     def collect(self) -> AppSettings:
         """The edited values (also what `on_save` receives)."""
         self._store_profile()
-        self._store_provider()
+        self.providers_page.store()
         self.values.theme = str(self.theme.currentData())
         self.values.send_key = str(self.send_key.currentData())
         self.values.notifications = self.notifications.isChecked()
@@ -351,5 +340,39 @@ class SettingsDialog(QDialog):
         return copy.deepcopy(self.values)
 
     def _on_buttons_accepted(self) -> None:
-        self._on_save(self.collect())
+        values = self.collect()
+        found = problems(values)
+        if found:
+            self._show_problem(found[0])
+            return
+        self.error.setVisible(False)
+        self._on_save(values)
         self.accept()
+
+    def _show_problem(self, problem: Problem) -> None:
+        """Bring the row and field into view, outline it, and say what is wrong."""
+        if problem.section == "profiles":
+            self.tabs.setCurrentIndex(0)
+            self.profile_list.setCurrentRow(problem.row)
+            widget: QWidget = {
+                "name": self.p_name,
+                "url": self.p_url,
+                "hermes_path": self.p_hermes,
+            }[problem.field]
+            where = self.values.profiles[problem.row].name or "a profile"
+        else:
+            self.tabs.setCurrentIndex(1)
+            self.providers_page.select(problem.row)
+            widget = self.providers_page.field(problem.field)
+            where = self.values.providers[problem.row].name or "a provider"
+        text = f"Not saved: {where}: {problem.message}"
+        self.error.setText(text)
+        self.error.setStyleSheet("color: #c62828;")
+        self.error.setVisible(True)
+        mark_invalid(widget, problem.message)
+
+    def done(self, result: int) -> None:
+        # A check still running must not land on a closed dialog.
+        self._profile_runner.cancel()
+        self.providers_page.shutdown()
+        super().done(result)

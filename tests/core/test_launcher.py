@@ -16,11 +16,13 @@ from desktop.core.launcher import (
     EmbeddedGatewayLauncher,
     HermesServeLauncher,
     LauncherError,
+    default_hermes_home,
 )
 from desktop.core.models import ConnectionState
 from desktop.core.profiles import Profile, ProfileKind
 from desktop.core.supervisor import ConnectionSupervisor
 from tests.core.supervisor_fakes import FakeNet, until
+from tests.support.waiting import wait_notified
 
 # A stand-in gateway: records its environment token, prints noise then the ready line, waits.
 CHILD = r"""
@@ -73,9 +75,18 @@ def test_embedded_command_line_and_ready_parsing(data_dir: Path) -> None:
     assert launcher.parse_ready("HERMES_QT_GATEWAY_READY") is None
 
 
+def fake_hermes(directory: Path, script: str = "exit 0") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    exe = directory / "hermes"
+    exe.write_text(f"#!/bin/sh\n{script}\n")
+    exe.chmod(0o755)
+    return exe
+
+
 def test_hermes_serve_command_env_and_ready_parsing(tmp_path: Path) -> None:
-    launcher = HermesServeLauncher(tmp_path, hermes="/bin/hermes", token="tok")
-    assert launcher.command() == ["/bin/hermes", "serve", "--host", "127.0.0.1", "--port", "0"]
+    exe = fake_hermes(tmp_path / "bin")
+    launcher = HermesServeLauncher(tmp_path, hermes=str(exe), token="tok")
+    assert launcher.command() == [str(exe), "serve", "--host", "127.0.0.1", "--port", "0"]
     env = launcher.environment()
     assert env["HERMES_HOME"] == str(tmp_path)
     assert env["HERMES_DASHBOARD_SESSION_TOKEN"] == "tok"
@@ -189,3 +200,53 @@ async def test_the_real_gateway_stops_when_the_app_that_started_it_dies(data_dir
     code = await asyncio.wait_for(proc.wait(), 20.0)
     assert code == 0, "the gateway should shut down cleanly, not be killed"
     await launcher.close()
+
+
+def test_local_hermes_uses_the_users_hermes_home_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert default_hermes_home({"HERMES_HOME": "/srv/hermes"}) == Path("/srv/hermes")
+    monkeypatch.setenv("HOME", "/home/ana")
+    assert default_hermes_home({}) == Path("/home/ana/.hermes")
+
+
+async def hermes_failure(tmp_path: Path, **launcher_args: str) -> str:
+    """A local Hermes profile whose launcher cannot start: the reason it shows once FAILED."""
+    launcher = HermesServeLauncher(
+        tmp_path / "home", log_path=tmp_path / "serve.log", **launcher_args
+    )  # type: ignore[arg-type]
+    net = FakeNet()
+    sup = ConnectionSupervisor(
+        Profile(id="hermes", name="Hermes", kind=ProfileKind.LOCAL_HERMES),
+        client_factory=net.factory,
+        epoch_store=MemoryEpochStore(),
+        clock=ManualClock(),  # never advanced: a retry would wait here forever
+        launcher=launcher,
+    )
+    sup.start()
+    failed = lambda: sup.status.state is ConnectionState.FAILED  # noqa: E731
+    await wait_notified(failed, [sup.add_status_listener], "failed", timeout=30)
+    assert not net.clients, "nothing to connect to"
+    reason = sup.status.reason
+    await sup.close()
+    return reason
+
+
+async def test_hermes_missing_from_path_is_fatal_and_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    reason = await hermes_failure(tmp_path)
+    assert reason == (
+        "hermes not found: install hermes-agent or set its path in Settings → Profiles"
+    )
+
+
+async def test_a_configured_hermes_that_is_missing_or_dies_at_once_is_fatal(
+    tmp_path: Path,
+) -> None:
+    reason = await hermes_failure(tmp_path, hermes=str(tmp_path / "nowhere" / "hermes"))
+    assert "hermes not found at" in reason
+    broken = fake_hermes(tmp_path / "bin", "echo 'No module named hermes_cli' >&2; exit 1")
+    reason = await hermes_failure(tmp_path, hermes=str(broken))
+    assert "exited with code 1" in reason and "No module named hermes_cli" in reason

@@ -7,6 +7,8 @@ Usable from sync tests, async tests and subprocesses (point a real hermes-agent 
         fake.stall_after_chunks = 2      # go silent mid-stream, connection left open
         fake.reset_after_chunks = 2      # RST (SO_LINGER 0) mid-stream
         fake.close_idle_keepalive()      # server-side FIN on idle keep-alive connections
+        fake.api_key = "sk-x"            # requests without `Authorization: Bearer sk-x` get 401
+        fake.models = ["a", "b"]         # what GET /v1/models lists (default: just `model`)
 
 It speaks just enough HTTP/1.1: keep-alive, Content-Length or chunked request bodies, and
 chunked `text/event-stream` replies, so connection reuse behaves as with a real provider.
@@ -71,6 +73,8 @@ class FakeOpenAIServer(LoopThreadServer):
         self.status: int | None = None
         self.stall_after_chunks: int | None = None
         self.reset_after_chunks: int | None = None
+        self.api_key: str | None = None
+        self.models: list[str] | None = None
         self.requests: list[dict[str, Any]] = []  # JSON bodies of chat completion requests
         self.hits: list[str] = []  # "METHOD /path" of every request, in arrival order
         self._conns: set[_Conn] = set()
@@ -119,7 +123,12 @@ class FakeOpenAIServer(LoopThreadServer):
                 conn.idle = False
                 method, path, headers, body = request
                 self.hits.append(f"{method} {path.split('?')[0]}")
-                keep = await self._dispatch(conn, method, path.split("?")[0], body)
+                if self.api_key is not None and headers.get("authorization") != (
+                    f"Bearer {self.api_key}"
+                ):
+                    keep = await _send_json(conn.writer, 401, _error_body(401))
+                else:
+                    keep = await self._dispatch(conn, method, path.split("?")[0], body)
                 if not keep or headers.get("connection", "").lower() == "close":
                     return
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
@@ -148,7 +157,10 @@ class FakeOpenAIServer(LoopThreadServer):
                 return await self._stream(conn, payload)
             return await _send_json(conn.writer, 200, self._completion(payload))
         if method == "GET" and path.rstrip("/") == "/v1/models":
-            data = [{"id": self.model, "object": "model", "created": 0, "owned_by": "fake"}]
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                for m in (self.models if self.models is not None else [self.model])
+            ]
             return await _send_json(conn.writer, 200, {"object": "list", "data": data})
         if method == "GET" and path.startswith("/v1/models/"):
             model = {"id": path.rsplit("/", 1)[1], "object": "model", "owned_by": "fake"}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QPushButton, QWidget
 
 from desktop.ui.settings_dialog import SettingsDialog
 from desktop.ui.settings_values import AppSettings, ProfileKind, ProfileSettings, ProviderSettings
@@ -18,6 +20,11 @@ def _values() -> AppSettings:
             ProviderSettings("backup", "https://b.example/v1", "m2", "k2"),
         ],
     )
+
+
+def _button(parent: QWidget, name: str) -> QPushButton:
+    (button,) = [b for b in parent.findChildren(QPushButton) if b.accessibleName() == name]
+    return button
 
 
 def test_save_passes_edited_values_and_leaves_input_untouched(qtbot: Any) -> None:
@@ -52,10 +59,11 @@ def test_provider_fallback_order_can_be_changed(qtbot: Any) -> None:
     saved: list[AppSettings] = []
     d = SettingsDialog(_values(), saved.append)
     qtbot.addWidget(d)
-    d.provider_list.setCurrentRow(1)
-    d._on_provider_up_clicked()
-    d.v_model.clear()
-    QTest.keyClicks(d.v_model, "m2-large")
+    page = d.providers_page
+    page.provider_list.setCurrentRow(1)
+    qtbot.mouseClick(_button(page, "Up provider"), Qt.MouseButton.LeftButton)
+    page.model.lineEdit().clear()
+    QTest.keyClicks(page.model.lineEdit(), "m2-large")
     d._on_buttons_accepted()
     assert [(p.name, p.model) for p in saved[0].providers] == [
         ("backup", "m2-large"),
