@@ -40,7 +40,7 @@ from desktop.core.session_events import SessionEvents
 from desktop.core.session_index import SessionIndex
 from desktop.core.session_keys import TEMP_PREFIX, is_temp_key
 from desktop.core.sessions import SessionRouter
-from desktop.core.storage import StorageError, Store
+from desktop.core.storage import SearchHit, StorageError, Store
 from desktop.core.supervisor import ConnectionSupervisor
 from desktop.core.supervisor_port import SupervisorPort
 from desktop.core.temp_sessions import TempSessions
@@ -48,6 +48,8 @@ from desktop.core.temp_sessions import TempSessions
 __all__ = ["TEMP_PREFIX", "ProfileController", "SupervisorPort", "is_temp_key"]
 
 log = logging.getLogger(__name__)
+# Search hits handed to the UI: every matching chat of a long history, not just a screenful.
+SEARCH_LIMIT = 500
 
 
 class ProfileController:
@@ -220,8 +222,10 @@ class ProfileController:
         self._index.emit()
 
     def search(self, query: str) -> list[str]:
-        hits = self._store.search(self._id, query)
-        return list(dict.fromkeys(hit.session_key for hit in hits))
+        return list(dict.fromkeys(hit.session_key for hit in self.search_hits(query)))
+
+    def search_hits(self, query: str) -> list[SearchHit]:
+        return self._store.search(self._id, query, limit=SEARCH_LIMIT)
 
     # -- sending -------------------------------------------------------------------------------
 

@@ -81,8 +81,16 @@ class CachedMessage:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+# Around each matched term in a SearchHit snippet: control characters, which message text
+# cannot confuse with markers (square brackets can).
+HIT_START = "\x02"
+HIT_END = "\x03"
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
+    """One full-text match: its session, a snippet with HIT_START/HIT_END around the terms."""
+
     session_key: str
     snippet: str
     source: str  # "message" | "title"
@@ -405,14 +413,14 @@ class Store:
             return []
         titles = self._read(
             "search",
-            "SELECT s.key, snippet(sessions_fts, 0, '[', ']', '…', 12) FROM sessions_fts "
+            "SELECT s.key, snippet(sessions_fts, 0, char(2), char(3), '…', 12) FROM sessions_fts "
             "JOIN sessions s ON s.id = sessions_fts.rowid "
             "WHERE sessions_fts MATCH ? AND s.profile_id = ? ORDER BY rank LIMIT ?",
             (match, profile_id, limit),
         )
         bodies = self._read(
             "search",
-            "SELECT m.session_key, snippet(messages_fts, 0, '[', ']', '…', 12), m.idx "
+            "SELECT m.session_key, snippet(messages_fts, 0, char(2), char(3), '…', 12), m.idx "
             "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
             "WHERE messages_fts MATCH ? AND m.profile_id = ? ORDER BY rank LIMIT ?",
             (match, profile_id, limit),

@@ -14,14 +14,18 @@ from desktop.core.models import (
     ReconnectRecord,
     SessionSummary,
 )
+from desktop.core.storage import HIT_END, HIT_START, SearchHit
 
 __all__ = [
+    "HIT_END",
+    "HIT_START",
     "ApprovalRequest",
     "BackendListener",
     "ChatBackend",
     "Diagnostics",
     "Draft",
     "ReconnectRecord",
+    "SearchHit",
 ]
 
 
@@ -154,6 +158,10 @@ class ChatBackend(Protocol):
 
     def search(self, query: str) -> list[str]:
         """Keys of sessions whose title or message text matches `query`."""
+        ...
+
+    def search_hits(self, query: str) -> list[SearchHit]:
+        """Full-text matches (titles first), each with a highlighted snippet and position."""
         ...
 
     def rename_session(self, key: str, title: str) -> None:

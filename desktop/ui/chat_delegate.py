@@ -92,6 +92,9 @@ class BubbleDelegate(QStyledItemDelegate):
         # The view's text selection (painted over its one bubble) and keyboard-current row.
         self.selection: TextSelection | None = None
         self.focus_row = -1
+        # Find in chat: the term (casefolded) highlighted in every bubble, and the current match.
+        self.find_term = ""
+        self.match_row = -1
         self._resized: set[QPersistentModelIndex] = set()
         self.layouts_built = 0
         self.bubbles_drawn = 0
@@ -277,16 +280,21 @@ class BubbleDelegate(QStyledItemDelegate):
         pix = cached[0]
         area = self._bubble_area(lay)
         sel = self.selection
-        if sel is not None and sel.message_id == msg.id and not sel.empty:
-            # The one bubble with selected text is drawn directly, highlight and all.
+        if sel is not None and (sel.message_id != msg.id or sel.empty):
+            sel = None
+        found = bool(self.find_term) and self.find_term in msg.text.casefold()
+        if sel is not None or found:
+            # Bubbles with selected or found text are drawn directly, highlights and all.
             painter.save()
             painter.translate(option.rect.topLeft())
             painter.setFont(self._font())
-            self._draw_bubble(painter, msg, lay, sel)
+            current = index.row() == self.match_row
+            term = self.find_term if found else ""
+            self._draw_bubble(painter, msg, lay, sel, find_term=term, current_match=current)
             painter.restore()
         else:
             painter.drawPixmap(option.rect.topLeft() + area.topLeft(), pix)
-        if index.row() == self.focus_row:
+        if index.row() in (self.focus_row, self.match_row):
             self._draw_focus(painter, lay.bubble.translated(QPointF(option.rect.topLeft())))
 
     @staticmethod
@@ -326,6 +334,9 @@ class BubbleDelegate(QStyledItemDelegate):
         msg: ChatMessage,
         lay: BubbleLayout,
         selection: TextSelection | None = None,
+        *,
+        find_term: str = "",
+        current_match: bool = False,
     ) -> None:
         """Paint a bubble with the row's top-left at the painter's origin."""
         c = self.colors
@@ -356,12 +367,14 @@ class BubbleDelegate(QStyledItemDelegate):
             self._draw_tool(painter, msg, i, (header, body, pos))
         if lay.doc is not None or lay.tail_doc is not None:
             for i, (doc, at) in enumerate(lay.text_docs()):
+                marks = self._found(doc, find_term, current_match) if find_term else []
                 cursor = selection.cursor_in(i, doc) if selection is not None else None
-                if cursor is None and doc is not lay.doc and doc is not lay.tail_doc:
+                if cursor is not None:
+                    marks.append(self._highlight(cursor, user))
+                if not marks and doc is not lay.doc and doc is not lay.tail_doc:
                     self._draw_finished_block(painter, doc, at, fg)
                 else:
-                    mark = self._highlight(cursor, user) if cursor is not None else None
-                    self._draw_doc(painter, doc, at, fg, mark)
+                    self._draw_doc(painter, doc, at, fg, marks)
             for zone in lay.zones:
                 if zone.kind == "copy":
                     r = zone.rect
@@ -413,20 +426,38 @@ class BubbleDelegate(QStyledItemDelegate):
         mark.format = fmt
         return mark
 
+    @staticmethod
+    def _found(
+        doc: QTextDocument, term: str, current: bool
+    ) -> list[QAbstractTextDocumentLayout.Selection]:
+        """Every occurrence of a find term in a document, marked like a highlighter pen."""
+        marks: list[QAbstractTextDocumentLayout.Selection] = []
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor("#ff9632" if current else "#ffe066"))
+        fmt.setForeground(QColor("#1c2330"))
+        cursor = doc.find(term, 0)
+        while not cursor.isNull() and len(marks) < 500:
+            mark = QAbstractTextDocumentLayout.Selection()
+            mark.cursor = cursor
+            mark.format = fmt
+            marks.append(mark)
+            cursor = doc.find(term, cursor)
+        return marks
+
     def _draw_doc(
         self,
         painter: QPainter,
         doc: QTextDocument,
         pos: QPointF,
         fg: QColor,
-        selected: QAbstractTextDocumentLayout.Selection | None = None,
+        marks: list[QAbstractTextDocumentLayout.Selection] | None = None,
     ) -> None:
         painter.save()
         painter.translate(pos)
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.palette.setColor(QPalette.ColorRole.Text, fg)
-        if selected is not None:
-            ctx.selections = [selected]
+        if marks:
+            ctx.selections = marks
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
 

@@ -120,6 +120,7 @@ class ChatView(QListView):
         self.bubbles.code_copied.connect(self.code_copied)
         self.bubbles.link_activated.connect(self._on_bubbles_link_activated)
         self._selecting = False
+        self._matches: list[int] = []
         self.viewport().setMouseTracking(True)  # an I-beam over text, an arrow elsewhere
         self.message_actions = MessageActions(
             self,
@@ -150,6 +151,9 @@ class ChatView(QListView):
     def show_messages(self, messages: list[ChatMessage]) -> None:
         """Replace the conversation and jump to its end."""
         self.bubbles.selection = None
+        self.bubbles.find_term = ""
+        self.bubbles.match_row = -1
+        self._matches = []
         self.bubbles.forget_expanded()
         self.bubbles.clear_cache()
         self.chat_model.reset(messages)
@@ -312,6 +316,71 @@ class ChatView(QListView):
         if exact and self.bubbles.on_zone_or_link(lay, local):
             return index.row(), None
         return index.row(), hit(lay.text_docs(), local)
+
+    # -- find in chat -----------------------------------------------------------------------
+
+    def find(self, term: str) -> int:
+        """Highlight `term` in every message; returns how many messages hold it."""
+        folded = term.strip().casefold()
+        self.bubbles.find_term = folded
+        self.bubbles.match_row = -1
+        self._matches = (
+            [i for i, m in enumerate(self.chat_model.messages()) if folded in m.text.casefold()]
+            if folded
+            else []
+        )
+        self.viewport().update()
+        return len(self._matches)
+
+    @property
+    def matches(self) -> list[int]:
+        """Rows holding the find term, top to bottom."""
+        return list(self._matches)
+
+    def show_match(self, n: int) -> int:
+        """Scroll match `n` (wrapping) into the middle of the view and mark it; returns n."""
+        if not self._matches:
+            return -1
+        n %= len(self._matches)
+        self.jump_to_row(self._matches[n])
+        return n
+
+    def jump_to_row(self, row: int) -> None:
+        """Centre a message, make it current and mark it (a search hit or find match)."""
+        if not 0 <= row < self.chat_model.rowCount():
+            return
+        index = self.chat_model.index(row)
+        self._at_bottom = False
+        self.scrollTo(index, _Hint.PositionAtCenter)
+        # The rows around it were estimates until now: centre again once they are measured.
+        self._ensure_layout()
+        self.scrollTo(index, _Hint.PositionAtCenter)
+        self._at_bottom = (
+            self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
+        )
+        self.setCurrentIndex(index)
+        self.bubbles.match_row = row
+        self.viewport().update()
+
+    def row_of_hit(self, idx: int | None, term: str) -> int:
+        """The row of a search hit: its stored position, checked against the matched term."""
+        folded = term.casefold()
+        messages = self.chat_model.messages()
+        if (
+            idx is not None
+            and 0 <= idx < len(messages)
+            and (not folded or folded in messages[idx].text.casefold())
+        ):
+            return idx
+        rows = [i for i, m in enumerate(messages) if folded and folded in m.text.casefold()]
+        if not rows:
+            return -1
+        target = idx if idx is not None else len(messages)
+        return min(rows, key=lambda r: abs(r - target))
+
+    def clear_find(self) -> None:
+        """Forget the find term and the marked match."""
+        self.find("")
 
     # -- heights ----------------------------------------------------------------------------
 

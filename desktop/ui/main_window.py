@@ -31,12 +31,15 @@ from desktop.ui.bridge import BackendBridge
 from desktop.ui.chat_view import ChatView
 from desktop.ui.composer import Composer, mime_files, mime_image_png
 from desktop.ui.details import DetailsDialog
+from desktop.ui.find_bar import FindBar
 from desktop.ui.resources import icon
 from desktop.ui.session_list import (
     KEY_ROLE,
     SessionDelegate,
     SessionFilter,
     SessionListModel,
+    best_hits,
+    snippet_runs,
 )
 from desktop.ui.settings_values import AppSettings, SettingsChecks
 from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog, key_sequences
@@ -180,6 +183,9 @@ class MainWindow(QMainWindow):
         self.session_list.selectionModel().currentChanged.connect(
             self._on_session_list_current_changed
         )
+        self.session_list.clicked.connect(self._on_session_list_activated)
+        self.session_list.activated.connect(self._on_session_list_activated)
+        self.search_box.returnPressed.connect(self._on_search_box_return_pressed)
         top = QHBoxLayout()
         top.setSpacing(6)
         top.addWidget(self.profile_combo, 1)
@@ -239,6 +245,12 @@ class MainWindow(QMainWindow):
         right.setSpacing(0)
         right.addWidget(status_area)
         right.addWidget(self.notice_label)
+        self.find_bar = FindBar(pane)
+        self.find_bar.query_changed.connect(self._on_find_bar_query_changed)
+        self.find_bar.step.connect(self._on_find_bar_step)
+        self.find_bar.closed.connect(self._on_find_bar_closed)
+        self._find_match = -1
+        right.addWidget(self.find_bar)
         right.addWidget(self.chat_view, 1)
         right.addWidget(self.approvals)
         right.addWidget(self.composer)
@@ -283,7 +295,8 @@ class MainWindow(QMainWindow):
             "new_chat": self.new_chat,
             "switch_session": self.show_switcher,
             "focus_composer": self.focus_composer,
-            "search": self.focus_search,
+            "search": self.find_in_chat,
+            "search_chats": self.focus_search,
             "stop": self.stop,
             "settings": self.open_settings,
             "shortcuts": self.show_shortcuts,
@@ -388,6 +401,8 @@ class MainWindow(QMainWindow):
         self._settings.setValue(f"ui/last_session/{self._profile_id}", key)
         messages = backend.open_session(key)
         self.chat_view.show_messages(messages)
+        self.find_bar.hide()
+        self._find_match = -1
         summary = self.session_model.session(key)
         self.title_label.setText(summary.title if summary and summary.title else "New chat")
         # A draft left by the previous run is announced (on_draft_restored) while loading it;
@@ -431,6 +446,14 @@ class MainWindow(QMainWindow):
 
     def focus_composer(self) -> None:
         self.composer.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def find_in_chat(self) -> None:
+        """Ctrl+F: find in the open chat; with no chat open, search all chats."""
+        if self._session_key is None:
+            self.focus_search()
+            return
+        self.find_bar.open()
+        self._on_find_bar_query_changed(self.find_bar.edit.text())
 
     def focus_search(self) -> None:
         self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -578,8 +601,64 @@ class MainWindow(QMainWindow):
 
     def _on_search_box_text_changed(self, text: str) -> None:
         backend = self.backend
-        keys = backend.search(text) if backend is not None and text.strip() else []
-        self.session_filter.set_query(text, keys)
+        hits = backend.search_hits(text) if backend is not None and text.strip() else []
+        keys = list(dict.fromkeys(hit.session_key for hit in hits))
+        self.session_filter.set_query(text, keys, best_hits(hits))
+
+    def _on_search_box_return_pressed(self) -> None:
+        # Enter in the search box lands on the first result's matching message.
+        first = self.session_filter.index(0, 0)
+        if not first.isValid():
+            return
+        self.session_list.setCurrentIndex(first)
+        self._on_session_list_activated(first)
+        self.chat_view.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _on_session_list_activated(self, index: QModelIndex) -> None:
+        key = index.data(KEY_ROLE)
+        if not key:
+            return
+        if key != self._session_key:
+            self.open_session(str(key))
+        self.jump_to_hit(str(key))
+
+    def jump_to_hit(self, key: str) -> None:
+        """Show the search hit of session `key`: its message centred, the terms highlighted."""
+        hit = self.session_filter.hits.get(key)
+        query = self.search_box.text().strip()
+        if hit is None or key != self._session_key or not query:
+            return
+        terms = [t for t, match in snippet_runs(hit.snippet) if match]
+        term = terms[0] if terms else query
+        idx = hit.message_idx if hit.source == "message" else None
+        row = self.chat_view.row_of_hit(idx, term)
+        # The whole query when it appears as typed, else the word the index matched.
+        find = query if self.chat_view.find(query) else term
+        self.find_bar.open(find)
+        self.find_bar.edit.clearFocus()
+        matches = self.chat_view.matches
+        if row in matches:
+            self._find_match = self.chat_view.show_match(matches.index(row))
+        elif row >= 0:
+            self.chat_view.jump_to_row(row)
+        self.find_bar.set_count(self._find_match + 1, len(matches))
+
+    def _on_find_bar_query_changed(self, text: str) -> None:
+        total = self.chat_view.find(text)
+        # A new term starts at the newest match, as the conversation is read from the bottom.
+        self._find_match = self.chat_view.show_match(total - 1) if total else -1
+        self.find_bar.set_count(self._find_match + 1, total)
+
+    def _on_find_bar_step(self, direction: int) -> None:
+        total = len(self.chat_view.matches)
+        if total:
+            self._find_match = self.chat_view.show_match(self._find_match + direction)
+        self.find_bar.set_count(self._find_match + 1, total)
+
+    def _on_find_bar_closed(self) -> None:
+        self.chat_view.clear_find()
+        self._find_match = -1
+        self.chat_view.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _on_session_list_current_changed(self, current: QModelIndex, _prev: QModelIndex) -> None:
         key = current.data(KEY_ROLE)

@@ -20,10 +20,13 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, Q
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.core.models import SessionSummary
+from desktop.ui.backend import HIT_END, HIT_START, SearchHit
 from desktop.ui.resources import icon
 
 SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
 KEY_ROLE = Qt.ItemDataRole.UserRole + 2
+# While searching: the snippet of the row's best match (HIT_START/HIT_END around the terms).
+SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 3
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -87,20 +90,60 @@ class SessionListModel(QAbstractListModel):
         return None if row is None else self._rows[row]
 
 
+def best_hits(hits: list[SearchHit]) -> dict[str, SearchHit]:
+    """One hit per session, in rank order: a message match (it can be jumped to) over a title."""
+    best: dict[str, SearchHit] = {}
+    for hit in hits:
+        old = best.get(hit.session_key)
+        if old is None or (old.source == "title" and hit.source == "message"):
+            best[hit.session_key] = hit
+    return best
+
+
+def snippet_runs(snippet: str) -> list[tuple[str, bool]]:
+    """A snippet as (text, is_match) runs, whitespace folded to single spaces."""
+    runs: list[tuple[str, bool]] = []
+    text = " ".join(snippet.split())
+    for i, part in enumerate(text.split(HIT_START)):
+        if i == 0:
+            runs.append((part, False))
+            continue
+        hit, _, rest = part.partition(HIT_END)
+        runs += [(hit, True), (rest, False)]
+    return [(t, m) for t, m in runs if t]
+
+
 class SessionFilter(QSortFilterProxyModel):
-    """Filters by title, or by a set of keys whose messages matched (from backend.search)."""
+    """Filters by title, or by the sessions whose text matched (from backend.search_hits).
+
+    While a query is active each row also answers SNIPPET_ROLE with its best match.
+    """
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._query = ""
         self._matches: frozenset[str] = frozenset()
+        self.hits: dict[str, SearchHit] = {}
 
-    def set_query(self, query: str, matching_keys: list[str]) -> None:
+    def set_query(
+        self, query: str, matching_keys: list[str], hits: dict[str, SearchHit] | None = None
+    ) -> None:
         """Show sessions whose title contains `query` or whose key is in `matching_keys`."""
         self.beginFilterChange()
         self._query = query.strip().casefold()
         self._matches = frozenset(matching_keys)
+        self.hits = dict(hits or {}) if self._query else {}
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role in (SNIPPET_ROLE, Qt.ItemDataRole.AccessibleTextRole) and self.hits:
+            hit = self.hits.get(str(super().data(index, KEY_ROLE) or ""))
+            if role == SNIPPET_ROLE:
+                return hit.snippet if hit is not None else None
+            if hit is not None:
+                found = "".join(t for t, _ in snippet_runs(hit.snippet))
+                return f"{super().data(index, role)}, found: {found}"
+        return super().data(index, role)
 
     def filterAcceptsRow(self, row: int, parent: _Index) -> bool:
         if not self._query:
@@ -177,8 +220,51 @@ class SessionDelegate(QStyledItemDelegate):
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, label)
         preview_rect = QRectF(inner.left(), inner.bottom() - 20, inner.width() - badge_w - 6, 20)
         painter.setPen(muted)
-        preview = fm.elidedText(
-            " ".join(s.preview.split()), Qt.TextElideMode.ElideRight, int(preview_rect.width())
-        )
-        painter.drawText(preview_rect, Qt.AlignmentFlag.AlignVCenter, preview)
+        snippet = index.data(SNIPPET_ROLE)
+        if snippet:
+            self._draw_snippet(
+                painter, preview_rect, snippet, font, muted=muted, text_color=text_color, pal=pal
+            )
+        else:
+            preview = fm.elidedText(
+                " ".join(s.preview.split()), Qt.TextElideMode.ElideRight, int(preview_rect.width())
+            )
+            painter.drawText(preview_rect, Qt.AlignmentFlag.AlignVCenter, preview)
         painter.restore()
+
+    @staticmethod
+    def _draw_snippet(
+        painter: QPainter,
+        rect: QRectF,
+        snippet: str,
+        font: QFont,
+        *,
+        muted: QColor,
+        text_color: QColor,
+        pal: QPalette,
+    ) -> None:
+        """The search snippet with its matched terms bold on a highlight, elided at the end."""
+        bold = QFont(font)
+        bold.setWeight(QFont.Weight.Bold)
+        mark = QColor(pal.color(QPalette.ColorRole.Highlight))
+        mark.setAlphaF(0.28)
+        x = rect.left()
+        for text, hit in snippet_runs(snippet):
+            fm = QFontMetrics(bold if hit else font)
+            room = rect.right() - x
+            if room <= fm.horizontalAdvance("…"):
+                break
+            shown = fm.elidedText(text, Qt.TextElideMode.ElideRight, int(room))
+            width = fm.horizontalAdvance(shown)
+            run = QRectF(x, rect.top(), width, rect.height())
+            if hit:
+                path = QPainterPath()
+                path.addRoundedRect(run.adjusted(-2, 2, 2, -2), 4, 4)
+                painter.fillPath(path, mark)
+            painter.setFont(bold if hit else font)
+            painter.setPen(text_color if hit else muted)
+            painter.drawText(run, Qt.AlignmentFlag.AlignVCenter, shown)
+            x += width
+            if shown != text:
+                break
+        painter.setFont(font)

@@ -16,7 +16,15 @@ from desktop.core.models import (
     Role,
     SessionSummary,
 )
-from desktop.ui.backend import ApprovalRequest, BackendListener, Diagnostics, Draft
+from desktop.ui.backend import (
+    HIT_END,
+    HIT_START,
+    ApprovalRequest,
+    BackendListener,
+    Diagnostics,
+    Draft,
+    SearchHit,
+)
 
 
 @dataclass
@@ -123,6 +131,25 @@ class FakeBackend:
         return [
             key for key, msgs in self.messages.items() if any(q in m.text.casefold() for m in msgs)
         ]
+
+    def search_hits(self, query: str) -> list[SearchHit]:
+        """Like the store: a snippet around the first match, marked with HIT_START/HIT_END."""
+        q = query.casefold().strip()
+        hits: list[SearchHit] = []
+        for key, msgs in self.messages.items():
+            for idx, m in enumerate(msgs):
+                at = m.text.casefold().find(q)
+                if q and at >= 0:
+                    end = at + len(q)
+                    snippet = (
+                        m.text[max(0, at - 30) : at]
+                        + HIT_START
+                        + m.text[at:end]
+                        + HIT_END
+                        + m.text[end : end + 30]
+                    )
+                    hits.append(SearchHit(key, snippet, "message", idx))
+        return hits
 
     def rename_session(self, key: str, title: str) -> None:
         self.calls.append(("rename_session", (key, title)))

@@ -1,0 +1,121 @@
+"""Finding things: search snippets, landing on the matching message, find in chat (Ctrl+F)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QRectF, Qt
+from PySide6.QtGui import QAccessible, QColor
+from PySide6.QtTest import QTest
+
+from desktop.core.models import SessionSummary
+from tests.ui.fakes import FakeBackend, assistant, user
+
+FOUND = QColor("#ffe066").rgb()
+CURRENT = QColor("#ff9632").rgb()
+
+
+def _backend() -> FakeBackend:
+    b = FakeBackend(pid="p1")
+    b.summaries = [
+        SessionSummary("s1", "Kitchen", "tiles", 3.0, 2),
+        SessionSummary("s2", "Animals", "marsupials", 2.0, 300),
+    ]
+    long = [
+        (user if i % 2 else assistant)(f"m{i}", f"filler message number {i} about nothing")
+        for i in range(300)
+    ]
+    long[10] = assistant("m10", "The quokka is a small macropod that seems to smile.")
+    long[200] = user("m200", "Tell me more about the quokka")
+    b.messages = {
+        "s1": [user("u1", "which tiles?"), assistant("a1", "Terracotta tiles, general Kenobi.")],
+        "s2": long,
+    }
+    return b
+
+
+def _settle(qtbot: Any, view: Any) -> None:
+    qtbot.wait_until(lambda: not view.bubbles._resize_timer.isActive())
+    QCoreApplication.processEvents()
+    qtbot.wait_until(lambda: not view.bubbles._resize_timer.isActive())
+
+
+def _marked(view: Any, row: int, colour: int) -> int:
+    """Pixels of a message's text painted in a find highlight colour."""
+    index = view.chat_model.index(row)
+    doc, at = view.bubbles.layout_for(index).text_docs()[0]
+    area = QRectF(at, doc.size()).toRect().translated(view.visualRect(index).topLeft())
+    image = view.viewport().grab(area).toImage()
+    return sum(
+        1
+        for y in range(0, image.height(), 2)
+        for x in range(0, image.width(), 2)
+        if image.pixel(x, y) == colour
+    )
+
+
+def test_search_shows_a_highlighted_snippet_and_enter_lands_on_the_message(
+    make_window: Any, qtbot: Any
+) -> None:
+    win = make_window(_backend())
+    win.open_session("s1")
+    QTest.keyClicks(win.search_box, "quokka")
+    rows = win.session_filter.rowCount()
+    assert rows == 1  # one chat, with its best match
+    index = win.session_filter.index(0, 0)
+    # What the list shows and reads out: the matching words, not the chat's preview.
+    iface = QAccessible.queryAccessibleInterface(win.session_list)
+    assert "found: The quokka is a small macropod" in iface.child(0).text(QAccessible.Text.Name)
+    before = win.session_list.viewport().grab(win.session_list.visualRect(index)).toImage()
+    win.session_filter.set_query("quokka", ["s2"], {})  # the same row without its snippet
+    plain = win.session_list.viewport().grab(win.session_list.visualRect(index)).toImage()
+    assert before != plain, "the snippet, with its highlighted match, is drawn in the row"
+    QTest.keyClicks(win.search_box, " ")  # back to the real search
+    QTest.keyClick(win.search_box, Qt.Key.Key_Return)
+    view = win.chat_view
+    assert win.session_key == "s2"
+    _settle(qtbot, view)
+    assert view.currentIndex().row() == 10, "the matching message, not the end of the chat"
+    assert view.visualRect(view.chat_model.index(10)).intersects(view.viewport().rect())
+    assert not view.at_bottom
+    # The search hit, not the newest match: the find bar then steps through the others.
+    assert win.find_bar.isVisible() and win.find_bar.count.text() == "1 of 2"
+    qtbot.wait_until(lambda: _marked(view, 10, CURRENT) > 20)
+
+
+def test_ctrl_f_finds_in_the_open_chat_and_steps_through_matches(
+    make_window: Any, qtbot: Any
+) -> None:
+    b = _backend()
+    b.messages["s1"].append(user("u2", "Kenobi again? Hello there, Kenobi"))
+    win = make_window(b)
+    win.open_session("s1")
+    view = win.chat_view
+    _settle(qtbot, view)
+    view.setFocus()
+    QTest.keySequence(win, "Ctrl+F")
+    assert win.find_bar.isVisible() and win.find_bar.edit.hasFocus()
+    QTest.keyClicks(win.find_bar.edit, "kenobi")
+    assert win.find_bar.count.text() == "2 of 2"
+    assert view.currentIndex().row() == 2
+    qtbot.wait_until(lambda: _marked(view, 1, FOUND) > 20)  # other matches: yellow
+    QTest.keyClick(win.find_bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert win.find_bar.count.text() == "1 of 2"
+    assert view.currentIndex().row() == 1
+    qtbot.wait_until(lambda: _marked(view, 1, CURRENT) > 20)
+    QTest.keyClicks(win.find_bar.edit, "zzz")
+    assert win.find_bar.count.text() == "No matches"
+    QTest.keyClick(win.find_bar.edit, Qt.Key.Key_Escape)
+    assert not win.find_bar.isVisible()
+    qtbot.wait_until(lambda: _marked(view, 1, CURRENT) + _marked(view, 1, FOUND) == 0)
+
+
+def test_ctrl_f_without_an_open_chat_searches_all_chats(make_window: Any) -> None:
+    win = make_window(_backend())
+    assert win.session_key is None
+    QTest.keySequence(win, "Ctrl+F")
+    assert win.search_box.hasFocus()
+    win.open_session("s1")
+    win.chat_view.setFocus()
+    QTest.keySequence(win, "Ctrl+Shift+F")
+    assert win.search_box.hasFocus()
