@@ -20,7 +20,7 @@ GATEWAY_SUBCOMMAND = "gateway"
 APP_NAME = "hermes-qt"
 EMBEDDED_PROFILE_ID = "embedded"
 
-log = logging.getLogger("hermes_qt")
+log = logging.getLogger("desktop.app")
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
@@ -336,6 +336,7 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
     from PySide6.QtWidgets import QApplication
 
     from desktop.ui.errors import install_log_file
+    from desktop.ui.single_instance import SingleInstance, ask_running_instance
 
     install_log_file(paths.state / "logs")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -343,17 +344,37 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
     app.setOrganizationName(APP_NAME)
     app.setApplicationVersion(__version__)
     app.setDesktopFileName(APP_NAME)
+    # One app (and so one embedded gateway) per data dir: a second launch raises the first.
+    instance = SingleInstance(paths.data)
+    if not instance.claim():
+        told = ask_running_instance(paths.data)
+        where = f"on {paths.data}"
+        if told:
+            message = f"{APP_NAME} is already running {where}: raised its window."
+        else:
+            message = (
+                f"{APP_NAME} is already running {where} (pid {instance.owner_pid()}) "
+                "but did not answer; close it or pass a different --data-dir."
+            )
+        log.info("%s", message)
+        print(message, flush=True)
+        return 0 if told else 1
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     # Everything from here runs inside the loop: core objects may schedule work at once.
-    with loop:
-        code: int = loop.run_until_complete(_run_window(app, loop, paths, self_test=self_test))
+    try:
+        with loop:
+            code: int = loop.run_until_complete(
+                _run_window(app, loop, paths, instance, self_test=self_test)
+            )
+    finally:
+        instance.release()
     QApplication.sendPostedEvents(None, 0)
     return code
 
 
 async def _run_window(
-    app: Any, loop: asyncio.AbstractEventLoop, paths: AppPaths, *, self_test: bool
+    app: Any, loop: asyncio.AbstractEventLoop, paths: AppPaths, instance: Any, *, self_test: bool
 ) -> int:
     from PySide6.QtCore import QSettings
 
@@ -416,6 +437,7 @@ async def _run_window(
             done.set_result(code)
 
     window.quit_requested.connect(lambda: finish(0))
+    instance.activation_requested.connect(window.bring_forward)
     wake = _quit_on_signals(app, lambda: finish(0))
     app.lastWindowClosed.connect(lambda: None if window.close_to_tray else finish(0))
     if os.environ.get("HERMES_QT_BENCH_STARTUP"):

@@ -361,4 +361,9 @@ class _Transaction:
         self._db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not exc_type:
+            self._db.execute("COMMIT")
+        elif self._db.in_transaction:
+            # SQLite has already rolled back after some errors (SQLITE_FULL): a second
+            # ROLLBACK would fail and hide the error that names the cause.
+            self._db.execute("ROLLBACK")

@@ -17,7 +17,9 @@ from platformdirs import user_state_dir
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-log = logging.getLogger("hermes_qt")
+log = logging.getLogger(__name__)
+# Every module of the app logs under `desktop.*`: the file handler sits on their parent.
+app_log = logging.getLogger("desktop")
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 
@@ -28,7 +30,7 @@ def log_dir() -> Path:
 
 
 def install_log_file(directory: Path | None = None) -> Path:
-    """Attach a rotating file handler to the app's logger; returns the log file path."""
+    """Attach a rotating file handler to the app's loggers (`desktop.*`); returns its path."""
     directory = directory or log_dir()
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "hermes-qt.log"
@@ -36,8 +38,8 @@ def install_log_file(directory: Path | None = None) -> Path:
         path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
+    app_log.addHandler(handler)
+    app_log.setLevel(logging.INFO)
     return path
 
 

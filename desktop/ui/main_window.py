@@ -768,7 +768,12 @@ class MainWindow(QMainWindow):
         self.details.show()
 
     def _on_tray_show_requested(self) -> None:
-        self.showNormal()
+        self.bring_forward()
+
+    def bring_forward(self) -> None:
+        """Show the window in front (from the tray, or when the app is launched again)."""
+        if self.isMinimized() or not self.isVisible():
+            self.showNormal()
         self.raise_()
         self.activateWindow()
 

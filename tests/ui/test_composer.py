@@ -8,6 +8,7 @@ from PySide6.QtCore import QMimeData, Qt, QUrl
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtTest import QTest
 
+from desktop.core.outbox import NOT_CONFIRMED
 from desktop.ui.backend import Draft
 from desktop.ui.composer import SEND_CTRL_ENTER, Composer
 from tests.ui.fakes import FakeBackend, make_attachment
@@ -139,10 +140,9 @@ def test_draft_restored_notice_and_undo(qtbot: Any) -> None:
 def test_delivery_not_confirmed_restore_puts_text_and_chips_back(qtbot: Any) -> None:
     c, _ = _composer(qtbot)
     att = make_attachment("photo.png", b"img")
-    c.restore_prompt(Draft("deploy now", 10, (att,)), "connection lost")
+    c.restore_prompt(Draft("deploy now", 10, (att,)), NOT_CONFIRMED)
     assert c.banner.isVisible()
-    assert "Delivery not confirmed" in c.banner_label.text()
-    assert "connection lost" in c.banner_label.text()
+    assert c.banner_label.text() == "Delivery not confirmed. Your message is back here."
     assert c.edit.toPlainText() == "deploy now"
     assert c.attachments == (att,)
     with qtbot.wait_signal(c.send_requested) as blocker:
@@ -158,3 +158,15 @@ def test_draft_not_saved_warning(qtbot: Any) -> None:
     assert "disk full" in c.save_warning.text()
     c.set_save_state(True, "")
     assert not c.save_warning.isVisible()
+
+
+def test_a_prompt_refused_or_never_sent_names_its_cause_not_delivery(qtbot: Any) -> None:
+    c, _ = _composer(qtbot)
+    for cause in (
+        "gateway storage full (disk is full)",
+        "session no longer exists",
+        "plan.md: the attachment's stored copy is missing",
+    ):
+        c.restore_prompt(Draft("deploy now", 10, ()), cause)
+        assert c.banner_label.text() == f"Not sent: {cause}. Your message is back here."
+        assert "not confirmed" not in c.banner_label.text().lower()

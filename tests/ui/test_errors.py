@@ -11,10 +11,10 @@ from typing import Any
 
 from desktop.ui.errors import (
     ErrorReporter,
+    app_log,
     install_exception_hooks,
     install_log_file,
     install_loop_handler,
-    log,
 )
 
 
@@ -40,10 +40,10 @@ def test_sys_and_thread_exceptions_are_logged_and_shown(
         qtbot.wait_until(lambda: len(shown) == 2)
     finally:
         restore()
-        for h in list(log.handlers):
+        for h in list(app_log.handlers):
             if isinstance(h, logging.FileHandler):
                 h.close()
-                log.removeHandler(h)
+                app_log.removeHandler(h)
     assert shown == ["ValueError: boom in a slot", "ZeroDivisionError: division by zero"]
     text = path.read_text()
     assert "boom in a slot" in text and "ZeroDivisionError" in text
@@ -61,3 +61,20 @@ def test_loop_exception_handler_reports(qtbot: Any, monkeypatch: Any) -> None:
     finally:
         loop.close()
     qtbot.wait_until(lambda: shown == ["RuntimeError: lost task"])
+
+
+def test_the_log_file_gets_what_the_app_modules_log(tmp_path: Path) -> None:
+    path = install_log_file(tmp_path)
+    try:
+        logging.getLogger("desktop.core.supervisor").warning("socket died: reset by peer")
+        logging.getLogger("desktop.core.outbox").info("prompt back in the composer")
+        logging.getLogger("websockets.client").warning("not ours")
+    finally:
+        for h in list(app_log.handlers):
+            if isinstance(h, logging.FileHandler):
+                h.close()
+                app_log.removeHandler(h)
+    text = path.read_text()
+    assert "desktop.core.supervisor: socket died: reset by peer" in text
+    assert "prompt back in the composer" in text
+    assert "not ours" not in text  # third-party loggers stay out (their lines may hold URLs)

@@ -1,0 +1,55 @@
+"""A full gateway disk reaches the user by name; a refused submit leaves no trace."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from tests.gateway.scripted import ScriptedProvider
+from tests.gateway.wsclient import RpcFailure, client, gateway
+from tests.reliability.history import Outcome
+from tests.reliability.rig import rig
+
+
+def fill(db: object) -> None:
+    """Real SQLITE_FULL from the gateway's own connection: no page may be added."""
+    conn = db  # sqlite3.Connection
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]  # type: ignore[attr-defined]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # type: ignore[attr-defined]
+
+
+async def test_submit_on_a_full_gateway_store_names_the_cause_and_records_nothing(
+    data_dir: Path,
+) -> None:
+    async with gateway(data_dir, ScriptedProvider()) as gw, client(gw.url) as c:
+        sid = (await c.call("session.create"))["session_id"]
+        png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"x" * 100).decode()
+        await c.call("image.attach_bytes", session_id=sid, content_base64=png, filename="a.png")
+        fill(gw.store._db)
+        try:
+            await c.call("prompt.submit", session_id=sid, text="x" * 200_000, submission_ref="r1")
+        except RpcFailure as exc:
+            assert exc.message == "gateway storage full (disk is full)"
+        else:
+            raise AssertionError("a submit the store could not hold was accepted")
+        gw.store._db.execute("PRAGMA max_page_count = 1000000")
+        # Nothing half-done: the ref is free, the staged image is still staged, it runs once.
+        assert gw.store.find_submission("r1") is None
+        await c.call("prompt.submit", session_id=sid, text="x" * 200_000, submission_ref="r1")
+        await c.wait_event("message.complete", sid)
+        hist = await c.call("session.history", session_id=sid)
+        assert [m["role"] for m in hist["messages"]] == ["user", "assistant"]
+        assert hist["messages"][0]["attachments"][0]["filename"] == "a.png"
+
+
+async def test_gateway_storage_full_reaches_the_restored_prompt_by_name(tmp_path: Path) -> None:
+    async with rig(tmp_path) as r:
+        await r.wait_online()
+        key = await r.create_session()
+        assert r.gateway is not None
+        fill(r.gateway.store._db)
+        entry = r.submit(key, "y" * 200_000)
+        await r.settled()
+        op = r.history.ops[entry.submission_ref]
+        assert op.outcome is Outcome.RESTORED
+        assert op.error == "gateway storage full (disk is full)"
