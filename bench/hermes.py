@@ -123,6 +123,7 @@ def main() -> int:
                 None if her is None else her[i] * scale,
                 "hermes-agent 0.19.0",
                 None,
+                f"part: the gateway process alone, client socket to it; "
                 f"{len(REPLY):,}-char reply from the fake OpenAI server; delta frames "
                 f"embedded {emb[2]}, hermes {'-' if her is None else her[2]}",
             )

@@ -1,124 +1,67 @@
-"""Idle: CPU of a connected client (Qt + qasync + heartbeats) vs an idle bare asyncio loop."""
+"""Idle: CPU of the app and its gateway child, online and idle, vs a bare QApplication + gateway.
+
+`python -m desktop` with its window, store and embedded gateway child, heartbeats at the
+app's own settings; the baseline (bare QApplication, qasync loop, the same gateway child, no
+client) runs at the same time so both see the same machine load.
+"""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
+import json
 import subprocess
 import sys
-import tempfile
-import time
-from pathlib import Path
+from typing import Any
 
-from bench.common import ROOT, Result, child_env, child_report, emit
+from bench.apprun import run_app
+from bench.common import ROOT, Result, child_env, emit
+from bench.inapp import cpu_seconds, finish, online, tree
 
 BENCH = "idle"
-WINDOW = 20.0
-# 60 s with a 15 s heartbeat, scaled to the window: the same number of pings.
-HEARTBEAT = 15.0 * WINDOW / 60.0
+WINDOW = 30.0
 
 
-def cpu() -> float:
-    # Nanosecond process CPU clock: os.times ticks at 10 ms, too coarse for an idle process.
-    return time.process_time()
+async def drive(app: Any) -> None:
+    await online(app)
+    await asyncio.sleep(2.0)  # start-up work (session list, caches) settles first
+    procs = tree()
+    before = cpu_seconds(procs)
+    await asyncio.sleep(WINDOW)
+    used = cpu_seconds(procs) - before
+    finish(app, {"cpu": used, "processes": len(procs)})
 
 
-def child_bare() -> dict[str, float]:
-    async def idle() -> float:
-        before = cpu()
-        await asyncio.sleep(WINDOW)
-        return cpu() - before
-
-    return {"cpu": asyncio.run(idle())}
-
-
-def child_client() -> dict[str, float]:
-    import qasync
-
-    from bench.qtsupport import PaintTimedChatView, application, pump_until
-    from desktop.core.gateway import JsonRpcGatewayClient
-    from desktop.core.launcher import EmbeddedGatewayLauncher
-
-    app = application()
-    view = PaintTimedChatView()
-    view.resize(900, 700)
-    view.show()
-    pump_until(lambda: bool(view.paint_ends), 10)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-
-    async def idle() -> dict[str, float]:
-        with tempfile.TemporaryDirectory() as tmp:
-            launcher = EmbeddedGatewayLauncher(
-                Path(tmp), extra_args=["--config-dir", os.path.join(tmp, "config")]
-            )
-            try:
-                endpoint = await launcher.endpoint()
-                client = JsonRpcGatewayClient(
-                    endpoint.url, token=endpoint.token, heartbeat_interval=HEARTBEAT
-                )
-                await client.connect()
-                await asyncio.sleep(1.0)  # start-up work settles first
-                before = cpu()
-                await asyncio.sleep(WINDOW)
-                used = cpu() - before
-                pings = float(len(client.heartbeat_rtts))
-                await client.close()
-                return {"cpu": used, "pings": pings}
-            finally:
-                await launcher.close()
-
-    with loop:
-        figures: dict[str, float] = loop.run_until_complete(idle())
-        return figures
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="bench.idle")
-    p.add_argument("--child", choices=["bare", "client"])
-    args = p.parse_args(argv)
-    if args.child:
-        child_report(child_bare() if args.child == "bare" else child_client())
-        return 0
-    # Both run at once: same machine load, half the wall time.
-    procs = {
-        kind: subprocess.Popen(
-            [sys.executable, "-m", "bench.idle", "--child", kind],
-            cwd=ROOT,
-            env=child_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        for kind in ("bare", "client")
-    }
-    import json
-
-    out: dict[str, dict[str, float]] = {}
-    for kind, proc in procs.items():
-        stdout, _ = proc.communicate(timeout=WINDOW + 40)
-        for line in stdout.splitlines():
-            if line.startswith("BENCH_CHILD "):
-                out[kind] = json.loads(line[len("BENCH_CHILD ") :])
-    if "client" not in out or "bare" not in out:
-        raise RuntimeError(f"idle children failed: got {sorted(out)}")
-    client = 100.0 * out["client"]["cpu"] / WINDOW
-    bare = 100.0 * out["bare"]["cpu"] / WINDOW
+def main() -> int:
+    base = subprocess.Popen(
+        [sys.executable, "-m", "bench.baseline", "--idle", str(WINDOW)],
+        cwd=ROOT,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    got = run_app("bench.idle", timeout=WINDOW + 90)
+    out, _ = base.communicate(timeout=WINDOW + 60)
+    lines = [ln for ln in out.splitlines() if ln.startswith("BENCH_CHILD ")]
+    if not lines:
+        raise RuntimeError("the idle baseline reported nothing")
+    bare = json.loads(lines[-1][len("BENCH_CHILD ") :])
+    app_pct = 100.0 * got["cpu"] / WINDOW
+    bare_pct = 100.0 * bare["cpu"] / WINDOW
     emit(
         [
             Result(
                 BENCH,
-                "connected and idle, heartbeats on",
+                "app + gateway online and idle",
                 "<= 1 % of one core",
-                client,
+                app_pct,
                 "%",
-                bare,
-                "idle bare asyncio loop",
-                client <= 1.0,
-                f"{WINDOW:g} s window, heartbeat {HEARTBEAT:g} s (15 s per 60 s, scaled), "
-                f"{out['client'].get('pings', 0):.0f} pings; Qt + qasync + chat view + client; "
-                "process_time of the client process (gateway child not counted)",
+                bare_pct,
+                "bare QApplication + the same gateway, no client",
+                app_pct <= 1.0,
+                f"python -m desktop on its embedded gateway, empty store, heartbeats at the "
+                f"app's settings; {WINDOW:g} s window; CPU of {got['processes']} processes "
+                "(app and gateway child)",
             )
         ]
     )

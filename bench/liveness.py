@@ -130,6 +130,7 @@ def main() -> int:
             1.0,
             "the deadline itself",
             ratio <= 1.03,
+            "part: client + supervisor against a gateway in-process; "
             f"client closed {after_inbound:.3f} s after the last inbound frame; the supervisor "
             f"showed it at {shown:.3f} s; heartbeat {INTERVAL:g} s, deadline {DEADLINE:g} s, "
             "fault proxy blackhole",
@@ -143,7 +144,8 @@ def main() -> int:
             slot,
             "pending backoff slot",
             online <= 1.0,
-            "supervisor.network_changed() right after the proxy passes traffic again",
+            "part: client + supervisor; supervisor.network_changed() right after the proxy "
+            "passes traffic again",
         ),
     ]
     emit(rows)

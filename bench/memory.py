@@ -1,80 +1,120 @@
-"""Memory: resident set with 5 sessions of 2,000 messages loaded, vs a bare QApplication."""
+"""Memory: the app and its gateway child with 5 x 2,000 or 100,000 messages open vs a baseline.
+
+Everything runs as users run it: `python -m desktop` (real window, store, embedded gateway
+child), the sessions seeded in the gateway's store and opened from the window. The baseline
+is a bare QApplication with the same gateway child, measured in the same run.
+"""
 
 from __future__ import annotations
 
-import argparse
+import asyncio
 import gc
-from collections.abc import Callable
+import os
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
 
-import psutil
-
-from bench.common import Result, child_report, emit, run_child
-from bench.qtsupport import PaintTimedChatView, application, pump_until
+from bench.apprun import run_app
+from bench.common import Result, emit, run_child
+from bench.inapp import PaintClock, finish, listed, online, tree, tree_rss_mb, until
+from bench.seed import seed
 
 BENCH = "memory"
-SESSIONS = 5
-MESSAGES = 2000
 TARGET_MB = 150.0
+KEYS_ENV = "HERMES_QT_BENCH_KEYS"
+CASES = {
+    "5 sessions x 2,000 messages": {f"bench-{k}": 2000 for k in range(5)},
+    "one 100,000-message session": {"bench-long": 100_000},
+}
 
 
-def rss_mb() -> float:
-    return float(psutil.Process().memory_info().rss) / 2**20
+def shown_rows(app: Any, key: str) -> int:
+    model = app.window.chat_view.chat_model
+    n = model.rowCount()
+    return n if n and model.message_at(n - 1).id.startswith(f"{key}:") else 0
 
 
-def child_bare() -> dict[str, float]:
-    app = application()
-    app.processEvents()
-    return {"rss": rss_mb()}
+async def open_session(app: Any, clock: PaintClock, key: str, timeout: float = 120.0) -> float:
+    """Open `key` from the window; seconds until its messages were painted."""
+    started = time.perf_counter()
+    app.window.open_session(key)
+    await until(lambda: shown_rows(app, key) > 0, timeout, f"{key} shown")
+    await until(lambda: clock.painted_since(started), timeout, f"{key} painted")
+    return clock.ends[-1] - started
 
 
-def _painted_after(view: PaintTimedChatView, count: int) -> Callable[[], bool]:
-    return lambda: len(view.paint_ends) > count
-
-
-def child_loaded() -> dict[str, float]:
-    from bench.sample import session
-
-    application()
-    view = PaintTimedChatView()
-    view.resize(900, 700)
-    view.show()
-    sessions = [session(f"s{k}", MESSAGES) for k in range(SESSIONS)]
-    for messages in sessions:  # open each session, paint its end and its start
-        view.show_messages(messages)
-        pump_until(lambda: bool(view.paint_ends), 10)
+async def drive(app: Any) -> None:
+    """In the app: open every session, paint its end and its start, then read the tree RSS."""
+    keys = os.environ[KEYS_ENV].split(",")
+    await online(app)
+    await listed(app, keys)
+    clock = PaintClock(app.window)
+    view = app.window.chat_view
+    rows = 0
+    for key in keys:
+        await open_session(app, clock, key)
+        rows += shown_rows(app, key)
+        started = time.perf_counter()
         view.scrollToTop()
-        pump_until(_painted_after(view, len(view.paint_ends)), 10)
+        view.viewport().update()
+        await until(lambda t=started: clock.painted_since(t), 30, "top painted")
     gc.collect()
-    pump_until(lambda: True)
-    return {"rss": rss_mb(), "messages": float(sum(len(s) for s in sessions))}
+    await asyncio.sleep(1.0)
+    app_rss = tree()[0].memory_info().rss / 2**20
+    finish(app, {"rss": tree_rss_mb(), "app_rss": app_rss, "rows": rows})
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="bench.memory")
-    p.add_argument("--child", choices=["bare", "loaded"])
-    args = p.parse_args(argv)
-    if args.child:
-        child_report(child_bare() if args.child == "bare" else child_loaded())
-        return 0
-    bare = run_child(["-m", "bench.memory", "--child", "bare"], 60)["rss"]
-    loaded = run_child(["-m", "bench.memory", "--child", "loaded"], 80)["rss"]
-    emit(
-        [
+def case(sessions: dict[str, int]) -> dict[str, Any]:
+    return run_app(
+        "bench.memory",
+        timeout=300,
+        seed=partial(seed, sessions=sessions),
+        **{KEYS_ENV: ",".join(sessions)},
+    )
+
+
+def main() -> int:
+    base = run_child(["-m", "bench.baseline"], 90)["rss"]
+    rows = []
+    for name, sessions in CASES.items():
+        try:
+            got = case(sessions)
+        except RuntimeError as exc:
+            rows.append(
+                Result(
+                    BENCH,
+                    f"app + gateway RSS, {name}",
+                    f"<= {TARGET_MB:g} MB",
+                    None,
+                    "MB",
+                    base,
+                    "bare QApplication + the same gateway",
+                    False,
+                    f"the app could not open it: {str(exc)[-200:]}",
+                )
+            )
+            continue
+        rows.append(
             Result(
                 BENCH,
-                f"RSS, {SESSIONS} sessions x {MESSAGES:,} messages",
-                f"<= {TARGET_MB:g} MB (Electron client ~825 MB idle)",
-                loaded,
+                f"app + gateway RSS, {name}",
+                f"<= {TARGET_MB:g} MB",
+                got["rss"],
                 "MB",
-                bare,
-                "bare QApplication",
-                loaded <= TARGET_MB,
-                "chat view opened each session and painted its last and first screen",
+                base,
+                "bare QApplication + the same gateway",
+                got["rss"] <= TARGET_MB,
+                f"python -m desktop and its gateway child, sessions seeded in the gateway's "
+                f"store and opened from the window (last and first screen painted); "
+                f"app alone {got['app_rss']:.0f} MB, {got['rows']:,} rows in the chat model",
             )
-        ]
-    )
+        )
+    emit(rows)
     return 0
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     raise SystemExit(main())

@@ -1,36 +1,57 @@
-"""Streaming: 2,000 deltas/s for 20 s into the real chat view vs a naive repaint-per-delta view."""
+"""Streaming: 2,000 deltas/s into a markdown reply (a growing table, a code block) in the app.
+
+`python -m desktop` with its window, store and gateway child; the session is opened from the
+window. Deltas enter where a received frame enters the client (decode, then the client's
+event dispatch, router, conversation, window, chat view): the socket and the gateway are not
+in this row, their rates are the throughput rows. Three runs, each must meet the target.
+"""
 
 from __future__ import annotations
 
-import argparse
+import asyncio
+import os
 import time
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 
+from bench.apprun import run_app
 from bench.common import Result, emit, percentile, write_profile
-from bench.qtsupport import PaintTimedChatView, application, pump_until, run_for
-from desktop.core.models import ChatMessage, Role
+from bench.inapp import PaintClock, finish, listed, online, until
+from bench.memory import open_session
+from bench.seed import seed
+from desktop.core.protocol import decode_frame, encode_event
 
 BENCH = "streaming"
 RATE = 2000
-DURATION = 20.0
-NAIVE_DURATION = 3.0
+DURATION = float(os.environ.get("HERMES_QT_BENCH_STREAM_S", "10"))
+RUNS = 3
 FEED_BUDGET = 0.05
-REPLY_DELTAS = 1000  # a new reply (user bubble + assistant bubble) every 0.5 s of stream
+REPLY_DELTAS = 1000  # a new reply every 0.5 s of stream
 PROBE_MS = 5
-FRAME = 1 / 60
+FRAME_MS = 1000 / 60
+KEY = "bench-stream"
+PROFILE_ENV = "HERMES_QT_BENCH_PROFILE"
 
 
 def delta_text(k: int) -> str:
-    """The k-th delta of a reply: words, a paragraph break now and then, some inline markdown."""
-    if k % 120 == 119:
-        return "\n\n"
-    if k % 40 == 39:
-        return " `code` "
-    if k % 25 == 24:
-        return " **bold** "
-    return f"w{k % 97:02d} "
+    """The k-th delta of a reply: a paragraph, a table growing a row at a time, a code block."""
+    if k < 40:
+        return "Here is the **summary** " if k == 0 else f"w{k} "
+    if k == 40:
+        return "\n\n| # | name | value |\n|---|---|---|\n"
+    if k < 520:
+        r, part = divmod(k - 41, 3)
+        return (f"| {r} ", f"| `item{r}` ", f"| {r * 7} |\n")[part]
+    if k == 520:
+        return "\n\nAnd the code:\n\n```python\n"
+    if k < 960:
+        return f"    total_{k} = compute({k}, scale=2)  # step\n" if k % 2 else "if ready:\n"
+    if k == 960:
+        return "```\n\nThat is all."
+    return f" w{k}"
 
 
 @dataclass(slots=True)
@@ -43,77 +64,11 @@ class StreamRun:
     probes: list[float] = field(default_factory=list)
 
 
-def stream_into_view(naive: bool, duration: float) -> tuple[StreamRun, PaintTimedChatView]:
-    """Feed deltas on a 1 ms timer at RATE/s; `naive` publishes and repaints every delta."""
-    application()
-    view = PaintTimedChatView()
-    view.resize(900, 700)
-    history = [
-        ChatMessage(f"h{i}", Role.USER if i % 2 else Role.ASSISTANT, f"earlier message {i}")
-        for i in range(20)
-    ]
-    view.show_messages(history)
-    view.show()
-    pump_until(lambda: bool(view.paint_ends), 10)
-    run = StreamRun()
-    model = view.chat_model
-    if not naive:
-        model.flushed.connect(lambda _n: run.flushes.append((time.perf_counter(), run.fed)))
-    current: list[ChatMessage] = []
-    start = time.perf_counter() + 0.05
-    total = int(duration * RATE)
-
-    def feed() -> None:
-        now = time.perf_counter()
-        due = min(total, int((now - start) * RATE))
-        # A tick never works longer than FEED_BUDGET: a view that cannot keep up falls behind
-        # (its deltas show late or never) instead of freezing the run.
-        while run.fed < due and time.perf_counter() - now < FEED_BUDGET:
-            k = run.fed
-            step = k % REPLY_DELTAS
-            if step == 0:
-                turn = k // REPLY_DELTAS
-                view.update_message(ChatMessage(f"u{turn}", Role.USER, f"question {turn}"))
-                current[:] = [ChatMessage(f"a{turn}", Role.ASSISTANT, "", streaming=True)]
-                view.update_message(current[0])
-            msg = current[0]
-            msg.text += delta_text(step)
-            view.update_message(msg)
-            run.fed += 1
-            run.due_at.append(start + k / RATE)
-            if naive:
-                model.flush()
-                run.flushes.append((time.perf_counter(), run.fed))
-                view.viewport().repaint()
-
-    def probe() -> None:
-        run.probes.append(time.perf_counter())
-
-    feeder = QTimer()
-    feeder.setTimerType(Qt.TimerType.PreciseTimer)
-    feeder.setInterval(1)
-    feeder.timeout.connect(feed)
-    prober = QTimer()
-    prober.setTimerType(Qt.TimerType.PreciseTimer)
-    prober.setInterval(PROBE_MS)
-    prober.timeout.connect(probe)
-    feeder.start()
-    prober.start()
-    run_for(duration + 0.3)
-    feeder.stop()
-    prober.stop()
-    pump_until(lambda: not model._dirty, 2)
-    view.hide()
-    return run, view
-
-
 def on_screen_latencies(run: StreamRun, paint_ends: list[float]) -> list[float]:
     """For each delta: first paint that ended after a flush covering it, minus when it was due."""
     latencies: list[float] = []
     flushes = run.flushes
-    fi = 0
-    covered = 0  # deltas published by flushes before the current paint
-    di = 0
+    fi = covered = di = 0
     for painted in paint_ends:
         while fi < len(flushes) and flushes[fi][0] <= painted:
             covered = max(covered, flushes[fi][1])
@@ -124,91 +79,147 @@ def on_screen_latencies(run: StreamRun, paint_ends: list[float]) -> list[float]:
     return latencies
 
 
-@dataclass(frozen=True, slots=True)
-class Figures:
-    lag_p99_ms: float
-    stall_max_ms: float
-    delta_p99_ms: float
-    delta_max_ms: float
-    on_screen: float
-    fed: int
+async def drive(app: Any) -> None:
+    await online(app)
+    await listed(app, [KEY])
+    clock = PaintClock(app.window)
+    await open_session(app, clock, KEY)
+    sup = app.core.controllers["embedded"]._sup
+    router = app.core.controllers["embedded"]._router
+    runtime = router.runtime_id(KEY)
+    client = sup.client
+    view = app.window.chat_view
+    model = view.chat_model
+    run = StreamRun()
+    model.flushed.connect(lambda _n: run.flushes.append((time.perf_counter(), run.fed)))
 
+    def receive(type_: str, payload: dict[str, Any]) -> None:
+        # What the client's read loop does with each received frame.
+        client._on_event(
+            client._link, decode_frame(encode_event(type_, payload, session_id=runtime))
+        )
 
-def figures(run: StreamRun, view: PaintTimedChatView) -> Figures:
+    start = time.perf_counter() + 0.05
+    total = int(DURATION * RATE)
+    paints_before = len(clock.ends)
+
+    def feed() -> None:
+        now = time.perf_counter()
+        due = min(total, int((now - start) * RATE))
+        while run.fed < due and time.perf_counter() - now < FEED_BUDGET:
+            k = run.fed
+            step = k % REPLY_DELTAS
+            if step == 0:
+                if k:
+                    receive("message.complete", {"status": "complete"})
+                receive("message.start", {})
+            receive("message.delta", {"text": delta_text(step)})
+            run.fed += 1
+            run.due_at.append(start + k / RATE)
+
+    feeder = QTimer()
+    feeder.setTimerType(Qt.TimerType.PreciseTimer)
+    feeder.setInterval(1)
+    feeder.timeout.connect(feed)
+    prober = QTimer()
+    prober.setTimerType(Qt.TimerType.PreciseTimer)
+    prober.setInterval(PROBE_MS)
+    prober.timeout.connect(lambda: run.probes.append(time.perf_counter()))
+    prof = None
+    if os.environ.get(PROFILE_ENV):
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    feeder.start()
+    prober.start()
+    await asyncio.sleep(DURATION + 0.3)
+    feeder.stop()
+    prober.stop()
+    if prof is not None:
+        prof.disable()
+        write_profile("streaming", prof)
+    await until(lambda: not model._dirty, 5, "last deltas painted")
+    await asyncio.sleep(0.1)
     gaps = [b - a for a, b in zip(run.probes, run.probes[1:], strict=False)]
-    lags = [max(0.0, g - PROBE_MS / 1000) * 1000 for g in gaps]
-    lat = on_screen_latencies(run, view.paint_ends)
-    return Figures(
-        lag_p99_ms=percentile(lags, 99),
-        stall_max_ms=max(gaps, default=0.0) * 1000,
-        delta_p99_ms=percentile(lat, 99) * 1000,
-        delta_max_ms=max(lat, default=0.0) * 1000,
-        on_screen=len(lat) / max(1, run.fed),
-        fed=run.fed,
+    lags = [max(0.0, g - PROBE_MS / 1000) for g in gaps]
+    lat = on_screen_latencies(run, clock.ends[paints_before:])
+    finish(
+        app,
+        {
+            "delta_p99": percentile(lat, 99),
+            "delta_max": max(lat, default=0.0),
+            "lag_p99": percentile(lags, 99),
+            "stall": max(gaps, default=0.0),
+            "on_screen": len(lat) / max(1, run.fed),
+            "fed": run.fed,
+        },
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="bench.streaming")
-    p.add_argument("--duration", type=float, default=DURATION)
-    p.add_argument("--naive-duration", type=float, default=NAIVE_DURATION)
-    args = p.parse_args(argv)
-    import cProfile
+def run(profile: bool = False) -> dict[str, Any]:
+    env = {PROFILE_ENV: "1"} if profile else {}
+    return run_app(
+        "bench.streaming",
+        timeout=DURATION + 120,
+        seed=partial(seed, sessions={KEY: 20}),
+        **env,
+    )
 
-    prof = cProfile.Profile()
-    prof.enable()
-    run, view = stream_into_view(False, args.duration)
-    prof.disable()
-    real = figures(run, view)
-    base_run, base_view = stream_into_view(True, args.naive_duration)
-    naive = figures(base_run, base_view)
+
+def main() -> int:
+    runs = [run() for _ in range(RUNS)]
+    worst = max(runs, key=lambda r: r["delta_p99"])
+    met = sum(r["delta_p99"] * 1000 <= FRAME_MS for r in runs)
+    note = ""
+    if met < RUNS:
+        run(profile=True)
+        note = "; profile streaming.txt"
+    each = ", ".join(f"{r['delta_p99'] * 1000:.1f}" for r in runs)
     where = (
-        f"{real.fed} deltas in {args.duration:g} s, new reply every {REPLY_DELTAS}; naive "
-        f"baseline {args.naive_duration:g} s, {naive.fed} deltas; {real.on_screen:.0%} painted"
+        f"python -m desktop, session opened from the window; {worst['fed']:,} deltas in "
+        f"{DURATION:g} s per run, new reply every {REPLY_DELTAS}; frames enter the client's "
+        "dispatch (socket and gateway not included)"
     )
-    rows = [
-        Result(
-            BENCH,
-            "UI loop lag p99",
-            "<= 16 ms",
-            real.lag_p99_ms,
-            "ms",
-            naive.lag_p99_ms,
-            "naive repaint per delta",
-            real.lag_p99_ms <= 16,
-            where,
-        ),
-        Result(
-            BENCH,
-            "longest UI loop stall",
-            "<= 50 ms",
-            real.stall_max_ms,
-            "ms",
-            naive.stall_max_ms,
-            "naive repaint per delta",
-            real.stall_max_ms <= 50,
-        ),
-        Result(
-            BENCH,
-            "delta due -> on screen, p99",
-            f"<= 1 frame ({FRAME * 1000:.1f} ms)",
-            real.delta_p99_ms,
-            "ms",
-            naive.delta_p99_ms,
-            "naive repaint per delta",
-            real.delta_p99_ms <= FRAME * 1000,
-            f"max {real.delta_max_ms:.1f} ms; a batch of updates per paint",
-        ),
-    ]
-    if not all(r.met for r in rows):
-        path = write_profile("streaming", prof)
-        rows = [
-            r
-            if r.met
-            else Result(**{**r.to_json(), "note": f"{r.note}; profile {path.name}".lstrip("; ")})
-            for r in rows
+    emit(
+        [
+            Result(
+                BENCH,
+                f"delta due -> on screen, p99, worst of {RUNS} runs",
+                f"<= 1 frame ({FRAME_MS:.1f} ms) in {RUNS} of {RUNS}",
+                worst["delta_p99"] * 1000,
+                "ms",
+                None,
+                "",
+                met == RUNS,
+                f"{met} of {RUNS} runs met; p99 per run {each} ms; max "
+                f"{worst['delta_max'] * 1000:.1f} ms; {worst['on_screen']:.0%} painted; "
+                + where
+                + note,
+            ),
+            Result(
+                BENCH,
+                "UI loop lag p99, worst run",
+                "<= 16 ms",
+                max(r["lag_p99"] for r in runs) * 1000,
+                "ms",
+                None,
+                "",
+                max(r["lag_p99"] for r in runs) <= 0.016,
+                f"a {PROBE_MS} ms timer's lateness",
+            ),
+            Result(
+                BENCH,
+                "longest UI loop stall, worst run",
+                "<= 50 ms",
+                max(r["stall"] for r in runs) * 1000,
+                "ms",
+                None,
+                "",
+                max(r["stall"] for r in runs) <= 0.05,
+            ),
         ]
-    emit(rows)
+    )
     return 0
 
 

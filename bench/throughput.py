@@ -166,7 +166,8 @@ def main() -> int:
             loads,
             "raw json.loads of the same frames",
             client >= TARGET,
-            f"{EVENTS:,} message.delta frames, in-memory transport, best of 3",
+            f"part: the client (JsonRpcGatewayClient) alone; {EVENTS:,} message.delta frames, "
+            "in-memory transport, best of 3",
         ),
         Result(
             BENCH,
@@ -177,7 +178,8 @@ def main() -> int:
             dumps,
             "raw json.dumps of the same frames",
             gateway >= TARGET,
-            "EventLog.append -> Connection.send_event -> writer task, null socket",
+            "part: the gateway's send path alone; EventLog.append -> Connection.send_event -> "
+            "writer task, null socket",
         ),
     ]
     for row, name, fn in (
@@ -186,7 +188,9 @@ def main() -> int:
     ):
         if not row.met:
             path = profile_to_file(name, fn)
-            rows[rows.index(row)] = Result(**{**row.to_json(), "note": f"profile {path.name}"})
+            rows[rows.index(row)] = Result(
+                **{**row.to_json(), "note": f"{row.note}; profile {path.name}"}
+            )
     emit(rows)
     return 0
 

@@ -321,6 +321,44 @@ def _report_startup(window: Any, backend: Any) -> None:
         print(f"ONLINE {time.monotonic()}", flush=True)
 
 
+BENCH_DRIVER_ENV = "HERMES_QT_BENCH_DRIVER"
+
+
+@dataclass(frozen=True, slots=True)
+class BenchApp:
+    """What a benchmark driver running inside the app gets: the real window and core."""
+
+    window: Any
+    core: Core
+    entries: list[Any]
+    finish: Callable[[int], None]
+
+
+def _start_bench_driver(name: str, loop: asyncio.AbstractEventLoop, app: BenchApp) -> None:
+    """For bench/: run `drive(app)` of the module `name` (only `bench.*`) inside the app.
+
+    The benchmarks measure the app as users run it (its window, store and gateway child);
+    the driver only opens sessions, scrolls and reads clocks, like a user with a stopwatch.
+    """
+    import importlib
+
+    if not name.startswith("bench."):
+        raise SystemExit(f"{BENCH_DRIVER_ENV} must name a bench.* module, not {name!r}")
+    drive = importlib.import_module(name).drive
+    task = loop.create_task(drive(app))
+
+    def done(t: asyncio.Task[Any]) -> None:
+        # A driver that fails ends the app with its traceback instead of leaving it running.
+        if not t.cancelled() and t.exception() is not None:
+            import traceback
+
+            traceback.print_exception(t.exception(), file=sys.stderr)
+            app.finish(3)
+
+    task.add_done_callback(done)
+    app.window._bench_task = task
+
+
 def _theme_mode(value: object) -> Any:
     from desktop.ui.theme import ThemeMode
 
@@ -442,11 +480,14 @@ async def _run_window(
     app.lastWindowClosed.connect(lambda: None if window.close_to_tray else finish(0))
     if os.environ.get("HERMES_QT_BENCH_STARTUP"):
         _report_startup(window, entries[0].backend)
+    bench_driver = os.environ.get(BENCH_DRIVER_ENV)
     window.show()
     window.focus_composer()
     # Start-up objects live as long as the app: keep the collector from re-walking them on
     # every full pass (those passes showed up as 25-60 ms scroll stalls).
     gc.freeze()
+    if bench_driver:
+        _start_bench_driver(bench_driver, loop, BenchApp(window, core, entries, finish))
     if self_test:
         from desktop.selftest import run_self_test
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,6 +209,21 @@ class Store:
             )
             for r in rows
         ]  # fmt: skip
+
+    def import_messages(self, sid: str, rows: Iterable[tuple[str, str, float]]) -> int:
+        """Append finished (role, text, created_at) rows in one transaction (imports, benches)."""
+        with self._tx():
+            cur = self._db.executemany(
+                "INSERT INTO messages(session_id, role, text, status, created_at)"
+                " VALUES (?,?,?,'complete',?)",
+                ((sid, role, text, at) for role, text, at in rows),
+            )
+            last = self._db.execute(
+                "SELECT MAX(created_at) FROM messages WHERE session_id = ?", (sid,)
+            ).fetchone()[0]
+            if last is not None:
+                self._db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (last, sid))
+        return cur.rowcount
 
     def _insert_message(
         self,

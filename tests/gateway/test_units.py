@@ -87,3 +87,18 @@ async def test_deltas_are_coalesced_in_order() -> None:
     assert sent == ["a", "bc"]
     coalescer.flush()
     assert sent == ["a", "bc"]
+
+
+def test_imported_messages_are_the_sessions_history_in_order(tmp_path: Path) -> None:
+    store = Store(tmp_path / "g.sqlite3")
+    store.create_session("s1", "t", "desktop", 1.0)
+    added = store.import_messages("s1", [("user", "q", 2.0), ("assistant", "**a**", 3.0)])
+    assert added == 2
+    rows = store.messages("s1")
+    assert [(r.role, r.text, r.status) for r in rows] == [
+        ("user", "q", "complete"),
+        ("assistant", "**a**", "complete"),
+    ]
+    session = store.get_session("s1")
+    assert session is not None and session.updated_at == 3.0 and session.message_count == 2
+    store.close()

@@ -1,0 +1,55 @@
+"""The same-run baseline for app figures: a bare QApplication plus the same gateway child."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+
+from bench.common import child_report
+from bench.inapp import cpu_seconds, tree, tree_rss_mb
+
+
+async def measure(data: Path, idle: float) -> dict[str, float]:
+    from desktop.core.launcher import EmbeddedGatewayLauncher
+
+    gateway_dir = data / "data" / "gateway"
+    gateway_dir.mkdir(parents=True, exist_ok=True)
+    launcher = EmbeddedGatewayLauncher(
+        gateway_dir, extra_args=["--config-dir", os.path.join(data, "config")]
+    )
+    try:
+        await launcher.endpoint()
+        await asyncio.sleep(1.0)  # start-up work settles first
+        procs = tree()
+        before = cpu_seconds(procs)
+        await asyncio.sleep(idle)
+        used = cpu_seconds(procs) - before
+        return {"rss": tree_rss_mb(), "cpu": used, "window": idle}
+    finally:
+        await launcher.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="bench.baseline", description=__doc__)
+    p.add_argument("--idle", type=float, default=0.0, help="seconds of idle CPU to measure")
+    args = p.parse_args(argv)
+    import qasync
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    app = QApplication(["bench-baseline"])
+    widget = QWidget()
+    widget.resize(1000, 700)
+    widget.show()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp, loop:
+        figures = loop.run_until_complete(measure(Path(tmp), args.idle))
+    child_report(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
