@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -18,6 +19,13 @@ from desktop.core.temp_sessions import TempSessions
 log = logging.getLogger(__name__)
 
 Spawn = Callable[[Coroutine[Any, Any, Any]], None]
+# The list is fetched newest first with a growing `limit` (Hermes 0.19's session.list has no
+# offset): the first page is what the window shows at once, later pages reach the rest of a
+# long history, merged a chunk per loop turn so the window stays responsive meanwhile.
+FIRST_PAGE = 200
+PAGE_GROWTH = 5
+MAX_LISTED = 100_000
+MERGE_CHUNK = 250
 
 
 class OnlineCatchUp:
@@ -92,11 +100,31 @@ class OnlineCatchUp:
                 log.info("reconciling %s failed: %s", key, exc)
 
     async def _refresh_list(self, epoch: int) -> None:
-        try:
-            result = await self._sup.call("session.list", {"limit": 200})
-        except GatewayError as exc:
-            log.info("session.list failed: %s", exc)
-            return
-        if epoch != self._sup.epoch or not isinstance(result, dict):
-            return
-        self._index.merge_listed(result.get("sessions") or [])
+        limit = FIRST_PAGE
+        while True:
+            try:
+                result = await self._sup.call("session.list", {"limit": limit})
+            except GatewayError as exc:
+                log.info("session.list failed: %s", exc)
+                return
+            if self._stale(epoch) or not isinstance(result, dict):
+                return
+            rows = result.get("sessions") or []
+            if not isinstance(rows, list):
+                return
+            changed = 0
+            for start in range(0, len(rows), MERGE_CHUNK):
+                if start:
+                    await asyncio.sleep(0)
+                    if self._stale(epoch):
+                        return
+                changed += self._index.merge_listed(rows[start : start + MERGE_CHUNK], emit=False)
+            if changed or limit == FIRST_PAGE:
+                self._index.emit()
+            # Fewer rows than asked for: that is all of them (or all this gateway will give).
+            if len(rows) < limit or limit >= MAX_LISTED:
+                return
+            limit = min(limit * PAGE_GROWTH, MAX_LISTED)
+
+    def _stale(self, epoch: int) -> bool:
+        return self._closed or epoch != self._sup.epoch

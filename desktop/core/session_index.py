@@ -157,8 +157,13 @@ class SessionIndex:
             self._store.upsert_session(self._id, key, title=conv.title)
             self.emit()
 
-    def merge_listed(self, rows: list[Any]) -> None:
-        """Merge a `session.list` result; a runtime id learned this run is kept."""
+    def merge_listed(self, rows: list[Any], *, emit: bool = True) -> int:
+        """Merge a `session.list` result; a runtime id learned this run is kept.
+
+        Rows that say nothing new are skipped without touching the store, so listing
+        thousands of known sessions again costs a comparison each. Returns how many changed.
+        """
+        changed = 0
         for row in rows:
             if not isinstance(row, dict) or not row.get("id"):
                 continue
@@ -171,15 +176,22 @@ class SessionIndex:
             updated = row.get("updated_at") or row.get("last_active") or row.get("started_at")
             if isinstance(updated, int | float):
                 fields["updated_at"] = float(updated)
-            record = self._store.upsert_session(self._id, key, **fields)
             state = self._sessions.get(key)
+            if state is not None and all(
+                getattr(state.summary, name) == value for name, value in fields.items()
+            ):
+                continue
+            record = self._store.upsert_session(self._id, key, **fields)
+            changed += 1
             if state is None:
                 self._sessions[key] = SessionState(record.summary())
             else:
                 state.summary = replace(
                     record.summary(), runtime_id=state.summary.runtime_id or record.runtime_id
                 )
-        self.emit()
+        if emit:
+            self.emit()
+        return changed
 
     def adopt(self, temp_key: str, real_key: str, runtime_id: str | None) -> None:
         """The gateway created `temp_key` as `real_key`: move its row, cache and open mark."""

@@ -15,6 +15,10 @@ Handler = Callable[[Peer, dict[str, Any]], dict[str, Any]]
 MAX_PROMPT_CHARS = 1_000_000
 SERVER_NAME = "hermes-qt-gateway"
 
+# Most sessions one session.list returns: clients page by asking for a larger limit, so a
+# long-lived history (thousands of chats) must fit in one answer.
+LIST_LIMIT = 100_000
+
 
 def ready_payload(epoch: str) -> dict[str, Any]:
     """The `gateway.ready` payload every socket gets first."""
@@ -111,7 +115,7 @@ class Methods:
         limit = params.get("limit", 50)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise invalid_params("limit must be a positive integer")
-        rows = self._hub.store.list_sessions(min(limit, 1000))
+        rows = self._hub.store.list_sessions(min(limit, LIST_LIMIT))
         return {
             "sessions": [
                 {
