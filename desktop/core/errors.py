@@ -28,13 +28,23 @@ class RpcError(GatewayError):
         self.method = method
 
 
+# WebSocket close code for a frame over the receiver's limit (websockets closes with it).
+CLOSE_TOO_BIG = 1009
+
+
 class ConnectionLostError(GatewayError):
     """The socket a call was pending on was invalidated; the call's outcome is unknown."""
 
-    def __init__(self, reason: str, *, generation: int = 0) -> None:
+    def __init__(self, reason: str, *, generation: int = 0, code: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.generation = generation
+        self.code = code
+
+    @property
+    def frame_too_large(self) -> bool:
+        """The socket died because an inbound frame exceeded our limit (possibly this reply)."""
+        return self.code == CLOSE_TOO_BIG
 
 
 class NotConnectedError(GatewayError):

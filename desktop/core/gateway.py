@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from desktop.core.clock import AsyncioClock, Clock, TimerHandle
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,
+    CLOSE_TOO_BIG,
     AuthError,
     CallTimeoutError,
     ConnectError,
@@ -34,7 +35,6 @@ from desktop.core.protocol import (
     encode_request,
 )
 from desktop.core.transport import (
-    CLOSE_TOO_BIG,
     DEFAULT_MAX_FRAME,
     Transport,
     TransportFactory,
@@ -329,7 +329,9 @@ class JsonRpcGatewayClient:
         link.pending.clear()
         for fut, method in pending:
             if not fut.done():
-                fut.set_exception(ConnectionLostError(reason, generation=link.generation))
+                fut.set_exception(
+                    ConnectionLostError(reason, generation=link.generation, code=code)
+                )
             log.debug("call %s rejected: %s", method, reason)
         if not link.ready.done():
             link.ready.set_exception(self._connect_failure(reason, code))

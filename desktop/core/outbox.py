@@ -279,7 +279,12 @@ class Outbox:
         inflight_user = inflight.get("user") if isinstance(inflight, Mapping) else None
         rows: Any = history.get("messages") if history is not None else snapshot.get("messages")
         known = isinstance(rows, list)
-        user_rows = [(i, _row_text(m)) for i, m in enumerate(rows) if _is_user(m)] if known else []
+        # A paged history (embedded gateway) says where its rows start; indices are absolute.
+        first = history.get("offset") if history is not None else None
+        base = first if isinstance(first, int) and not isinstance(first, bool) else 0
+        user_rows = (
+            [(base + i, _row_text(m)) for i, m in enumerate(rows) if _is_user(m)] if known else []
+        )
         used: set[int] = set()
         for entry in waiting:
             if isinstance(inflight_user, str) and _same(inflight_user, entry.text):
@@ -297,7 +302,7 @@ class Outbox:
             if match is not None:
                 used.add(match)
                 result.confirmed.append(self._confirm(entry))
-            elif known and not self._dedup(entry.profile_id):
+            elif known and entry.history_mark >= base and not self._dedup(entry.profile_id):
                 result.failed.append(self._fail(entry, NOT_CONFIRMED))
             else:
                 result.unresolved.append(entry)

@@ -17,6 +17,9 @@ except ImportError:  # pragma: no cover - exercised where orjson is not installe
 # The newest `gateway.ready.payload.protocol.version` this client understands.
 PROTOCOL_VERSION = 1
 READY_EVENT = "gateway.ready"
+# The largest frame either side accepts (UTF-8 bytes). One constant so the embedded gateway
+# never sends what the client would refuse: a refused frame closes the socket (1009).
+MAX_FRAME_BYTES = 8 * 1024 * 1024
 
 RequestId = int | str
 

@@ -19,17 +19,17 @@ from websockets.exceptions import (
 )
 
 from desktop.core.errors import (
+    CLOSE_TOO_BIG,
     AuthError,
     ConnectError,
     InsecureTransportError,
     TransportClosedError,
 )
+from desktop.core.protocol import MAX_FRAME_BYTES
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_FRAME = 8 * 1024 * 1024
-# websockets closes with this code when a frame exceeds max_size.
-CLOSE_TOO_BIG = 1009
+DEFAULT_MAX_FRAME = MAX_FRAME_BYTES
 
 
 class Transport(Protocol):

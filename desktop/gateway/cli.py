@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # For tests and development: `module:callable` returning a Provider, instead of the config.
     p.add_argument("--provider", default=None, help=argparse.SUPPRESS)
+    # For tests: a smaller outbound frame limit, so a history "larger than a frame" stays small.
+    p.add_argument("--max-frame", type=int, default=None, help=argparse.SUPPRESS)
     return p
 
 
@@ -134,6 +136,7 @@ async def serve(args: argparse.Namespace) -> int:
         idle_session_timeout=args.idle_session_timeout,
         staged_quota_bytes=int(args.staged_quota_mb * 2**20),
         staged_ttl=args.staged_ttl,
+        **({"max_frame": args.max_frame} if args.max_frame else {}),
     )
     config.tls_context()  # refuse a bad bind policy before loading any provider
     provider = _load_provider(args.provider, config_dir)

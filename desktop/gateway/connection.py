@@ -13,9 +13,10 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from desktop.core.clock import Clock
-from desktop.core.protocol import dumps, loads
+from desktop.core.protocol import MAX_FRAME_BYTES, dumps, loads
 from desktop.gateway.events import LoggedEvent
 from desktop.gateway.faults import (
+    FRAME_TOO_LARGE,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -23,6 +24,7 @@ from desktop.gateway.faults import (
     invalid_params,
     storage_fault,
 )
+from desktop.gateway.frames import fits, utf8_size
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.methods import Methods
 from desktop.gateway.text import invalid_text_path, scrub
@@ -50,8 +52,10 @@ class Connection:
         *,
         queue_limit: int = SEND_QUEUE_LIMIT,
         queue_bytes: int = SEND_QUEUE_BYTES,
+        max_frame: int = MAX_FRAME_BYTES,
     ) -> None:
         self._ws = ws
+        self._max_frame = max_frame
         self._hub = hub
         self._methods = methods
         self._clock = clock
@@ -83,7 +87,23 @@ class Connection:
             self._push(dumps({"jsonrpc": "2.0", "method": "event", "params": params}))
 
     def _enqueue(self, frame: dict[str, Any]) -> None:
-        self._push(dumps(frame))
+        data = dumps(frame)
+        if not fits(data, self._max_frame):
+            # The client would close its socket on this frame (1009), and asking again would
+            # do the same: answer with an error that says why, and keep the link.
+            size = utf8_size(data)
+            log.warning(
+                "a reply of %d bytes exceeds the %d-byte frame limit: sent an error instead",
+                size,
+                self._max_frame,
+            )
+            fault = RpcFault(
+                FRAME_TOO_LARGE,
+                f"result too large for one frame ({size} bytes, limit {self._max_frame})",
+                {"size": size, "limit": self._max_frame},
+            )
+            data = dumps(_error(frame.get("id"), fault))
+        self._push(data)
 
     def _push(self, data: str) -> None:
         if not self._open:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from desktop.core.protocol import dumps
+from desktop.core.protocol import MAX_FRAME_BYTES, dumps
+from desktop.gateway.frames import fits, truncate_strings
 
 DEFAULT_REPLAY_LIMIT = 2000
 
@@ -25,7 +26,8 @@ class LoggedEvent(dict[str, Any]):
 class EventLog:
     """Numbers a session's events 1, 2, 3... and keeps the last `limit` of them for replay."""
 
-    def __init__(self, limit: int = DEFAULT_REPLAY_LIMIT) -> None:
+    def __init__(self, limit: int = DEFAULT_REPLAY_LIMIT, *, max_frame: int = MAX_FRAME_BYTES) -> None:
+        self._max_frame = max_frame
         self._events: deque[LoggedEvent] = deque(maxlen=max(1, limit))
         self._last_seq = 0
         # The frame text up to the payload, per (session, type): only the payload and the
@@ -39,6 +41,10 @@ class EventLog:
     def append(self, session_id: str, type_: str, payload: dict[str, Any]) -> LoggedEvent:
         """Stamp the next seq on a new event and remember it; returns the event params as sent."""
         body = dumps(payload)  # first: a payload JSON cannot hold must not use up a seq
+        if not fits(body, self._max_frame - 256):
+            # Sent whole, it would close the client's socket, and replay would send it again.
+            payload = truncate_strings(payload, self._max_frame - 256)
+            body = dumps(payload)
         prefix = self._prefixes.get((session_id, type_))
         if prefix is None:
             prefix = self._prefix(session_id, type_)

@@ -13,6 +13,8 @@ INTERNAL_ERROR = -32603
 SESSION_NOT_FOUND = 4001
 RESUME_TARGET_NOT_FOUND = 4007
 STREAM_OWNED = 4091
+# A result too large for one frame (the client would have to close its socket on it).
+FRAME_TOO_LARGE = 4130
 
 STREAM_OWNED_MESSAGE = "session stream is owned by another active client"
 

@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from desktop.core.clock import Clock, TimerHandle
+from desktop.core.protocol import MAX_FRAME_BYTES
 from desktop.gateway.attachments import MAX_STAGED, DecodedAttachment
 from desktop.gateway.events import DEFAULT_REPLAY_LIMIT, EventLog
 from desktop.gateway.faults import (
@@ -56,8 +57,10 @@ class SessionHub:
         replay_limit: int = DEFAULT_REPLAY_LIMIT,
         coalesce_interval: float = 0.033,
         idle_timeout: float = IDLE_SESSION_TIMEOUT,
+        max_frame: int = MAX_FRAME_BYTES,
     ) -> None:
         self.store = store
+        self.max_frame = max_frame
         self.provider = provider
         self.clock = clock
         self.spool = spool
@@ -155,7 +158,7 @@ class SessionHub:
             title=row.title,
             source=row.source,
             started_at=row.started_at,
-            log=EventLog(self._replay_limit),
+            log=EventLog(self._replay_limit, max_frame=self.max_frame),
             staged=self.spool.load(row.id),
             detached_at=self.clock.monotonic(),
         )
@@ -183,7 +186,7 @@ class SessionHub:
             title=title,
             source=source,
             started_at=now,
-            log=EventLog(self._replay_limit),
+            log=EventLog(self._replay_limit, max_frame=self.max_frame),
             close_on_disconnect=close_on_disconnect,
             owner=peer,
         )

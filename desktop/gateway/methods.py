@@ -8,11 +8,12 @@ from typing import Any
 from desktop import __version__
 from desktop.gateway.attachments import decode_attachment
 from desktop.gateway.faults import METHOD_NOT_FOUND, RpcFault, invalid_params
+from desktop.gateway.frames import ENVELOPE, page, prompt_cap, tail_start, utf8_size
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.sessions import Peer
 
 Handler = Callable[[Peer, dict[str, Any]], dict[str, Any]]
-MAX_PROMPT_CHARS = 1_000_000
+MAX_PROMPT_CHARS = prompt_cap()
 SERVER_NAME = "hermes-qt-gateway"
 
 # Most sessions one session.list returns: clients page by asking for a larger limit, so a
@@ -46,6 +47,15 @@ def _str(params: dict[str, Any], name: str, *, required: bool = True) -> str | N
     return value
 
 
+def _index(params: dict[str, Any], name: str, *, minimum: int) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise invalid_params(f"{name} must be an integer >= {minimum}")
+    return value
+
+
 def _ref(params: dict[str, Any]) -> str | None:
     ref = params.get("submission_ref")
     if ref is None:
@@ -64,6 +74,8 @@ class Methods:
 
     def __init__(self, hub: SessionHub, *, debug: bool = False) -> None:
         self._hub = hub
+        self._budget = hub.max_frame - ENVELOPE
+        self.max_prompt_chars = prompt_cap(hub.max_frame)
         self._table: dict[str, Handler] = {
             "gateway.ping": lambda _peer, _params: {"ok": True},
             "session.create": self._create,
@@ -140,9 +152,22 @@ class Methods:
         return self._hub.snapshot(session, omit_messages=bool(params.get("omit_messages")))
 
     def _history(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        """One page of the history, never larger than a frame.
+
+        `offset`/`limit` page forward; without them the newest rows that fit are sent (the
+        tail proves whether a prompt ran). `count` is the whole history's length and
+        `offset` the index of the first row sent, so a client can page the rest.
+        """
         session = self._hub.lookup_any(params.get("session_id"))
-        rows = self._hub.store.messages(session.stored_id)
-        return {"count": len(rows), "messages": [r.to_wire() for r in rows]}
+        offset = _index(params, "offset", minimum=0)
+        limit = _index(params, "limit", minimum=1)
+        rows = [r.to_wire() for r in self._hub.store.messages(session.stored_id)]
+        if offset is None and limit is None:
+            offset = tail_start(rows, self._budget)
+        start = min(offset or 0, len(rows))
+        stop = len(rows) if limit is None else min(len(rows), start + limit)
+        messages = page(rows, start, stop, self._budget)
+        return {"count": len(rows), "offset": start, "messages": messages}
 
     def _interrupt(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
         session = self._hub.get(params.get("session_id"))
@@ -172,6 +197,13 @@ class Methods:
             raise invalid_params("last_seen must be a non-negative integer")
         self._hub.turns.flush(session)
         events, complete = session.log.since(last_seen)
+        used = 0
+        for index, event in enumerate(events):
+            used += utf8_size(getattr(event, "frame", ""))
+            if used > self._budget:
+                # The rest does not fit one frame: the client rebuilds from the snapshot.
+                events, complete = events[:index], False
+                break
         return {
             "events": events,
             "replay_epoch": self._hub.epoch,
@@ -184,8 +216,8 @@ class Methods:
         text = params.get("text")
         if not isinstance(text, str) or not text.strip():
             raise invalid_params("text must be a non-empty string")
-        if len(text) > MAX_PROMPT_CHARS:
-            raise invalid_params(f"text longer than {MAX_PROMPT_CHARS} characters")
+        if len(text) > self.max_prompt_chars:
+            raise invalid_params(f"text longer than {self.max_prompt_chars} characters")
         return self._hub.submit(peer, session, text, _ref(params))
 
     def _attach(self, params: dict[str, Any], *, image: bool) -> dict[str, Any]:

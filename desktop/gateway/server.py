@@ -14,6 +14,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from desktop.core.clock import AsyncioClock, Clock
+from desktop.core.protocol import MAX_FRAME_BYTES
 from desktop.gateway.auth import is_loopback, request_token, token_matches
 from desktop.gateway.connection import SEND_QUEUE_BYTES, SEND_QUEUE_LIMIT, Connection
 from desktop.gateway.hub import HEARTBEAT_DEADLINE, IDLE_SESSION_TIMEOUT, SessionHub
@@ -25,6 +26,7 @@ from desktop.gateway.store import Store
 log = logging.getLogger(__name__)
 
 WS_PATH = "/api/ws"
+# Inbound limit: a prompt at the cap (frames.prompt_cap) fits with room to spare.
 MAX_FRAME = 16 * 1024 * 1024
 
 
@@ -51,6 +53,8 @@ class GatewayConfig:
     idle_session_timeout: float = IDLE_SESSION_TIMEOUT
     staged_quota_bytes: int = DEFAULT_QUOTA_BYTES
     staged_ttl: float = DEFAULT_TTL
+    # Outbound limit: never above what the client accepts (both default to MAX_FRAME_BYTES).
+    max_frame: int = MAX_FRAME_BYTES
 
     def tls_context(self) -> ssl.SSLContext | None:
         """Validate the bind policy; a non-loopback host needs --allow-remote and TLS."""
@@ -95,6 +99,7 @@ class GatewayServer:
             replay_limit=config.replay_limit,
             coalesce_interval=config.coalesce_interval,
             idle_timeout=config.idle_session_timeout,
+            max_frame=config.max_frame,
         )
         self.methods = Methods(self.hub, debug=config.debug)
         self._server: Server | None = None
@@ -150,5 +155,6 @@ class GatewayServer:
             self.clock,
             queue_limit=self.config.send_queue_limit,
             queue_bytes=self.config.send_queue_bytes,
+            max_frame=self.config.max_frame,
         )
         await connection.serve(ready_payload(self.epoch))
