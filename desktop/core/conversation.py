@@ -192,8 +192,9 @@ class Conversation:
             self.running = False
             return False
         msg = self._live()
-        if final:
+        if final and payload.get("truncated") is not True:
             # The server's full text is authoritative: it heals anything lost while detached.
+            # A text the gateway had to cut to fit one frame is not: keep what streamed.
             msg.text = final
         reasoning = _text(payload.get("reasoning"))
         if reasoning and not msg.thinking.strip():
@@ -277,6 +278,35 @@ class Conversation:
             call.error = bool(payload.get("error"))
         return True
 
+    # -- load errors ---------------------------------------------------------------------
+
+    @property
+    def load_error(self) -> str:
+        """Why this chat's history could not be loaded ("" when it was, or not yet tried)."""
+        for msg in self.messages:
+            if msg.id == self._load_error_id:
+                return msg.text
+        return ""
+
+    def show_load_error(self, text: str) -> None:
+        """Say in the chat itself why its history is not shown (not an empty chat)."""
+        self.messages = [m for m in self.messages if m.id != self._load_error_id]
+        self.messages.insert(
+            0,
+            ChatMessage(
+                id=self._load_error_id,
+                role=Role.SYSTEM,
+                text=text,
+                created_at=self._now(),
+                status="error",
+            ),
+        )
+        self._changed()
+
+    @property
+    def _load_error_id(self) -> str:
+        return f"{self.key}:load-error"
+
     # -- snapshots -----------------------------------------------------------------------
 
     def load_snapshot(self, snapshot: dict[str, Any], *, keep_messages: bool = False) -> None:
@@ -295,6 +325,7 @@ class Conversation:
         if isinstance(info, dict):
             self.info = {**self.info, **info}
         if not keep_messages and isinstance(messages, list):
+            # Local bubbles survive; a load error does not (the history is here now).
             local = [m for m in self.messages if m.role is Role.USER and m.delivery in _UNSETTLED]
             self.messages = self._rebuild(messages)
             self.messages.extend(local)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.core.conversation import Conversation
-from desktop.core.errors import GatewayError, RpcError
+from desktop.core.errors import CLOSE_TOO_BIG, ConnectionLostError, GatewayError, RpcError
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.core.protocol import Event
 from desktop.core.supervisor import ConnectionSupervisor
@@ -18,6 +19,8 @@ log = logging.getLogger(__name__)
 
 SESSION_NOT_FOUND = 4001
 RESUME_TARGET_NOT_FOUND = 4007
+# The embedded gateway's answer to a request whose result cannot fit one frame.
+FRAME_TOO_LARGE = 4130
 
 # stored id, runtime id: called whenever the pair is learned or the runtime id changes.
 IdSink = Callable[[str, str], None]
@@ -45,6 +48,28 @@ class RoutedSession:
     buffered: list[Event] = field(default_factory=list)
     # Legacy rebuild: deltas racing the snapshot may already be inside it.
     overlap_guard: bool = False
+    # Its snapshot closes the socket (a frame over our limit): never asked for again.
+    blocked: bool = False
+
+
+class SnapshotTooLargeError(ConnectionLostError):
+    """The socket closed on a frame over our limit while this session's snapshot was due.
+
+    `alone` says it was the only snapshot in flight, so the frame was surely its own.
+    """
+
+    def __init__(self, reason: str, *, alone: bool) -> None:
+        super().__init__(reason, code=CLOSE_TOO_BIG)
+        self.alone = alone
+
+
+def too_large_message(reason: str) -> str:
+    """What the chat says instead of its history when the history cannot be received."""
+    return (
+        "This chat's history could not be loaded: the gateway sent it as one message larger "
+        f"than this app accepts ({reason}). Your other chats keep working; this one is not "
+        "requested again until the app restarts."
+    )
 
 
 class SessionRouter:
@@ -73,6 +98,12 @@ class SessionRouter:
         self._epoch = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        # Snapshot or history calls in flight per session, and who was loading when a socket
+        # closed on a frame too big (per supervisor epoch): the culprit is among them.
+        self._loading: Counter[str] = Counter()
+        self._too_big: dict[int, frozenset[str]] = {}
+        # Sessions that were loading when such a frame came: reactivated one at a time.
+        self._suspects: set[str] = set()
         self.activations = 0  # session.activate calls sent (diagnostics, tests)
         # The supervisor epoch whose reactivation has finished: every routed session is live.
         self.synced_epoch = 0
@@ -154,11 +185,22 @@ class SessionRouter:
         """Resume a stored session (e.g. picked from the list) and route it."""
         conv = self.route(stored_id)
         routed = self._sessions[stored_id]
+        if routed.blocked:
+            return conv
         epoch = self._sup.epoch
-        snap = await self._resume(routed)
-        if snap is not None and epoch == self._sup.epoch:
-            self._emit_snapshot(stored_id, snap)
-            routed.conversation.load_snapshot(snap)
+        try:
+            snap = await self._resume(routed)
+            if snap is not None and epoch == self._sup.epoch:
+                snap = await self._with_messages(routed, snap)
+            if snap is not None and epoch == self._sup.epoch:
+                self._emit_snapshot(stored_id, snap)
+                routed.conversation.load_snapshot(snap)
+        except SnapshotTooLargeError as exc:
+            self._on_too_large(routed, exc)
+        except RpcError as exc:
+            if exc.code != FRAME_TOO_LARGE:
+                raise
+            self._on_refused_as_too_large(routed, exc)
         return conv
 
     async def close(self) -> None:
@@ -178,9 +220,10 @@ class SessionRouter:
             return
         if status.state is ConnectionState.ONLINE:
             self._epoch = status.epoch
+            self._too_big = {}
             for task in list(self._tasks):
                 task.cancel()  # an older epoch's reactivation: superseded
-            sessions = [s for s in self._sessions.values() if not s.gone]
+            sessions = [s for s in self._sessions.values() if not s.gone and not s.blocked]
             for routed in sessions:
                 # Hold live events from here on: the snapshot supersedes older buffered ones.
                 routed.pending = True
@@ -215,10 +258,20 @@ class SessionRouter:
         )
         if replay:
             self._replay_epoch = new_epoch
+        suspects = [s for s in sessions if s.stored_id in self._suspects]
         try:
             await asyncio.gather(
-                *(self._reactivate(s, epoch, replay, epoch_changed) for s in sessions)
+                *(
+                    self._reactivate(s, epoch, replay, epoch_changed)
+                    for s in sessions
+                    if s.stored_id not in self._suspects
+                )
             )
+            for routed in suspects:
+                # One at a time: if the socket closes on a frame too big now, it was this one.
+                if epoch != self._sup.epoch:
+                    break
+                await self._reactivate(routed, epoch, replay, epoch_changed)
         finally:
             if epoch == self._sup.epoch:
                 for routed in sessions:
@@ -238,30 +291,123 @@ class SessionRouter:
             snap = await self._activate(routed)
             if snap is None or epoch != self._sup.epoch:
                 return
-            self._emit_snapshot(routed.stored_id, snap)
             if epoch_changed:
                 conv.reset_watermark()
-            fresh = not conv.messages
+            fresh = not conv.messages or bool(conv.load_error)
             if replay and not fresh and not epoch_changed and conv.last_seq > 0:
                 complete = await self._replay(routed, epoch)
                 if epoch != self._sup.epoch:
                     return
                 if complete:
+                    self._suspects.discard(routed.stored_id)
+                    self._emit_snapshot(routed.stored_id, snap)
                     if snap.get("running") is not True:
                         conv.set_running(False)  # stale busy: the server is idle
                     return
                 conv.reset_watermark()
+            snap = await self._with_messages(routed, snap)
+            if epoch != self._sup.epoch:
+                return
+            self._suspects.discard(routed.stored_id)
+            self._emit_snapshot(routed.stored_id, snap)
             conv.load_snapshot(snap)
             routed.overlap_guard = not replay
+        except SnapshotTooLargeError as exc:
+            self._on_too_large(routed, exc)
+        except RpcError as exc:
+            if exc.code != FRAME_TOO_LARGE:
+                log.info("reactivating %s failed: %s", routed.stored_id, exc)
+                return
+            self._on_refused_as_too_large(routed, exc)
         except GatewayError as exc:
             # Socket died mid-reactivation: the next ONLINE runs it again.
             log.info("reactivating %s failed: %s", routed.stored_id, exc)
+
+    def _on_too_large(self, routed: RoutedSession, exc: SnapshotTooLargeError) -> None:
+        key = routed.stored_id
+        if not exc.alone:
+            self._suspects.add(key)
+            log.info("%s was loading when a frame too big closed the socket: retried alone", key)
+            return
+        routed.blocked = True
+        self._suspects.discard(key)
+        log.warning(
+            "session %s: its snapshot is larger than the frame limit (%s); not loading it again",
+            key,
+            exc.reason,
+        )
+        routed.conversation.show_load_error(too_large_message(exc.reason))
+
+    def _on_refused_as_too_large(self, routed: RoutedSession, exc: RpcError) -> None:
+        # The gateway kept the link and said so; asking again later may work (nothing blocks).
+        log.warning("session %s could not be loaded: %s", routed.stored_id, exc.message)
+        routed.conversation.show_load_error(
+            f"This chat's history could not be loaded: {exc.message}."
+        )
+
+    async def _load_call(
+        self, routed: RoutedSession, method: str, params: dict[str, Any]
+    ) -> Any:
+        """A call whose reply may be large (snapshot, history, replay), attributed if too big."""
+        key = routed.stored_id
+        epoch = self._sup.epoch
+        self._loading[key] += 1
+        try:
+            return await self._sup.call(method, params)
+        except ConnectionLostError as exc:
+            if not exc.frame_too_large:
+                raise
+            # Every call pending on that socket fails at once; the first to get here records
+            # who was loading then.
+            culprits = self._too_big.setdefault(epoch, frozenset(self._loading))
+            raise SnapshotTooLargeError(exc.reason, alone=culprits == {key}) from exc
+        finally:
+            self._loading[key] -= 1
+            if self._loading[key] <= 0:
+                del self._loading[key]
+
+    async def _with_messages(
+        self, routed: RoutedSession, snap: dict[str, Any]
+    ) -> dict[str, Any]:
+        """`snap` with its messages: paged from `session.history` when it came without them.
+
+        Only the first `message_count` rows belong to the snapshot (later ones are the turn in
+        flight, reported in `inflight`), so paging stops there. A gateway that ignores
+        `omit_messages` (Hermes 0.19) sent them already; one without paging sends all at once.
+        """
+        if isinstance(snap.get("messages"), list):
+            return snap
+        total = snap.get("message_count")
+        runtime = snap.get("session_id") or routed.runtime_id
+        if not isinstance(total, int) or isinstance(total, bool) or not runtime:
+            return snap
+        rows: list[Any] = []
+        while len(rows) < total:
+            page = await self._load_call(
+                routed,
+                "session.history",
+                {"session_id": runtime, "offset": len(rows), "limit": total - len(rows)},
+            )
+            got = page.get("messages") if isinstance(page, dict) else None
+            if not isinstance(got, list):
+                break
+            if not isinstance(page.get("offset"), int):
+                rows = got  # no paging here: this is the whole history
+                break
+            if not got:
+                break
+            rows.extend(got)
+        return {**snap, "messages": rows[:total]}
 
     async def _activate(self, routed: RoutedSession) -> dict[str, Any] | None:
         if routed.runtime_id:
             self.activations += 1
             try:
-                result = await self._sup.call("session.activate", {"session_id": routed.runtime_id})
+                result = await self._load_call(
+                    routed,
+                    "session.activate",
+                    {"session_id": routed.runtime_id, "omit_messages": True},
+                )
                 return result if isinstance(result, dict) else {}
             except RpcError as exc:
                 if exc.code != SESSION_NOT_FOUND:
@@ -270,7 +416,10 @@ class SessionRouter:
 
     async def _resume(self, routed: RoutedSession) -> dict[str, Any] | None:
         try:
-            result = await self._sup.call("session.resume", {"session_id": routed.stored_id})
+            # omit_messages: the history is paged after (a gateway that ignores it sends it).
+            result = await self._load_call(
+                routed, "session.resume", {"session_id": routed.stored_id, "omit_messages": True}
+            )
         except RpcError as exc:
             if exc.code == RESUME_TARGET_NOT_FOUND:
                 routed.gone = True
@@ -289,7 +438,8 @@ class SessionRouter:
     async def _replay(self, routed: RoutedSession, epoch: int) -> bool:
         """Feed events missed while detached; False when the gateway's buffer lost some."""
         conv = routed.conversation
-        result = await self._sup.call(
+        result = await self._load_call(
+            routed,
             "session.events.since",
             {"session_id": routed.runtime_id, "last_seen": conv.last_seq},
         )
@@ -306,6 +456,8 @@ class SessionRouter:
     async def _catch_up(self, routed: RoutedSession, epoch: int) -> None:
         try:
             await self._replay(routed, epoch)
+        except SnapshotTooLargeError as exc:
+            self._on_too_large(routed, exc)
         except GatewayError as exc:
             log.info("catch-up for %s failed: %s", routed.stored_id, exc)
         finally:
