@@ -30,6 +30,13 @@ HISTORY_LIMIT = 32
 # Longest a new attempt waits for the previous socket to finish closing (websockets' own close
 # timeout is 1 s, and abandoned sockets are aborted at once, so this only bounds a hung close).
 CLOSE_GRACE = 5.0
+# A connection is useful once online this long: only losing a useful one resets the backoff,
+# so a link that dies while it is being set up (on the same frame each time) backs off.
+STABLE_AFTER = 10.0
+# Close codes saying "this data": a new socket gets the same frame and closes the same way.
+REPEATING_CLOSE_CODES = frozenset({1002, 1003, 1007, 1009})
+# That many such closes in a row, none after a useful connection, stop the reconnect loop.
+REPEAT_LIMIT = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +103,16 @@ class ConnectionDiagnostics:
     last_connected_at: float | None
 
 
+def _repeat_message(count: int, reason: str) -> str:
+    cause = reason
+    if "exceeds limit" in reason or "too big" in reason:
+        cause = f"the gateway sent a message larger than this app accepts ({reason})"
+    return (
+        f"stopped reconnecting: the connection closed {count} times in a row for the same "
+        f"cause before it could be used: {cause}. Press Reconnect to try again"
+    )
+
+
 def is_fatal(exc: BaseException) -> bool:
     """One place deciding retry versus stop: only errors that say so are fatal."""
     return isinstance(exc, GatewayError) and not exc.is_retryable()
@@ -154,6 +171,8 @@ class ConnectionSupervisor:
         self._reasons: deque[tuple[float, str]] = deque(maxlen=HISTORY_LIMIT)
         self._close_codes: deque[int] = deque(maxlen=HISTORY_LIMIT)
         self._last_connected_at: float | None = None
+        # The close code seen on each not-useful connection in a row (see REPEAT_LIMIT).
+        self._repeats: list[int] = []
 
     # -- observers -----------------------------------------------------------------------
 
@@ -249,6 +268,7 @@ class ConnectionSupervisor:
         self._paused = False
         self._started = True
         self._backoff.reset()
+        self._repeats.clear()
         if self._task is None or self._task.done() or self._status.state is ConnectionState.FAILED:
             self._spawn()
 
@@ -373,7 +393,7 @@ class ConnectionSupervisor:
         self._connect_count += 1
         if self._connect_count > 1:
             self._reconnect_count += 1
-        self._backoff.reset()
+        online_at = self._clock.monotonic()
         self._last_connected_at = self._clock.wall()
         self._emit(ConnectionState.ONLINE)
         if not self._lost.is_set():
@@ -385,10 +405,33 @@ class ConnectionSupervisor:
         # No await between the loss and the RECONNECTING status: a dead peer's close handshake
         # can take the whole close timeout, and the user should not wait for it.
         self._drop_client(reason)
-        if self._lost_close_code() in AUTH_CLOSE_CODES:
+        code = self._lost_close_code()
+        if code in AUTH_CLOSE_CODES:
             self._emit(ConnectionState.FAILED, reason=f"authentication refused: {reason}")
             return True
+        useful = self._clock.monotonic() - online_at >= STABLE_AFTER
+        if useful:
+            self._backoff.reset()
+        if self._repeating(code, useful):
+            log.warning(
+                "%s: stopped reconnecting after %d closes in a row (%s)",
+                self._profile.name,
+                len(self._repeats),
+                reason,
+            )
+            self._emit(ConnectionState.FAILED, reason=_repeat_message(len(self._repeats), reason))
+            return True
         return False
+
+    def _repeating(self, code: int | None, useful: bool) -> bool:
+        """True when the same data-caused close keeps ending connections before they are useful."""
+        if useful or code not in REPEATING_CLOSE_CODES:
+            self._repeats.clear()
+            return False
+        if self._repeats and self._repeats[-1] != code:
+            self._repeats.clear()
+        self._repeats.append(code)
+        return len(self._repeats) >= REPEAT_LIMIT
 
     async def _endpoint(self) -> Endpoint:
         if self._launcher is not None:

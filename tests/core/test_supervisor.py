@@ -13,7 +13,14 @@ from desktop.core.errors import AuthError, ConnectError, ProtocolError
 from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.supervisor import CLOSE_GRACE, ClientFactory, ConnectionSupervisor, Endpoint
+from desktop.core.supervisor import (
+    CLOSE_GRACE,
+    REPEAT_LIMIT,
+    STABLE_AFTER,
+    ClientFactory,
+    ConnectionSupervisor,
+    Endpoint,
+)
 from tests.core.fakes import FakeGateway
 from tests.core.supervisor_fakes import FakeNet, until
 
@@ -470,4 +477,67 @@ async def test_a_close_that_hangs_delays_the_next_socket_only_by_the_grace() -> 
     clock.advance(CLOSE_GRACE)  # ...but only for the grace
     await until(lambda: state(sup) is ConnectionState.ONLINE and len(gw.peers) == 2, "back")
     never.set()
+    await sup.close()
+
+
+# -- connections that die before they are useful ---------------------------------------------
+
+
+async def _online_then_drop(
+    sup: ConnectionSupervisor, net: FakeNet, clock: ManualClock, code: int, lived: float
+) -> float:
+    """Wait for ONLINE, stay `lived` seconds, drop with `code`; returns the backoff delay."""
+    attempts = net.attempts
+    await until(lambda: state(sup) is ConnectionState.ONLINE and net.attempts > attempts, "on")
+    clock.advance(lived)
+    net.clients[-1].drop("frame with 9900000 bytes exceeds limit of 8388608 bytes", code)
+    await until(lambda: state(sup) is not ConnectionState.ONLINE, "dropped")
+    status = sup.status
+    if status.state is not ConnectionState.RECONNECTING or status.retry_at is None:
+        return -1.0
+    delay = status.retry_at - clock.monotonic()
+    clock.advance(delay)
+    return delay
+
+
+async def test_backoff_resets_only_after_a_connection_was_useful() -> None:
+    clock = ManualClock()
+    net = FakeNet()
+    sup, _ = make(net, clock, random=1.0)  # every delay at its ceiling: 2, 4, 8, ...
+    sup.start()
+    short = [await _online_then_drop(sup, net, clock, 1006, lived=1.0) for _ in range(4)]
+    assert short == [2.0, 4.0, 8.0, 16.0]  # online for a second each time: still backing off
+    assert await _online_then_drop(sup, net, clock, 1006, lived=STABLE_AFTER) == 2.0
+    assert state(sup) is not ConnectionState.FAILED  # a network drop is never a "loop"
+    await sup.close()
+
+
+async def test_the_same_frame_closing_every_new_connection_stops_with_a_clear_reason() -> None:
+    clock = ManualClock()
+    net = FakeNet()
+    sup, _ = make(net, clock, random=0.0)
+    sup.start()
+    for _ in range(REPEAT_LIMIT - 1):
+        assert await _online_then_drop(sup, net, clock, 1009, lived=0.5) > 0
+    assert await _online_then_drop(sup, net, clock, 1009, lived=0.5) == -1.0
+    assert state(sup) is ConnectionState.FAILED
+    assert "larger than this app accepts" in sup.status.reason
+    assert "Press Reconnect" in sup.status.reason
+    clock.advance(600)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert net.attempts == REPEAT_LIMIT and net.live == 0  # no loop: nothing more was tried
+    sup.resume()  # the user asks again: connects, and gets REPEAT_LIMIT more tries
+    assert await _online_then_drop(sup, net, clock, 1009, lived=0.5) > 0
+    await sup.close()
+
+
+async def test_a_frame_too_big_after_a_useful_connection_is_not_counted_as_a_loop() -> None:
+    clock = ManualClock()
+    net = FakeNet()
+    sup, _ = make(net, clock, random=0.0)
+    sup.start()
+    for _ in range(REPEAT_LIMIT + 2):
+        assert await _online_then_drop(sup, net, clock, 1009, lived=STABLE_AFTER) > 0
+    assert state(sup) is not ConnectionState.FAILED
     await sup.close()
