@@ -345,9 +345,7 @@ class SessionRouter:
             f"This chat's history could not be loaded: {exc.message}."
         )
 
-    async def _load_call(
-        self, routed: RoutedSession, method: str, params: dict[str, Any]
-    ) -> Any:
+    async def _load_call(self, routed: RoutedSession, method: str, params: dict[str, Any]) -> Any:
         """A call whose reply may be large (snapshot, history, replay), attributed if too big."""
         key = routed.stored_id
         epoch = self._sup.epoch
@@ -366,9 +364,7 @@ class SessionRouter:
             if self._loading[key] <= 0:
                 del self._loading[key]
 
-    async def _with_messages(
-        self, routed: RoutedSession, snap: dict[str, Any]
-    ) -> dict[str, Any]:
+    async def _with_messages(self, routed: RoutedSession, snap: dict[str, Any]) -> dict[str, Any]:
         """`snap` with its messages: paged from `session.history` when it came without them.
 
         Only the first `message_count` rows belong to the snapshot (later ones are the turn in

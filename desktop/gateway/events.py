@@ -26,7 +26,9 @@ class LoggedEvent(dict[str, Any]):
 class EventLog:
     """Numbers a session's events 1, 2, 3... and keeps the last `limit` of them for replay."""
 
-    def __init__(self, limit: int = DEFAULT_REPLAY_LIMIT, *, max_frame: int = MAX_FRAME_BYTES) -> None:
+    def __init__(
+        self, limit: int = DEFAULT_REPLAY_LIMIT, *, max_frame: int = MAX_FRAME_BYTES
+    ) -> None:
         self._max_frame = max_frame
         self._events: deque[LoggedEvent] = deque(maxlen=max(1, limit))
         self._last_seq = 0
