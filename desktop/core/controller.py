@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from desktop.core.attachments import AttachmentStore
@@ -21,6 +22,7 @@ from desktop.core.composer_drafts import ComposerDrafts
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.drafts import DraftKeeper
 from desktop.core.errors import GatewayError
+from desktop.core.export import export_conversation
 from desktop.core.listeners import ListenerSet
 from desktop.core.models import (
     Attachment,
@@ -226,6 +228,9 @@ class ProfileController:
 
     def search_hits(self, query: str) -> list[SearchHit]:
         return self._store.search(self._id, query, limit=SEARCH_LIMIT)
+
+    def export_session(self, key: str, path: str) -> None:
+        export_conversation(self._store, self._id, self._resolve(key), Path(path))
 
     # -- sending -------------------------------------------------------------------------------
 

@@ -164,6 +164,12 @@ class ChatBackend(Protocol):
         """Full-text matches (titles first), each with a highlighted snippet and position."""
         ...
 
+    def export_session(self, key: str, path: str) -> None:
+        """Write session `key` to `path`: Markdown, or JSON (all the store keeps) for .json.
+
+        Raises a StorageError (ExportError) with a reason the user can read when it fails.
+        """
+
     def rename_session(self, key: str, title: str) -> None:
         """Give session `key` a new title."""
 

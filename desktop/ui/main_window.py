@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent,
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
+    QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.errors import GatewayError
 from desktop.core.models import Attachment, ChatMessage, ConnectionStatus, Role, SessionSummary
 from desktop.ui.approval import ApprovalCard
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
@@ -300,6 +302,7 @@ class MainWindow(QMainWindow):
             "stop": self.stop,
             "settings": self.open_settings,
             "shortcuts": self.show_shortcuts,
+            "export_session": self.export_session,
             "rename_session": self._on_rename_action_triggered,
             "delete_session": self._on_delete_action_triggered,
         }
@@ -317,6 +320,8 @@ class MainWindow(QMainWindow):
                 action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
                 self.addAction(action)
             self.actions_by_name[sc.action] = action
+        # Export is also offered in the chat list's menu (a right click opens the chat first).
+        self.session_list.addAction(self.actions_by_name["export_session"])
         self.actions_by_name.update(self.chat_view.actions_by_name)
 
     def _connect_bridge(self, b: BackendBridge) -> None:
@@ -498,6 +503,37 @@ class MainWindow(QMainWindow):
     def _selected_key(self) -> str | None:
         key = self.session_list.currentIndex().data(KEY_ROLE)
         return str(key) if key else None
+
+    @classmethod
+    def ask_save_path(cls, parent: QWidget, suggested: str) -> str | None:
+        """Ask where to export (patched in tests); None when cancelled."""
+        path, _ = QFileDialog.getSaveFileName(
+            parent,
+            "Export chat",
+            suggested,
+            "Markdown (*.md);;JSON, everything kept (*.json)",
+        )
+        return str(path) or None
+
+    def export_session(self) -> None:
+        """Export the open chat to a Markdown or JSON file the user picks."""
+        backend, key = self.backend, self._session_key
+        if backend is None or key is None:
+            return
+        summary = self.session_model.session(key)
+        stem = "".join(
+            c if c.isalnum() or c in " -_" else "_"
+            for c in (summary.title if summary and summary.title else "chat")
+        )
+        path = self.ask_save_path(self, f"{stem.strip() or 'chat'}.md")
+        if not path:
+            return
+        try:
+            backend.export_session(key, path)
+        except GatewayError as exc:
+            self.statusBar().showMessage(f"Export failed: {exc}", 8000)
+            return
+        self.statusBar().showMessage(f"Exported to {path}", 5000)
 
     def rename_session(self, key: str) -> None:
         """Ask for a new title and pass it to the backend."""

@@ -151,6 +151,9 @@ class FakeBackend:
                     hits.append(SearchHit(key, snippet, "message", idx))
         return hits
 
+    def export_session(self, key: str, path: str) -> None:
+        self.calls.append(("export_session", (key, path)))
+
     def rename_session(self, key: str, title: str) -> None:
         self.calls.append(("rename_session", (key, title)))
 
