@@ -110,8 +110,12 @@ class _Link:
         self.heartbeat_timer: TimerHandle | None = None
         self.deadline_timer: TimerHandle | None = None
         self.ping_in_flight = False
-        # Raw bytes the transport had received at the last deadline check (None: not counted).
-        self.bytes_checked: int | None = None
+        # Raw bytes the transport had received when the last whole frame (or pong) came in, or
+        # when the deadline last counted a partial frame as progress. Only bytes beyond this
+        # are a large frame still arriving; whole frames already moved the deadline themselves.
+        self.bytes_seen = 0
+        # clock.monotonic() of the last time the deadline counted such progress.
+        self.progress_at: float | None = None
 
     def cancel_timers(self) -> None:
         for timer in (self.heartbeat_timer, self.deadline_timer):
@@ -456,6 +460,7 @@ class JsonRpcGatewayClient:
                 self.stats.stale_frames += 1
                 return
             self._last_inbound_at = monotonic()
+            link.bytes_seen = transport.bytes_received
             if type(frame) is str and len(frame) <= max_size:
                 decoded = decode_frame(frame)
                 if type(decoded) is Event:
@@ -522,28 +527,30 @@ class JsonRpcGatewayClient:
 
     # ----- liveness --------------------------------------------------------------------------
 
-    def _arm_deadline(self, link: _Link) -> None:
-        if link.bytes_checked is None and link.transport is not None:
-            link.bytes_checked = link.transport.bytes_received
+    def _deadline_base(self, link: _Link) -> float:
+        """The time the deadline runs from: the last inbound frame or partial-frame progress."""
         last = self._last_inbound_at if self._last_inbound_at is not None else 0.0
-        delay = last + self._heartbeat_deadline - self._clock.monotonic()
+        return last if link.progress_at is None else max(last, link.progress_at)
+
+    def _arm_deadline(self, link: _Link) -> None:
+        delay = self._deadline_base(link) + self._heartbeat_deadline - self._clock.monotonic()
         link.deadline_timer = self._clock.call_later(delay, lambda: self._on_deadline(link))
 
     def _on_deadline(self, link: _Link) -> None:
         if link.dead:
             return
-        last = self._last_inbound_at if self._last_inbound_at is not None else 0.0
-        received = link.transport.bytes_received if link.transport is not None else None
-        progressed = received is not None and received != link.bytes_checked
-        link.bytes_checked = received
-        if self._clock.monotonic() < last + self._heartbeat_deadline:
+        now = self._clock.monotonic()
+        if now < self._deadline_base(link) + self._heartbeat_deadline:
             self._arm_deadline(link)  # inbound arrived since: re-arm lazily for the new deadline
             return
-        if progressed:
-            # No whole frame, but bytes are arriving: a large frame on a slow link (a big
-            # snapshot at 1 KB/s). Dropping it would re-send the same frame after every
-            # reconnect, forever. A link that goes silent is still caught one deadline later.
-            self._last_inbound_at = self._clock.monotonic()
+        received = link.transport.bytes_received if link.transport is not None else 0
+        if received > link.bytes_seen:
+            # Bytes beyond the last whole frame, new since the last look: a large frame on a
+            # slow link (a big snapshot at 1 KB/s). Dropping it would re-send the same frame
+            # after every reconnect, forever. Whole frames never count here (they moved the
+            # deadline when they came), so a silent drop is caught at the deadline itself.
+            link.bytes_seen = received
+            link.progress_at = now
             self._arm_deadline(link)
             return
         self._fail_link(link, "heartbeat deadline passed", None, notify=True)
@@ -596,4 +603,5 @@ class JsonRpcGatewayClient:
         if link.dead or link is not self._link:
             return
         self._last_inbound_at = self._clock.monotonic()
+        link.bytes_seen = transport.bytes_received  # the pong is a whole frame
         self.heartbeat_rtts.append(rtt)

@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from desktop.core.clock import Clock
 from desktop.core.errors import GatewayError, TransportClosedError
 from desktop.core.protocol import encode_event, encode_reply
 
@@ -30,6 +31,8 @@ CURRENT_READY: dict[str, Any] = {
 }
 # hermes-agent 0.19.0: no heartbeat, no protocol block.
 LEGACY_READY: dict[str, Any] = {}
+# A WebSocket pong to a 4-byte ping, as it comes off the wire (server frames are unmasked).
+PONG_BYTES = 6
 
 
 class _Closed:
@@ -103,8 +106,14 @@ class MemoryTransport:
         if self._closed is not None:
             raise TransportClosedError(self._closed.reason, code=self._closed.code)
         self._peer.pings_received += 1
+        gateway = self._peer.gateway
         if self._peer.answers_pings and not self._peer.blackholed:
-            await asyncio.sleep(0)
+            if gateway.pong_clock is None:
+                await asyncio.sleep(0)
+            else:
+                await gateway.pong_clock.sleep(gateway.pong_delay)
+        if self._peer.answers_pings and not self._peer.blackholed and self._closed is None:
+            self.bytes_received += PONG_BYTES
             return self._peer.ping_rtt
         fut: asyncio.Future[float] = asyncio.get_running_loop().create_future()
         self._pings.append(fut)
@@ -211,7 +220,13 @@ class FakeGatewayPeer:
         method = msg.get("method")
         handler = self.gateway.handlers.get(method)
         if method == "gateway.ping" and handler is None and self.answers_pings:
-            self.reply(msg["id"], {"ok": True})
+            clock = self.gateway.pong_clock
+            if clock is None:
+                self.reply(msg["id"], {"ok": True})
+            else:
+                clock.call_later(
+                    self.gateway.pong_delay, lambda: self.reply(msg["id"], {"ok": True})
+                )
         elif handler is not None:
             try:
                 self.reply(msg["id"], handler(msg.get("params") or {}))
@@ -236,10 +251,15 @@ class FakeGateway:
         ready: dict[str, Any] | None = None,
         auto_ready: bool = True,
         answers_pings: bool = True,
+        pong_clock: Clock | None = None,
+        pong_delay: float = 0.0,
     ) -> None:
         self.ready_payload = CURRENT_READY if ready is None else ready
         self.auto_ready = auto_ready
         self.answers_pings = answers_pings
+        # With a clock, pongs and gateway.ping replies take `pong_delay` on it (a round trip).
+        self.pong_clock = pong_clock
+        self.pong_delay = pong_delay
         self.handlers: dict[str, Handler] = {}
         self.peers: list[FakeGatewayPeer] = []
         self.connect_errors: list[GatewayError] = []

@@ -1,4 +1,5 @@
-"""Scaled time for scenarios whose real duration (10 min outages, 50 s spikes) CI cannot afford.
+"""Scaled time for scenarios whose real duration (10 min outages, 50 s spikes) CI cannot afford;
+a coarse clock for phase trials.
 
 A ScaledClock runs `scale` virtual seconds per real second on the running asyncio loop: the
 supervisor's backoff (1-30 s) and anything else given this clock behave exactly as they would
@@ -9,8 +10,11 @@ nothing is left scheduled (e.g. no reconnect pending after an intentional close)
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
+
+from desktop.core.clock import AsyncioClock
 
 
 class _Handle:
@@ -61,3 +65,19 @@ class ScaledClock:
     def pending(self) -> int:
         """Timers scheduled and neither fired nor cancelled."""
         return len(self._live)
+
+
+class TickClock(AsyncioClock):
+    """Real time read through a coarse tick (Windows' default timer runs at 64 Hz).
+
+    The default tick (1/64 s) divides the rig's 1 s deadline, so a deadline ends on a tick.
+
+    Frames that arrive within one tick share a timestamp, as they do on such systems; on the
+    fake clock every frame of one instant does. Timers run on the loop as usual.
+    """
+
+    def __init__(self, tick: float = 1 / 64) -> None:
+        self.tick = tick
+
+    def monotonic(self) -> float:
+        return math.floor(time.monotonic() / self.tick) * self.tick

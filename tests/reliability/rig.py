@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 import time
 from collections import Counter
@@ -35,8 +36,13 @@ from tests.reliability.providers import ScriptedProvider
 from tests.support.fault_proxy import FaultProxy
 
 TOKEN = "reliability-token-0123456789"
+PING_MARK = '"gateway.ping"'
+READY_MARK = '"gateway.ready"'
 # Inbound frame filter: returns the frames to hand to the client instead (drop, dup, inject).
 Filter = Callable[[str | bytes], list[str | bytes]]
+# Called synchronously as heartbeat traffic passes: "ping" as one leaves, "pong" as its answer
+# arrives (app or WebSocket pong), "ready" and "frame" for other inbound frames.
+WireHook = Callable[[str], None]
 
 
 async def until(predicate: Callable[[], bool], what: str, timeout: float = 20.0) -> float:
@@ -59,6 +65,7 @@ class CountedTransport:
         self._rig = rig
         self._queued: list[str | bytes] = []
         self._closed = False
+        self._pings: set[Any] = set()  # ids of gateway.ping calls not answered yet
 
     @property
     def local_open(self) -> bool:
@@ -70,6 +77,9 @@ class CountedTransport:
 
     async def send(self, text: str) -> None:
         self._rig.sent.append(text)
+        if PING_MARK in text:
+            self._pings.add(json.loads(text)["id"])
+            self._rig.on_wire("ping")
         await self._inner.send(text)
 
     async def recv(self) -> str | bytes:
@@ -77,11 +87,27 @@ class CountedTransport:
             frame = await self._inner.recv()
             flt = self._rig.inbound_filter
             self._queued.extend(flt(frame) if flt is not None else [frame])
-        return self._queued.pop(0)
+        frame = self._queued.pop(0)
+        self._rig.on_wire(self._wire_kind(frame))
+        return frame
+
+    def _wire_kind(self, frame: str | bytes) -> str:
+        if isinstance(frame, str) and READY_MARK in frame:
+            return "ready"
+        if self._pings and isinstance(frame, str) and '"result"' in frame:
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                reply_id = json.loads(frame)["id"]
+                if reply_id in self._pings:
+                    self._pings.discard(reply_id)
+                    return "pong"
+        return "frame"
 
     async def ping(self) -> float:
         self._rig.protocol_pings += 1
-        return await self._inner.ping()
+        self._rig.on_wire("ping")
+        rtt = await self._inner.ping()
+        self._rig.on_wire("pong")
+        return rtt
 
     def abort(self) -> None:
         if not self._closed:
@@ -111,6 +137,9 @@ class Death:
     reason: str
     code: int | None
     generation: int
+    # The rig's own time.monotonic() of the last inbound frame or pong (the client's clock
+    # may be coarse or scaled).
+    wire_inbound: float = 0.0
 
 
 @dataclass
@@ -130,6 +159,7 @@ class RigOptions:
     provider: Provider | None = None
     server_deadline: float = 1.0
     allow_insecure: bool = False  # plain ws:// to a non-loopback address (netns tests only)
+    client_clock: Clock | None = None  # the gateway client's clock (None: the real one)
 
 
 class Rig:
@@ -142,6 +172,9 @@ class Rig:
         self.sent: list[str] = []
         self.protocol_pings = 0
         self.inbound_filter: Filter | None = None
+        self.wire_hook: WireHook | None = None
+        self.ready_at = 0.0  # time.monotonic() of the newest socket's gateway.ready
+        self.wire_inbound_at = 0.0  # ... and of the last inbound frame or pong
         self.deaths: list[Death] = []
         self.clients: list[JsonRpcGatewayClient] = []
         self.statuses: list[ConnectionStatus] = []
@@ -193,6 +226,16 @@ class Rig:
         self.proxy.set_mode("reset")
         self.proxy.set_mode("pass")
 
+    def on_wire(self, kind: str) -> None:
+        now = time.monotonic()
+        if kind != "ping":
+            self.wire_inbound_at = now
+        if kind == "ready":
+            self.ready_at = now
+        hook = self.wire_hook
+        if hook is not None:
+            hook(kind)
+
     # -- the client stack -------------------------------------------------------------------
 
     def _transport_factory(self, profile_id: str) -> Any:
@@ -217,11 +260,19 @@ class Rig:
             connect_timeout=o.connect_timeout,
             max_frame_size=o.max_frame,
             transport_factory=self._transport_factory(o.profile_id),
+            clock=o.client_clock,
         )
 
         def on_closed(reason: str, code: int | None, generation: int) -> None:
             self.deaths.append(
-                Death(time.monotonic(), client.last_inbound_at, reason, code, generation)
+                Death(
+                    time.monotonic(),
+                    client.last_inbound_at,
+                    reason,
+                    code,
+                    generation,
+                    self.wire_inbound_at,
+                )
             )
 
         client.on_closed(on_closed)

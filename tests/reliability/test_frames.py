@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,19 +12,11 @@ from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.protocol import encode_event, encode_reply
 from tests.core.fakes import FakeGateway
 from tests.reliability.conftest import RecordFigure
+from tests.reliability.filters import frame_kind, legacy_ready
 from tests.reliability.providers import expected_reply
 from tests.reliability.rig import rig, until
 
 pytestmark = pytest.mark.slow
-
-
-def _kind(frame: str | bytes) -> tuple[str, dict[str, Any]]:
-    try:
-        msg = json.loads(frame)
-    except (ValueError, TypeError):
-        return "", {}
-    params = msg.get("params") or {}
-    return (params.get("type", "") if msg.get("method") == "event" else "reply"), params
 
 
 async def test_12_late_frames_from_old_generation(record_figure: RecordFigure) -> None:
@@ -87,7 +78,7 @@ async def test_14_gapped_and_reordered_seq(tmp_path: Path, record_figure: Record
     state = {"deltas": 0, "held": None}
 
     def gap_and_swap(frame: str | bytes) -> list[str | bytes]:
-        kind, _ = _kind(frame)
+        kind, _ = frame_kind(frame)
         if kind != "message.delta":
             return [frame]
         state["deltas"] += 1
@@ -146,18 +137,8 @@ async def test_15_malformed_frames_ignored(tmp_path: Path, record_figure: Record
 async def test_17_backend_without_heartbeat(tmp_path: Path, record_figure: RecordFigure) -> None:
     """The ready payload loses `heartbeat` (legacy dialect): protocol pings must find the drop."""
 
-    def legacy(frame: str | bytes) -> list[str | bytes]:
-        kind, params = _kind(frame)
-        if kind == "gateway.ready":
-            payload = params.get("payload", {})
-            payload.pop("heartbeat", None)
-            payload.pop("protocol", None)
-            payload.pop("capabilities", None)
-            return [encode_event("gateway.ready", payload)]
-        return [frame]
-
     async with rig(tmp_path) as r:
-        r.inbound_filter = legacy
+        r.inbound_filter = legacy_ready
         await r.wait_online()
         assert r.sup.capabilities.heartbeat is False
         await until(lambda: r.protocol_pings >= 2, "protocol pings", 5)
