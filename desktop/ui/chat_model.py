@@ -15,6 +15,7 @@ from PySide6.QtCore import (
 )
 
 from desktop.core.models import ChatMessage
+from desktop.ui.markdown import plain_text
 
 MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
 REVISION_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -62,7 +63,10 @@ class MessageListModel(QAbstractListModel):
             return msg
         if role == REVISION_ROLE:
             return self._revision.get(msg.id, 0)
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            # Screen readers get the text as shown, not its markdown marks.
+            return f"{msg.role.value}: {plain_text(msg.text)}"
+        if role == Qt.ItemDataRole.DisplayRole:
             return f"{msg.role.value}: {msg.text}"
         return None
 

@@ -95,7 +95,10 @@ class ChatView(QListView):
         super().__init__(parent)
         self.setObjectName("chatView")
         self.setAccessibleName("Messages")
-        self.setAccessibleDescription("The conversation; newest message at the bottom")
+        self.setAccessibleDescription(
+            "The conversation; newest message at the bottom. Up and Down move between "
+            "messages, Enter or the Menu key opens a message's actions, Ctrl+C copies it"
+        )
         self.chat_model = MessageListModel(self)
         self.bubbles = BubbleDelegate(self, self.chat_model)
         self.setModel(self.chat_model)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.errors import GatewayError
 from desktop.core.models import Attachment, ChatMessage, ConnectionStatus, Role, SessionSummary
+from desktop.ui.announce import announce
 from desktop.ui.approval import ApprovalCard
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 from desktop.ui.bridge import BackendBridge
@@ -34,6 +35,7 @@ from desktop.ui.chat_view import ChatView
 from desktop.ui.composer import Composer, mime_files, mime_image_png
 from desktop.ui.details import DetailsDialog
 from desktop.ui.find_bar import FindBar
+from desktop.ui.markdown import plain_text
 from desktop.ui.resources import icon
 from desktop.ui.session_list import (
     KEY_ROLE,
@@ -869,6 +871,10 @@ class MainWindow(QMainWindow):
             return
         title, text = self._finished_reply(profile_id, key)
         self.tray.reply_finished(title, text)
+        if self._current(profile_id, key):
+            announce(self.chat_view, f"Reply: {plain_text(text)}" if text else "Reply finished")
+        elif profile_id == self._profile_id:
+            announce(self.chat_view, f"New reply in {title}")
 
     def _finished_reply(self, profile_id: str, key: str) -> tuple[str, str]:
         summary = next((s for s in self._sessions.get(profile_id, []) if s.key == key), None)

@@ -236,6 +236,7 @@ def code_blocks(text: str) -> list[str]:
     ]
 
 
+@lru_cache(maxsize=512)
 def plain_text(text: str) -> str:
     """A reply as a reader hears or a paste receives it: no markdown marks, tables by cells."""
     out: list[str] = []

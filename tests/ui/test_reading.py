@@ -268,3 +268,40 @@ def test_markdown_tables_strikethrough_task_lists_and_bare_links_render(
     from desktop.ui.markdown import plain_text
 
     assert "Obi-Wan\thello there\nGrievous\tgeneral" in plain_text(GFM)
+
+
+def test_screen_readers_hear_the_text_without_markdown_marks(qtbot: Any, view: ChatView) -> None:
+    from PySide6.QtGui import QAccessible
+
+    view.show_messages([assistant("a1", REPLY + "\n\n" + GFM)])
+    _settle(qtbot, view)
+    name = QAccessible.queryAccessibleInterface(view).child(0).text(QAccessible.Text.Name)
+    assert name.startswith("assistant: Hello general Kenobi, you are a bold one.")
+    assert "Obi-Wan\thello there" in name and "☐ fetch sand" in name
+    assert not any(mark in name for mark in ("**", "`", "|---", "~~", "[ ]"))
+
+
+def test_a_finished_reply_is_announced_to_screen_readers(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
+
+    heard: list[tuple[str, Any]] = []
+    real = QAccessible.updateAccessibility
+
+    def update(event: Any) -> None:
+        if isinstance(event, QAccessibleAnnouncementEvent):
+            heard.append((event.message(), event.politeness()))
+        real(event)
+
+    monkeypatch.setattr(QAccessible, "updateAccessibility", staticmethod(update))
+    _win, b = _window(make_window)
+    b.emit("on_running", "s1", True)
+    b.emit("on_message_changed", "s1", assistant("a3", "It is **very** happy."))
+    assert heard == []
+    b.emit("on_running", "s1", False)
+    assert heard == [("Reply: It is very happy.", QAccessible.AnnouncementPoliteness.Polite)]
+    b.summaries.append(SessionSummary("s9", "Elsewhere", "", 0.5, 1))
+    b.emit("on_sessions", list(b.summaries))
+    b.emit("on_running", "s9", False)
+    assert heard[-1][0] == "New reply in Elsewhere"
