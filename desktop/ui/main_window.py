@@ -673,6 +673,7 @@ class MainWindow(QMainWindow):
         # The whole query when it appears as typed, else the word the index matched.
         find = query if self.chat_view.find(query) else term
         self.find_bar.open(find)
+        self.find_bar.edit.deselect()
         self.find_bar.edit.clearFocus()
         matches = self.chat_view.matches
         if row in matches:

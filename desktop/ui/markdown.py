@@ -82,6 +82,13 @@ def _table_open(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -
     )
 
 
+def _bullet_list_open(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    # A task list shows its ballot boxes instead of bullets.
+    if "contains-task-list" in str(tokens[idx].attrGet("class") or ""):
+        return '<ul style="list-style-type: none;">\n'
+    return str(renderer.renderToken(tokens, idx, options, env))
+
+
 def _html_inline(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
     # Raw HTML is off, so inline HTML only comes from the task-list plugin's checkboxes,
     # which Qt's rich text cannot show: they become ballot boxes.
@@ -115,6 +122,7 @@ def _parsers(linkify: bool) -> MarkdownIt:
     md.add_render_rule("image", _image)
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("html_inline", _html_inline)
+    md.add_render_rule("bullet_list_open", _bullet_list_open)
     return md
 
 
