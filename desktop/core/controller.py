@@ -106,6 +106,7 @@ class ProfileController:
             notify=notify,
         )
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._loading_older: set[str] = set()  # sessions with a page of history on its way
         self._catchup = OnlineCatchUp(
             profile_id,
             supervisor=supervisor,
@@ -194,6 +195,22 @@ class ProfileController:
         if not is_temp_key(key) and conv is None:
             self._spawn(self._open_remote(key))
         return cached
+
+    def load_older(self, key: str) -> None:
+        key = self._resolve(key)
+        conv = self._feed.get(key)
+        if key in self._loading_older or conv is None or conv.history_start <= 0:
+            return
+        self._loading_older.add(key)
+        self._spawn(self._load_older(key))
+
+    async def _load_older(self, key: str) -> None:
+        try:
+            self._feed.prepended(key, await self._router.load_older(key))
+        except GatewayError as exc:
+            log.info("loading older messages of %s failed: %s", key, exc)
+        finally:
+            self._loading_older.discard(key)
 
     async def _open_remote(self, key: str) -> None:
         self._feed.route(key)

@@ -57,6 +57,10 @@ class Conversation:
         self.status_text = ""
         self.title = ""
         self.last_seq = 0
+        # Where the loaded history starts in the session's whole history (0: all of it). A
+        # gateway that pages its history sends only the last messages; older pages come
+        # through `prepend_history`.
+        self.history_start = 0
         self.pending: dict[str, ApprovalRequest] = {}
         # session.info / snapshot info: model, provider, approval mode, ...
         self.info: dict[str, Any] = {}
@@ -327,7 +331,10 @@ class Conversation:
         if not keep_messages and isinstance(messages, list):
             # Local bubbles survive; a load error does not (the history is here now).
             local = [m for m in self.messages if m.role is Role.USER and m.delivery in _UNSETTLED]
-            self.messages = self._rebuild(messages)
+            start = snapshot.get("history_start")
+            start = start if isinstance(start, int) and not isinstance(start, bool) else 0
+            self.messages = self._rebuild(messages, max(0, start))
+            self.history_start = max(0, start)
             self.messages.extend(local)
         if running:
             self.running = True
@@ -395,12 +402,30 @@ class Conversation:
                 return msg.text.strip() == text.strip()
         return False
 
-    def _rebuild(self, messages: list[Any]) -> list[ChatMessage]:
-        """Snapshot rows as bubbles: one per reply, its tool rows and reasoning folded in.
+    def prepend_history(self, rows: list[Any], start: int) -> int:
+        """Older history rows (positions `start`...) go before the loaded ones; how many
+        bubbles were added. Listeners are not told: the caller announces the new rows."""
+        if not 0 <= start < self.history_start:
+            return 0
+        older = self._bubbles(rows[: self.history_start - start], start)
+        self.messages[0:0] = older
+        self.history_start = start
+        return len(older)
+
+    def _rebuild(self, messages: list[Any], start: int = 0) -> list[ChatMessage]:
+        """Snapshot rows (from position `start`) as bubbles; what the snapshot lacks (times,
+        tool output, usage) is carried over from the bubble already shown for the same row."""
+        out = self._bubbles(messages, start)
+        offset = start - self.history_start
+        if offset >= 0:
+            self._carry_over(out, offset)
+        return out
+
+    def _bubbles(self, messages: list[Any], start: int) -> list[ChatMessage]:
+        """Rows as bubbles: one per reply, its tool rows and reasoning folded in.
 
         Hermes lists a reply as assistant and tool rows; live, the same reply is one bubble
-        whose text is the final answer. What the snapshot lacks (times, tool output, usage)
-        is carried over from the bubble already shown for the same row.
+        whose text is the final answer.
         """
         out: list[ChatMessage] = []
         reply: ChatMessage | None = None
@@ -410,7 +435,7 @@ class Conversation:
             text = _text(data.get("text")) or _text(data.get("content"))
             if role in (Role.ASSISTANT, Role.TOOL):
                 if reply is None:
-                    reply = ChatMessage(id=f"{self.key}:{len(out)}", role=Role.ASSISTANT)
+                    reply = ChatMessage(id=f"{self.key}:{start + len(out)}", role=Role.ASSISTANT)
                     out.append(reply)
                 if role is Role.TOOL:
                     call = ToolCall(id="", name=_text(data.get("name")) or "tool", done=True)
@@ -426,16 +451,16 @@ class Conversation:
                 reply.created_at = _stamp(data) or reply.created_at
                 continue
             reply = None
-            msg = ChatMessage(id=f"{self.key}:{len(out)}", role=role, text=text)
+            msg = ChatMessage(id=f"{self.key}:{start + len(out)}", role=role, text=text)
             msg.created_at = _stamp(data)
             if role is Role.USER:
                 msg.delivery = DeliveryState.CONFIRMED
             out.append(msg)
-        self._carry_over(out)
         return out
 
-    def _carry_over(self, rebuilt: list[ChatMessage]) -> None:
-        shown = [m for m in self.messages if not m.id.startswith(LOCAL_PREFIX)]
+    def _carry_over(self, rebuilt: list[ChatMessage], offset: int = 0) -> None:
+        """`offset`: how many shown bubbles come before the first rebuilt one."""
+        shown = [m for m in self.messages if not m.id.startswith(LOCAL_PREFIX)][offset:]
         for new, old in zip(rebuilt, shown, strict=False):
             if new.role is not old.role:
                 break

@@ -85,6 +85,14 @@ class ConversationFeed:
         self.watch(key, conv)
         self._notify("on_session_messages", key, list(conv.messages))
 
+    def prepended(self, key: str, count: int) -> None:
+        """`count` older messages were put before the loaded ones: send just those."""
+        conv = self.get(key)
+        if conv is None or count <= 0:
+            return
+        self._shown[key] = len(conv.messages)
+        self._notify("on_messages_prepended", key, conv.messages[:count])
+
     def remove_message(self, key: str, message_id: str) -> None:
         conv = self.get(key)
         if conv is not None:

@@ -236,6 +236,8 @@ class Capabilities:
     client_turn_id: bool = False
     submission_ref: bool = False
     stream_ownership: bool = False
+    # `session.history` reads only the asked page: a session may open with its last messages.
+    history_window: bool = False
     replay_epoch: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -265,6 +267,7 @@ class Capabilities:
             or caps.get("submission_ref") is True,
             stream_ownership=payload.get("stream_ownership") is True
             or caps.get("stream_ownership") is True,
+            history_window=caps.get("history_window") is True,
             replay_epoch=None if epoch is None else str(epoch),
             raw=dict(payload),
         )

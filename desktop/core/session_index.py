@@ -18,6 +18,8 @@ from desktop.core.storage import CachedMessage, StorageError, Store
 log = logging.getLogger(__name__)
 
 NEW_CHAT = "New chat"
+# Cached messages shown while a session opens (a long session's snapshot is paged too).
+CACHED_SHOWN = 200
 _ROLES = {r.value: r for r in Role}
 _MARKUP = re.compile(r"[*_`#>~]+|!?\[([^\]]*)\]\([^)]*\)")
 
@@ -223,7 +225,10 @@ class SessionIndex:
         if isinstance(runtime, str) and runtime:
             fields["runtime_id"] = runtime
         messages = snapshot.get("messages")
-        if isinstance(messages, list):
+        count = snapshot.get("message_count")
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+            fields["message_count"] = count  # a paged snapshot holds only the last messages
+        elif isinstance(messages, list):
             fields["message_count"] = len(messages)
         if fields and not is_temp_key(key):
             self._store.upsert_session(self._id, key, **fields)
@@ -261,7 +266,9 @@ class SessionIndex:
             log.warning("could not cache messages: %s", exc)
 
     def cached_messages(self, key: str) -> list[ChatMessage]:
-        return [_from_cache(key, row) for row in self._store.messages(self._id, key)]
+        """The end of the cached history, shown until the gateway's snapshot arrives."""
+        rows = self._store.messages(self._id, key, last=CACHED_SHOWN)
+        return [_from_cache(key, row) for row in rows]
 
 
 def _from_cache(key: str, row: CachedMessage) -> ChatMessage:

@@ -18,6 +18,10 @@ from desktop.core.supervisor import ConnectionSupervisor
 log = logging.getLogger(__name__)
 
 SESSION_NOT_FOUND = 4001
+# Messages a snapshot carries, and a page of older ones, on gateways that page their history:
+# a 100,000-message session opens as fast, and in as little memory, as a short one.
+HISTORY_WINDOW = 200
+HISTORY_PAGE = 200
 RESUME_TARGET_NOT_FOUND = 4007
 # The embedded gateway's answer to a request whose result cannot fit one frame.
 FRAME_TOO_LARGE = 4130
@@ -368,7 +372,9 @@ class SessionRouter:
         """`snap` with its messages: paged from `session.history` when it came without them.
 
         Only the first `message_count` rows belong to the snapshot (later ones are the turn in
-        flight, reported in `inflight`), so paging stops there. A gateway that ignores
+        flight, reported in `inflight`), so paging stops there; on a gateway with
+        `history_window` only the last HISTORY_WINDOW of them (`history_start` says where
+        they begin). A gateway that ignores
         `omit_messages` (Hermes 0.19) sent them already; one without paging sends all at once.
         """
         if isinstance(snap.get("messages"), list):
@@ -377,23 +383,12 @@ class SessionRouter:
         runtime = snap.get("session_id") or routed.runtime_id
         if not isinstance(total, int) or isinstance(total, bool) or not runtime:
             return snap
-        rows: list[Any] = []
-        while len(rows) < total:
-            page = await self._load_call(
-                routed,
-                "session.history",
-                {"session_id": runtime, "offset": len(rows), "limit": total - len(rows)},
-            )
-            got = page.get("messages") if isinstance(page, dict) else None
-            if not isinstance(got, list):
-                break
-            if not isinstance(page.get("offset"), int):
-                rows = got  # no paging here: this is the whole history
-                break
-            if not got:
-                break
-            rows.extend(got)
-        return {**snap, "messages": rows[:total]}
+        # A gateway with `history_window` pages cheaply: open with the end only, the rest is
+        # fetched as the user scrolls up (load_older).
+        windowed = getattr(self._sup.capabilities, "history_window", False) is True
+        first = max(0, total - HISTORY_WINDOW) if windowed else 0
+        rows = await self._rows(routed, runtime, first, total)
+        return {**snap, "messages": rows, "history_start": first}
 
     async def _activate(self, routed: RoutedSession) -> dict[str, Any] | None:
         if routed.runtime_id:
@@ -459,6 +454,46 @@ class SessionRouter:
         finally:
             if epoch == self._sup.epoch:
                 self._flush(routed)
+
+    async def load_older(self, stored_id: str, limit: int = HISTORY_PAGE) -> int:
+        """Fetch the page of messages before the oldest one loaded; how many were added.
+
+        Only gateways with `history_window` open a session with its last messages; with any
+        other the whole history is loaded and there is nothing older to fetch.
+        """
+        routed = self._sessions.get(stored_id)
+        if routed is None or not routed.runtime_id:
+            return 0
+        conv = routed.conversation
+        start = conv.history_start
+        if start <= 0:
+            return 0
+        first = max(0, start - limit)
+        rows = await self._rows(routed, routed.runtime_id, first, start)
+        if conv.history_start != start or len(rows) != start - first:
+            return 0  # a snapshot replaced the history meanwhile, or the page fell short
+        return conv.prepend_history(rows, first)
+
+    async def _rows(self, routed: RoutedSession, runtime: str, first: int, end: int) -> list[Any]:
+        """History rows `first`..`end` (exclusive) by `session.history` pages, each of which
+        the gateway may cut short to fit a frame."""
+        rows: list[Any] = []
+        while first + len(rows) < end:
+            offset = first + len(rows)
+            page = await self._load_call(
+                routed,
+                "session.history",
+                {"session_id": runtime, "offset": offset, "limit": end - offset},
+            )
+            got = page.get("messages") if isinstance(page, dict) else None
+            if not isinstance(got, list):
+                break
+            if not isinstance(page.get("offset"), int):
+                return got[first:end]  # no paging here: this is the whole history
+            if not got:
+                break
+            rows.extend(got)
+        return rows[: end - first]
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -323,12 +323,21 @@ class SessionHub:
         self.turns.flush(session)
         if not session.running:
             self.store.repair(session.stored_id, self.epoch, worker_alive=False)
-        rows = self.store.messages(session.stored_id)
+        if omit_messages:
+            # Only the count is needed: read the last two rows (the in-flight exchange below
+            # may hide them), not a 100,000-message history.
+            rows, total = self.store.message_slice(session.stored_id, 0, 0)
+            rows, _ = self.store.message_slice(session.stored_id, max(0, total - 2))
+        else:
+            rows = self.store.messages(session.stored_id)
+            total = len(rows)
         if session.inflight is not None:
             # The in-flight exchange is reported in `inflight`, not as history rows.
-            rows = [r for r in rows if r.status != "streaming"]
-            if rows and rows[-1].role == "user":
-                rows = rows[:-1]
+            kept = [r for r in rows if r.status != "streaming"]
+            if kept and kept[-1].role == "user":
+                kept = kept[:-1]
+            total -= len(rows) - len(kept)
+            rows = kept
         snap: dict[str, Any] = {
             "session_id": session.runtime_id,
             "session_key": session.stored_id,
@@ -336,7 +345,7 @@ class SessionHub:
             "running": session.running,
             "status": session.status,
             "info": self.info(session),
-            "message_count": len(rows),
+            "message_count": total,
             "last_seq": session.log.last_seq,
         }
         if not omit_messages:

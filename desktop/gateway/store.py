@@ -201,14 +201,23 @@ class Store:
             " WHERE session_id = ? ORDER BY id",
             (sid,),
         )
-        return [
-            MessageRow(
-                r[0], r[1], r[2], r[3], r[4],
-                json.loads(r[5]) if r[5] else None,
-                json.loads(r[6]) if r[6] else None,
-            )
-            for r in rows
-        ]  # fmt: skip
+        return _message_rows(rows)
+
+    def message_slice(
+        self, sid: str, offset: int, limit: int | None = None
+    ) -> tuple[list[MessageRow], int]:
+        """Rows `offset`... (at most `limit`) and the session's row count; only those are read."""
+        total = int(
+            self._db.execute(
+                "SELECT COUNT(*) FROM messages WHERE session_id = ?", (sid,)
+            ).fetchone()[0]
+        )
+        rows = self._fetch(
+            "SELECT id, role, text, status, created_at, usage, attachments FROM messages"
+            " WHERE session_id = ? ORDER BY id LIMIT ? OFFSET ?",
+            (sid, -1 if limit is None else limit, offset),
+        )
+        return _message_rows(rows), total
 
     def import_messages(self, sid: str, rows: Iterable[tuple[str, str, float]]) -> int:
         """Append finished (role, text, created_at) rows in one transaction (imports, benches)."""
@@ -383,3 +392,14 @@ class _Transaction:
             # SQLite has already rolled back after some errors (SQLITE_FULL): a second
             # ROLLBACK would fail and hide the error that names the cause.
             self._db.execute("ROLLBACK")
+
+
+def _message_rows(rows: list[Any]) -> list[MessageRow]:
+    return [
+        MessageRow(
+            r[0], r[1], r[2], r[3], r[4],
+            json.loads(r[5]) if r[5] else None,
+            json.loads(r[6]) if r[6] else None,
+        )
+        for r in rows
+    ]  # fmt: skip

@@ -41,6 +41,9 @@ class BackendListener(Protocol):
     def on_session_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """All messages of session `key` were reloaded (e.g. after a resume)."""
 
+    def on_messages_prepended(self, key: str, messages: list[ChatMessage]) -> None:
+        """Older messages of `key` were loaded (`load_older`); they go before the shown ones."""
+
     def on_session_key_changed(self, old_key: str, new_key: str) -> None:
         """A locally created session got its durable key from the gateway."""
 
@@ -103,6 +106,12 @@ class ChatBackend(Protocol):
 
     def open_session(self, key: str) -> list[ChatMessage]:
         """Make `key` the viewed session (clears its unread count) and return its messages."""
+        ...
+
+    def load_older(self, key: str) -> None:
+        """Fetch the messages before the oldest loaded one, if the gateway pages its history
+        (the answer is `on_messages_prepended`); nothing when all are loaded or one is on its
+        way."""
         ...
 
     def send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:

@@ -19,6 +19,7 @@ class BackendBridge(QObject):
         sessions_changed(str, list): profile id, list of SessionSummary.
         session_key_changed(str, str, str): profile id, old (local) key, new (durable) key.
         messages_reset(str, str, list): profile id, session key, all ChatMessages.
+        messages_prepended(str, str, list): profile id, session key, older ChatMessages.
         message_changed(str, str, object): profile id, session key, ChatMessage.
         message_removed(str, str, str): profile id, session key, message id.
         running_changed(str, str, bool): profile id, session key, running.
@@ -34,6 +35,7 @@ class BackendBridge(QObject):
     sessions_changed = Signal(str, list)
     session_key_changed = Signal(str, str, str)
     messages_reset = Signal(str, str, list)
+    messages_prepended = Signal(str, str, list)
     message_changed = Signal(str, str, object)
     message_removed = Signal(str, str, str)
     running_changed = Signal(str, str, bool)
@@ -65,6 +67,9 @@ class BackendBridge(QObject):
 
     def on_session_messages(self, key: str, messages: list[ChatMessage]) -> None:
         self.messages_reset.emit(self.profile_id, key, list(messages))
+
+    def on_messages_prepended(self, key: str, messages: list[ChatMessage]) -> None:
+        self.messages_prepended.emit(self.profile_id, key, list(messages))
 
     def on_message_changed(self, key: str, message: ChatMessage) -> None:
         self.message_changed.emit(self.profile_id, key, message)

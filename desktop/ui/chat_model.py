@@ -97,6 +97,15 @@ class MessageListModel(QAbstractListModel):
         self._revision = {}
         self.endResetModel()
 
+    def prepend(self, messages: list[ChatMessage]) -> None:
+        """Older messages go before every row (a page of history was loaded)."""
+        if not messages:
+            return
+        self.beginInsertRows(QModelIndex(), 0, len(messages) - 1)
+        self._rows[0:0] = messages
+        self._row_of = {m.id: i for i, m in enumerate(self._rows)}
+        self.endInsertRows()
+
     def upsert(self, message: ChatMessage) -> None:
         """Add a new message at once, or schedule a changed one for the next frame."""
         row = self._row_of.get(message.id)

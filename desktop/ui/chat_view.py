@@ -49,6 +49,8 @@ from desktop.ui.text_selection import TextSelection, everything, hit, moved, nea
 from desktop.ui.theme import Colors
 
 BOTTOM_SLACK = 8
+# Older history is asked for this many screens before the top of what is loaded is reached.
+PREFETCH_SCREENS = 3
 SINGLE_STEP = 24
 # Passes of measuring the rows on screen before a paint: a measured row can change which rows
 # are on screen, which are measured in the next pass.
@@ -85,6 +87,7 @@ class ChatView(QListView):
     quote_requested = Signal(str)
     code_copied = Signal(str)
     text_copied = Signal(str)
+    older_wanted = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self._rows = RowHeights()
@@ -163,6 +166,30 @@ class ChatView(QListView):
         self._rebuild()
         self._place(True, -1, 0)
         self.viewport().update()
+        self._want_older()
+
+    def prepend_messages(self, messages: list[ChatMessage]) -> None:
+        """Older messages go above the loaded ones; what is on screen stays where it is."""
+        if not messages:
+            return
+        count = len(messages)
+        follow = self._at_bottom
+        anchor, offset = self._anchor()
+        self.chat_model.prepend(messages)
+        self._matches = [row + count for row in self._matches]
+        if self.bubbles.match_row >= 0:
+            self.bubbles.match_row += count
+        self._rebuild()
+        self._place(follow, anchor + count if anchor >= 0 else -1, offset)
+        self.viewport().update()
+        self._want_older()
+
+    def _want_older(self) -> None:
+        """Ask for older history while the top of what is loaded is a few screens away."""
+        if self.chat_model.rowCount() and (
+            self.verticalScrollBar().value() < PREFETCH_SCREENS * self.viewport().height()
+        ):
+            self.older_wanted.emit()
 
     def update_message(self, message: ChatMessage) -> None:
         """A message arrived or changed (streaming deltas are coalesced by the model)."""
@@ -757,6 +784,7 @@ class ChatView(QListView):
     def _on_scrollbar_value_changed(self, value: int) -> None:
         if not self._adjusting:
             self._at_bottom = value >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
+            self._want_older()
 
     def _on_scrollbar_range_changed(self, _low: int, high: int) -> None:
         if self._at_bottom and not self._adjusting:

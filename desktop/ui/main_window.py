@@ -233,6 +233,7 @@ class MainWindow(QMainWindow):
         self.chat_view.code_copied.connect(self._on_chat_view_code_copied)
         self.chat_view.text_copied.connect(self._on_chat_view_text_copied)
         self.chat_view.quote_requested.connect(self._on_chat_view_quote_requested)
+        self.chat_view.older_wanted.connect(self._on_chat_view_older_wanted)
         self.approvals = QWidget(pane)
         self.approvals.setAccessibleName("Pending requests")
         self.approvals_layout = QVBoxLayout(self.approvals)
@@ -331,6 +332,7 @@ class MainWindow(QMainWindow):
         b.sessions_changed.connect(self._on_bridge_sessions_changed)
         b.session_key_changed.connect(self._on_bridge_session_key_changed)
         b.messages_reset.connect(self._on_bridge_messages_reset)
+        b.messages_prepended.connect(self._on_bridge_messages_prepended)
         b.message_changed.connect(self._on_bridge_message_changed)
         b.message_removed.connect(self._on_bridge_message_removed)
         b.running_changed.connect(self._on_bridge_running_changed)
@@ -856,6 +858,17 @@ class MainWindow(QMainWindow):
     ) -> None:
         if self._current(profile_id, key):
             self.chat_view.show_messages(messages)
+
+    def _on_bridge_messages_prepended(
+        self, profile_id: str, key: str, messages: list[ChatMessage]
+    ) -> None:
+        if self._current(profile_id, key):
+            self.chat_view.prepend_messages(messages)
+
+    def _on_chat_view_older_wanted(self) -> None:
+        backend, key = self.backend, self._session_key
+        if backend is not None and key is not None:
+            backend.load_older(key)
 
     def _on_bridge_message_changed(self, profile_id: str, key: str, message: ChatMessage) -> None:
         if self._current(profile_id, key):

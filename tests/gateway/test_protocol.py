@@ -29,6 +29,7 @@ async def test_first_frame_is_gateway_ready_with_embedded_capabilities(data_dir:
             "submission_ref": True,
             "stream_ownership": True,
             "file_attachments": True,
+            "history_window": True,
         }
         assert payload["replay_epoch"] == gw.epoch
         assert payload["server"]["name"] == "hermes-qt-gateway"
@@ -240,3 +241,24 @@ async def test_approval_and_clarify_responses_are_accepted(data_dir: Path) -> No
         sid = (await c.call("session.create"))["session_id"]
         assert (await c.call("approval.respond", session_id=sid, choice="once"))["ok"] is True
         assert (await c.call("clarify.respond", session_id=sid, answer="yes"))["ok"] is True
+
+
+async def test_a_long_history_is_counted_and_paged_without_reading_all_of_it(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with gateway(data_dir, ScriptedProvider()) as gw, client(gw.url) as c:
+        gw.store.create_session("long", "Long", "desktop", 1.0)
+        gw.store.import_messages(
+            "long", [("user" if i % 2 == 0 else "assistant", f"m{i}", 2.0 + i) for i in range(1000)]
+        )
+        read_all: list[str] = []
+        whole = gw.store.messages
+        monkeypatch.setattr(gw.store, "messages", lambda sid: read_all.append(sid) or whole(sid))
+        snap = await c.call("session.resume", session_id="long", omit_messages=True)
+        assert snap["message_count"] == 1000 and "messages" not in snap
+        page = await c.call("session.history", session_id="long", offset=800, limit=200)
+        assert (page["count"], page["offset"]) == (1000, 800)
+        assert [m["text"] for m in page["messages"]] == [f"m{i}" for i in range(800, 1000)]
+        older = await c.call("session.history", session_id="long", offset=500, limit=300)
+        assert [m["text"] for m in older["messages"]] == [f"m{i}" for i in range(500, 800)]
+        assert read_all == [], "a page or a count read the whole history"

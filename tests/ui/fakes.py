@@ -41,6 +41,7 @@ class FakeBackend:
     messages: dict[str, list[ChatMessage]] = field(default_factory=dict)
     drafts: dict[str, Draft] = field(default_factory=dict)
     diag: Diagnostics = field(default_factory=Diagnostics)
+    older_asked: list[str] = field(default_factory=list)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -69,6 +70,10 @@ class FakeBackend:
     def open_session(self, key: str) -> list[ChatMessage]:
         self.calls.append(("open_session", key))
         return list(self.messages.get(key, []))
+
+    def load_older(self, key: str) -> None:
+        # Asked on every scroll near the top: kept apart from `calls`, which tests compare.
+        self.older_asked.append(key)
 
     def send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:
         self.calls.append(("send", (key, text, attachments)))

@@ -349,3 +349,26 @@ def test_an_empty_chat_says_what_to_do(qtbot: Any) -> None:
     centre = [image.pixelColor(x, y) for x in range(200, 400, 2) for y in range(170, 230, 2)]
     assert any(c != background for c in centre), "the empty chat shows no hint"
     assert "start a conversation" in ChatView.EMPTY_HINT
+
+
+def test_older_history_arriving_above_leaves_the_message_being_read_in_place(
+    qtbot: Any, view: ChatView
+) -> None:
+    older, loaded = _long_session(300)[:100], _long_session(300)[100:]
+    view.show_messages(loaded)
+    _settle(qtbot, view)
+    wanted: list[bool] = []
+    view.older_wanted.connect(lambda: wanted.append(True))
+    view.scrollTo(view.chat_model.index(5), ChatView.ScrollHint.PositionAtTop)
+    view.viewport().repaint()
+    assert wanted, "near the top of what is loaded, older history is asked for"
+    reading = view.chat_model.message_at(5)
+    top = view.visualRect(view.chat_model.index(5)).top()
+    view.prepend_messages(older)
+    view.viewport().repaint()
+    assert view.chat_model.rowCount() == 300
+    assert view.chat_model.message_at(0).id == older[0].id
+    row = view.chat_model.row_of(reading.id)
+    assert row == 105
+    assert view.visualRect(view.chat_model.index(row)).top() == top, "the text being read moved"
+    assert not view.at_bottom

@@ -1,0 +1,71 @@
+"""Long sessions against the real embedded gateway child: a window of history, older pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.core.clock import AsyncioClock
+from desktop.core.epoch_store import FileEpochStore
+from desktop.core.gateway import JsonRpcGatewayClient
+from desktop.core.launcher import EmbeddedGatewayLauncher
+from desktop.core.models import ConnectionState
+from desktop.core.profiles import Profile, ProfileKind
+from desktop.core.sessions import HISTORY_WINDOW, SessionRouter
+from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+from desktop.gateway.store import Store as GatewayStore
+from tests.support.waiting import wait_notified
+
+pytestmark = pytest.mark.slow
+
+N = 1000
+
+
+async def test_a_long_session_opens_with_its_end_and_pages_back_to_its_start(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "gw"
+    seeded = GatewayStore(data / "gateway.sqlite3")
+    seeded.create_session("long", "Long", "desktop", 1.0)
+    seeded.import_messages(
+        "long", [("user" if i % 2 == 0 else "assistant", f"m{i}", 2.0 + i) for i in range(N)]
+    )
+    seeded.close()
+    launcher = EmbeddedGatewayLauncher(
+        data, extra_args=["--config-dir", str(tmp_path / "config")], ready_timeout=60
+    )
+    profile = Profile(id="embedded", name="This computer", kind=ProfileKind.EMBEDDED)
+
+    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
+        return JsonRpcGatewayClient(endpoint.url, token=endpoint.token)
+
+    sup = ConnectionSupervisor(
+        profile,
+        client_factory=factory,
+        epoch_store=FileEpochStore(tmp_path / "epochs.json"),
+        clock=AsyncioClock(),
+        launcher=launcher,
+    )
+    router = SessionRouter(sup)
+    try:
+        sup.start()
+        await wait_notified(
+            lambda: sup.status.state is ConnectionState.ONLINE and router.synced_epoch == sup.epoch,
+            [sup.add_status_listener, router.add_synced_listener],
+            "online",
+        )
+        conv = await router.open("long")
+        # Only the end comes with the snapshot: what the first screen needs, not 1,000 rows.
+        assert [m.text for m in conv.messages] == [f"m{i}" for i in range(N - HISTORY_WINDOW, N)]
+        assert conv.history_start == N - HISTORY_WINDOW
+        pages = []
+        while (added := await router.load_older("long")) > 0:
+            pages.append(added)
+        assert sum(pages) == N - HISTORY_WINDOW and conv.history_start == 0
+        assert [m.text for m in conv.messages] == [f"m{i}" for i in range(N)]
+        assert len({m.id for m in conv.messages}) == N  # every bubble keeps its own id
+        assert await router.load_older("long") == 0  # nothing older: no call, nothing added
+    finally:
+        await router.close()
+        await sup.close()
