@@ -166,7 +166,13 @@ class WebSocketTransport:
 
     async def send(self, text: str) -> None:
         try:
-            await self._ws.send(text)
+            data = text.encode()
+        except UnicodeEncodeError:
+            # A lone surrogate (e.g. pasted text) has no UTF-8 form; websockets would close the
+            # socket over it. Send it as U+FFFD instead: one bad value never costs the link.
+            data = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
+        try:
+            await self._ws.send(data, text=True)
         except ConnectionClosed as exc:
             raise _closed_error(exc) from exc
         except OSError as exc:

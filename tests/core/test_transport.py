@@ -95,6 +95,27 @@ async def test_token_goes_in_the_query_and_protocol_ping_is_answered() -> None:
     assert seen == ["/api/ws?token=s3cret"]
 
 
+async def test_a_lone_surrogate_is_sent_replaced_and_the_socket_stays_open() -> None:
+    got: list[str] = []
+
+    async def echo(conn: ServerConnection) -> None:
+        async for message in conn:
+            got.append(str(message))
+            await conn.send(str(message))
+
+    async with server(echo) as url:
+        transport = await open_websocket(url, token="t")
+        try:
+            await transport.send('{"title":"x\ud800"}')
+            assert await asyncio.wait_for(transport.recv(), 5) == '{"title":"x\ufffd"}'
+            await transport.send('{"title":"fine"}')
+            assert await asyncio.wait_for(transport.recv(), 5) == '{"title":"fine"}'
+            assert transport.local_open
+        finally:
+            await transport.close()
+    assert got == ['{"title":"x\ufffd"}', '{"title":"fine"}']
+
+
 async def test_auth_close_code_is_fatal_and_oversized_frame_closes() -> None:
     async def close_4403(conn: ServerConnection) -> None:
         await conn.close(4403, "forbidden")
