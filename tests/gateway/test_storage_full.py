@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import sqlite3
 from pathlib import Path
 
 from tests.gateway.scripted import ScriptedProvider
@@ -11,11 +12,10 @@ from tests.reliability.history import Outcome
 from tests.reliability.rig import rig
 
 
-def fill(db: object) -> None:
-    """Real SQLITE_FULL from the gateway's own connection: no page may be added."""
-    conn = db  # sqlite3.Connection
-    pages = conn.execute("PRAGMA page_count").fetchone()[0]  # type: ignore[attr-defined]
-    conn.execute(f"PRAGMA max_page_count = {pages}")  # type: ignore[attr-defined]
+def fill(db: sqlite3.Connection, spare_pages: int = 0) -> None:
+    """Real SQLITE_FULL from the gateway's own connection: only `spare_pages` more may be added."""
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    db.execute(f"PRAGMA max_page_count = {pages + spare_pages}")
 
 
 async def test_submit_on_a_full_gateway_store_names_the_cause_and_records_nothing(
@@ -25,7 +25,9 @@ async def test_submit_on_a_full_gateway_store_names_the_cause_and_records_nothin
         sid = (await c.call("session.create"))["session_id"]
         png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"x" * 100).decode()
         await c.call("image.attach_bytes", session_id=sid, content_base64=png, filename="a.png")
-        fill(gw.store._db)
+        # Room for the submission record but not for the prompt's row as well: the disk fills
+        # in the middle of the submit.
+        fill(gw.store._db, spare_pages=60)
         try:
             await c.call("prompt.submit", session_id=sid, text="x" * 200_000, submission_ref="r1")
         except RpcFailure as exc:
