@@ -28,3 +28,14 @@ def legacy_ready(frame: str | bytes) -> list[str | bytes]:
         payload.pop("capabilities", None)
         return [encode_event("gateway.ready", payload)]
     return [frame]
+
+
+def without_final_text(frame: str | bytes) -> list[str | bytes]:
+    """message.complete without its full text: it can no longer heal what streamed before it."""
+    kind, params = frame_kind(frame)
+    if kind != "message.complete":
+        return [frame]
+    payload = dict(params.get("payload") or {})
+    payload.pop("text", None)
+    seq = params.get("seq")
+    return [encode_event(kind, payload, session_id=params.get("session_id"), seq=seq)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -55,6 +55,9 @@ class History:
 
     def __init__(self) -> None:
         self.ops: dict[str, SubmitOp] = {}
+        # Per submission_ref (or prompt text where the gateway takes no ref), what the client
+        # wrote and was answered, in order: "send", "ok" (accepted), "error" (refused).
+        self.wire: dict[str, list[str]] = collections.defaultdict(list)
         self.sockets = SocketLedger()
         self.epochs: list[int] = []  # every epoch a CONNECTING status announced, in order
         self.drafts_saved: dict[str, str] = {}
@@ -90,23 +93,37 @@ class History:
     def epoch_started(self, epoch: int) -> None:
         self.epochs.append(epoch)
 
+    def wire_event(self, key: str, what: str) -> None:
+        """The client wrote a prompt.submit for `key` ("send") or got its answer ("ok"/"error")."""
+        self.wire[key].append(what)
+
+    def sends(self, op: SubmitOp) -> int:
+        return self._wire_of(op).count("send")
+
+    def _wire_of(self, op: SubmitOp) -> list[str]:
+        return self.wire.get(op.ref) or self.wire.get(op.text) or []
+
     # -- the checker ---------------------------------------------------------------------
 
     def check(
         self,
         served: Mapping[str, int],
         *,
-        restored_texts: Iterable[str] = (),
+        composer: Callable[[str], str] = lambda key: "",
+        dedupe: bool = True,
         max_live_sockets: int = 1,
     ) -> list[str]:
         """All violations of the run's invariants (empty when the run was correct).
 
         `served` counts, per prompt text, how many times the gateway ran it (its own records);
-        `restored_texts` is what the composer was given back.
+        `composer(session_key)` is the text the user sees in that session's composer. The
+        client's own sends are judged too, since a de-duplicating gateway hides a resend: a
+        prompt written again after it was accepted is a violation, and so is one written again
+        while its outcome was unknown when the gateway does not de-duplicate (`dedupe`).
         """
         problems: list[str] = []
-        restored = collections.Counter(restored_texts)
         for op in self.ops.values():
+            problems.extend(self._wire_problems(op, dedupe))
             runs = served.get(op.text, 0)
             if runs > 1:
                 problems.append(f"duplicate: {op.ref} ran {runs} times")
@@ -117,7 +134,7 @@ class History:
             elif op.outcome is Outcome.RESTORED:
                 if runs:
                     problems.append(f"restored but ran: {op.ref} ({runs})")
-                if restored[op.text] < 1:
+                if op.text not in composer(op.session_key):
                     problems.append(f"lost: {op.ref} restored but not in the composer")
             elif op.outcome is Outcome.FAILED:
                 problems.append(f"lost: {op.ref} failed without going back to the composer")
@@ -129,6 +146,22 @@ class History:
                 problems.append(f"{profile}: {peak} live sockets at once")
         if any(b <= a for a, b in zip(self.epochs, self.epochs[1:], strict=False)):
             problems.append(f"epochs not strictly increasing: {self.epochs}")
+        return problems
+
+    def _wire_problems(self, op: SubmitOp, dedupe: bool) -> list[str]:
+        problems: list[str] = []
+        answered = True  # no send yet
+        accepted = False
+        for what in self._wire_of(op):
+            if what == "send":
+                if accepted:
+                    problems.append(f"resent: {op.ref} written again after it was accepted")
+                elif not answered and not dedupe:
+                    problems.append(f"resent: {op.ref} written again while its outcome was unknown")
+                answered = False
+            else:
+                answered = True
+                accepted = accepted or what == "ok"
         return problems
 
     def counts(self) -> collections.Counter[str]:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.clock import AsyncioClock, Clock
+from desktop.core.composer_drafts import ComposerDrafts
+from desktop.core.drafts import DraftKeeper
 from desktop.core.epoch_store import FileEpochStore
 from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.models import ConnectionState, ConnectionStatus, DeliveryState, Role
@@ -37,6 +39,7 @@ from tests.support.fault_proxy import FaultProxy
 
 TOKEN = "reliability-token-0123456789"
 PING_MARK = '"gateway.ping"'
+SUBMIT_MARK = '"prompt.submit"'
 READY_MARK = '"gateway.ready"'
 # Inbound frame filter: returns the frames to hand to the client instead (drop, dup, inject).
 Filter = Callable[[str | bytes], list[str | bytes]]
@@ -66,6 +69,7 @@ class CountedTransport:
         self._queued: list[str | bytes] = []
         self._closed = False
         self._pings: set[Any] = set()  # ids of gateway.ping calls not answered yet
+        self._submits: dict[Any, str] = {}  # prompt.submit ids not answered yet -> ref or text
 
     @property
     def local_open(self) -> bool:
@@ -77,6 +81,12 @@ class CountedTransport:
 
     async def send(self, text: str) -> None:
         self._rig.sent.append(text)
+        if SUBMIT_MARK in text:
+            msg = json.loads(text)
+            params = msg.get("params") or {}
+            key = params.get("submission_ref") or params.get("text", "")
+            self._submits[msg["id"]] = key
+            self._rig.history.wire_event(key, "send")
         if PING_MARK in text:
             self._pings.add(json.loads(text)["id"])
             self._rig.on_wire("ping")
@@ -89,7 +99,16 @@ class CountedTransport:
             self._queued.extend(flt(frame) if flt is not None else [frame])
         frame = self._queued.pop(0)
         self._rig.on_wire(self._wire_kind(frame))
+        if self._submits and isinstance(frame, str) and '"method"' not in frame:
+            self._on_submit_answer(frame)
         return frame
+
+    def _on_submit_answer(self, frame: str) -> None:
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            msg = json.loads(frame)
+            key = self._submits.pop(msg["id"], None)
+            if key is not None:
+                self._rig.history.wire_event(key, "ok" if "result" in msg else "error")
 
     def _wire_kind(self, frame: str | bytes) -> str:
         if isinstance(frame, str) and READY_MARK in frame:
@@ -180,6 +199,7 @@ class Rig:
         self.statuses: list[ConnectionStatus] = []
         self.restored: list[str] = []
         self.gone: list[str] = []
+        self.dedupe = False  # the gateway de-duplicates submission_ref (seen when online)
         self.gateway: GatewayServer | None = None
         self.proxy: FaultProxy | None = None
         self.url = ""
@@ -308,6 +328,9 @@ class Rig:
             retry_initial=0.1,
             retry_max=1.0,
         )
+        # The app's own composer drafts: a prompt given back lands where the user sees it.
+        self.drafts = DraftKeeper(self.store, AsyncioClock())
+        self.composer = ComposerDrafts(o.profile_id, self.drafts, self.store, lambda *a: None)
         self.outbox.on_state(self._on_entry_state)
         self.outbox.on_removed(self._on_entry_removed)
         self.outbox.on_restore(self._on_restore)
@@ -325,6 +348,9 @@ class Rig:
         if status.state is ConnectionState.CONNECTING:
             self.history.epoch_started(status.epoch)
         elif status.state is ConnectionState.ONLINE:
+            caps = self.sup.capabilities
+            if caps is not None:
+                self.dedupe = bool(caps.submission_ref)
             self._spawn(self._after_online(status.epoch))
 
     async def _after_online(self, epoch: int) -> None:
@@ -366,8 +392,15 @@ class Rig:
         )
 
     def _on_restore(self, entry: OutboxEntry) -> bool:
-        self.restored.append(entry.text)
-        return True
+        restored = self.composer.on_outbox_restore(entry)
+        if restored:
+            self.restored.append(entry.text)
+        return restored
+
+    def composer_text(self, session_key: str) -> str:
+        """What the composer shows for a session (its draft, as the app loads it)."""
+        draft = self.composer.load(session_key)
+        return draft.text if draft is not None else ""
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -434,7 +467,9 @@ class Rig:
 
     def problems(self, served: Counter[str] | None = None) -> list[str]:
         return self.history.check(
-            served if served is not None else self.served(), restored_texts=self.restored
+            served if served is not None else self.served(),
+            composer=self.composer_text,
+            dedupe=self.dedupe,
         )
 
     def reconnects(self) -> int:
@@ -449,6 +484,8 @@ class Rig:
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+            self.composer.close()
+            self.drafts.close()
             self.store.close()
         if self.proxy is not None:
             self.proxy.stop()

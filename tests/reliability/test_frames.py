@@ -4,82 +4,163 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.protocol import encode_event, encode_reply
-from tests.core.fakes import FakeGateway
+from desktop.core.protocol import Event
+from desktop.core.transport import Transport, open_websocket
+from desktop.gateway.server import GatewayConfig, GatewayServer
 from tests.reliability.conftest import RecordFigure
-from tests.reliability.filters import frame_kind, legacy_ready
-from tests.reliability.providers import expected_reply
-from tests.reliability.rig import rig, until
+from tests.reliability.filters import frame_kind, legacy_ready, without_final_text
+from tests.reliability.providers import ScriptedProvider, expected_reply
+from tests.reliability.rig import TOKEN, rig, until
 
 pytestmark = pytest.mark.slow
 
 
-async def test_12_late_frames_from_old_generation(record_figure: RecordFigure) -> None:
-    """A socket whose frames keep coming after we replaced it: none reach the new generation."""
-    fake = FakeGateway()
-    client = JsonRpcGatewayClient("ws://127.0.0.1:1/api/ws", transport_factory=fake.factory)
-    seen: list[tuple[str, int]] = []
-    client.subscribe(lambda event, gen: seen.append((event.type, gen)))
+class LateTransport:
+    """A real socket whose reader can be held while frames keep arriving, and that hands a held
+    frame to its reader even after the reader was cancelled (as a transport that does not stop
+    at once on cancel would): old-generation frames that really reach the client."""
+
+    def __init__(self, inner: Transport) -> None:
+        self._inner = inner
+        self.holding = False
+        self.held: list[str | bytes] = []
+        self.release = asyncio.Event()
+        self.late = 0  # held frames handed to the reader after it was cancelled
+
+    @property
+    def local_open(self) -> bool:
+        return self._inner.local_open
+
+    @property
+    def bytes_received(self) -> int:
+        return self._inner.bytes_received
+
+    async def send(self, text: str) -> None:
+        await self._inner.send(text)
+
+    async def recv(self) -> str | bytes:
+        while True:
+            try:
+                frame = await self._inner.recv()
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not self.held or task is None:
+                    raise
+                task.uncancel()
+                await self.release.wait()
+                self.late += 1
+                return self.held.pop(0)
+            if not self.holding:
+                return frame
+            self.held.append(frame)
+
+    async def ping(self) -> float:
+        return await self._inner.ping()
+
+    def abort(self) -> None:
+        abort = getattr(self._inner, "abort", None)
+        if abort is not None:
+            abort()
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+async def test_12_late_frames_from_old_generation(
+    tmp_path: Path, record_figure: RecordFigure
+) -> None:
+    """Frames of a replaced socket reach the client after the new one is open: all refused."""
+    gateway = GatewayServer(
+        GatewayConfig(data_dir=tmp_path / "gateway", token=TOKEN, ping_interval=None),
+        ScriptedProvider(words=200, interval=0.01),
+    )
+    await gateway.start()
+    sockets: list[LateTransport] = []
+
+    async def factory(url: str, **kwargs: Any) -> Transport:
+        sockets.append(LateTransport(await open_websocket(url, **kwargs)))
+        return sockets[-1]
+
+    client = JsonRpcGatewayClient(gateway.url, token=TOKEN, transport_factory=factory)
+    heard: list[tuple[str, int]] = []  # (event type, generation) heard after generation 2 opened
+    second_open = False
+
+    def listener(event: Event, generation: int) -> None:
+        if second_open:
+            heard.append((event.type, generation))
+
+    client.subscribe(listener)
     try:
         await client.connect()
-        old = fake.peer
-        pending = asyncio.ensure_future(client.call("session.list"))
-        await until(lambda: bool(old.requests("session.list")), "request written")
-        old_id = old.requests("session.list")[0]["id"]
-        await client.connect()  # generation 2 replaces 1; the old call is rejected
-        new = fake.peer
-        old.transport._closed = None  # the old socket misbehaves: frames still arrive
-        old.transport._deliver(encode_reply(old_id, {"sessions": ["stale"]}))
-        old.transport._deliver(encode_event("message.delta", {"text": "stale"}, session_id="s"))
-        second = asyncio.ensure_future(client.call("session.list"))
-        await until(lambda: bool(new.requests("session.list")), "second request written")
-        new.reply(new.requests("session.list")[0]["id"], {"sessions": []})
-        result = await second
-        with pytest.raises(Exception, match="replaced"):
-            await pending
-        late = [s for s in seen if s[1] == 1 and s[0] != "gateway.ready"]
+        old = sockets[0]
+        created = await client.call("session.create", {})
+        await client.call("prompt.submit", {"session_id": created["session_id"], "text": "long"})
+        old.holding = True  # the reader waits; the reply keeps streaming into the socket
+        await until(lambda: len(old.held) >= 3, "deltas held on the old socket")
+        await client.connect()  # generation 2 replaces 1; 1's reader is cancelled while held
+        second_open = True
+        old.release.set()
+        await until(lambda: old.late == 1, "a held frame handed to the old reader")
+        await until(lambda: client.stats.stale_frames or heard, "the old frame judged")
+        result = await client.call("session.list", {})
+        stale = [h for h in heard if h[1] != client.generation]
         record_figure(
             "12",
-            "0 frames of an old generation applied",
-            f"{len(late)} applied; new call got {result}",
-            not late and result == {"sessions": []},
+            "frames of a replaced socket that reach the client: all refused, 0 reach listeners",
+            f"{old.late} reached the client after generation 2 opened, "
+            f"{client.stats.stale_frames} refused, {len(stale)} reached listeners; "
+            f"generation 2 call answered: {isinstance(result, dict)}",
+            old.late == 1
+            and client.stats.stale_frames == 1
+            and not stale
+            and isinstance(result, dict),
         )
     finally:
+        for sock in sockets:
+            sock.release.set()
         await client.close()
+        await gateway.stop()
 
 
 async def test_13_duplicate_events_and_replies(tmp_path: Path, record_figure: RecordFigure) -> None:
     async with rig(tmp_path, words=30) as r:
-        r.inbound_filter = lambda frame: [frame, frame]  # every frame twice
+        # Every frame twice; message.complete without its full text, so that it cannot heal a
+        # reply that doubled while streaming.
+        r.inbound_filter = lambda frame: [f for f in without_final_text(frame) for f in (f, f)]
         await r.wait_online()
         key = await r.create_session()
-        r.submit(key, "twice")
+        entry = r.submit(key, "twice")
         expected = expected_reply("twice", 30)
-        await r.wait_reply(key, expected)
+        conv = r.router.conversation(key)
+        assert conv is not None
+        await until(lambda: not conv.running and bool(r.replies(key)), "the turn ended", 20)
         await r.settled()
         dup_replies = sum(c.stats.duplicate_replies for c in r.clients)
         replies = r.replies(key)
+        sends = r.history.sends(r.history.ops[entry.submission_ref])
         assert r.problems() == []
         record_figure(
             "13",
-            "duplicates applied 0: reply text exact, calls answered once",
+            "every frame twice: streamed reply exact (no healing by message.complete), "
+            "each call answered once",
             f"{len(replies)} reply, exact={replies == [expected]}, "
-            f"{dup_replies} duplicate replies ignored",
-            replies == [expected] and dup_replies > 0 and not r.deaths,
+            f"{dup_replies} duplicate replies ignored, prompt sent {sends}x",
+            replies == [expected] and dup_replies > 0 and not r.deaths and sends == 1,
         )
 
 
 async def test_14_gapped_and_reordered_seq(tmp_path: Path, record_figure: RecordFigure) -> None:
-    state = {"deltas": 0, "held": None}
+    state: dict[str, Any] = {"deltas": 0, "held": None}
 
     def gap_and_swap(frame: str | bytes) -> list[str | bytes]:
         kind, _ = frame_kind(frame)
         if kind != "message.delta":
-            return [frame]
+            return without_final_text(frame)
         state["deltas"] += 1
         if state["deltas"] == 2:
             return []  # lost: a gap in seq
@@ -96,14 +177,19 @@ async def test_14_gapped_and_reordered_seq(tmp_path: Path, record_figure: Record
         r.inbound_filter = gap_and_swap
         r.submit(key, "gaps")
         expected = expected_reply("gaps", 40)
-        await r.wait_reply(key, expected)
+        conv = r.router.conversation(key)
+        assert conv is not None
+        await until(lambda: not conv.running and bool(r.replies(key)), "the turn ended", 20)
         replies = r.replies(key)
+        since = sum('"session.events.since"' in s for s in r.sent)
         assert state["deltas"] >= 6, "the turn must stream enough deltas to gap and swap"
         record_figure(
             "14",
-            "reply exact after a gap and a swap (replayed by seq)",
-            f"exact={replies == [expected]} after {state['deltas']} deltas",
-            replies == [expected],
+            "reply exact as streamed after a gap and a swap (message.complete without text); "
+            "replayed by session.events.since",
+            f"exact={replies == [expected]} after {state['deltas']} deltas, "
+            f"{since} session.events.since",
+            replies == [expected] and since >= 1 and not r.deaths,
         )
 
 
