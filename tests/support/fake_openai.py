@@ -10,6 +10,18 @@ Usable from sync tests, async tests and subprocesses (point a real hermes-agent 
         fake.api_key = "sk-x"            # requests without `Authorization: Bearer sk-x` get 401
         fake.models = ["a", "b"]         # what GET /v1/models lists (default: just `model`)
 
+Scripted agent turns: each streamed request takes the next entry of `fake.script` (then falls
+back to `reply`), so a test can make a real agent call tools::
+
+        fake.script = [
+            {"tool_calls": [("terminal", {"command": "chmod 777 x"})], "reasoning": "hm"},
+            {"content": "Done."},
+        ]
+        fake.side_reply = "UNSURE"       # non-streamed side calls (0.19 smart approvals, titles)
+
+A turn with `"gate": threading.Event()` waits for it before answering (a test cuts the client
+off first); `fake.wait_until(predicate)` blocks until it holds, rechecked on every request.
+
 It speaks just enough HTTP/1.1: keep-alive, Content-Length or chunked request bodies, and
 chunked `text/event-stream` replies, so connection reuse behaves as with a real provider.
 """
@@ -21,6 +33,7 @@ import contextlib
 import json
 import socket
 import struct
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -76,6 +89,12 @@ class FakeOpenAIServer(LoopThreadServer):
         self.api_key: str | None = None
         self.models: list[str] | None = None
         self.requests: list[dict[str, Any]] = []  # JSON bodies of chat completion requests
+        # Streamed turns answered in order: {content?, reasoning?, tool_calls?: [(name, args)]}.
+        self.script: list[dict[str, Any]] = []
+        # The answer to non-streamed requests when set (else `reply`).
+        self.side_reply: str | None = None
+        self.streams_done = 0  # streamed answers sent in full
+        self._cond = threading.Condition()
         self.hits: list[str] = []  # "METHOD /path" of every request, in arrival order
         self._conns: set[_Conn] = set()
 
@@ -93,6 +112,15 @@ class FakeOpenAIServer(LoopThreadServer):
         self.reply = text
         if chunk_delay is not None:
             self.chunk_delay = chunk_delay
+
+    def wait_until(self, predicate: Any, timeout: float = 60.0) -> bool:
+        """Block until `predicate(self)` holds, rechecked on every request and finished stream."""
+        with self._cond:
+            return self._cond.wait_for(lambda: predicate(self), timeout)
+
+    def _notify(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
 
     def clear_faults(self) -> None:
         self.status = None
@@ -150,6 +178,7 @@ class FakeOpenAIServer(LoopThreadServer):
             except json.JSONDecodeError:
                 return await _send_json(conn.writer, 400, _error_body(400))
             self.requests.append(payload)  # recorded even when a fault answers it
+            self._notify()
         if self.status is not None:
             return await _send_json(conn.writer, self.status, _error_body(self.status))
         if is_chat:
@@ -168,7 +197,8 @@ class FakeOpenAIServer(LoopThreadServer):
         return await _send_json(conn.writer, 404, _error_body(404))
 
     def _completion(self, payload: dict[str, Any]) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": self.reply}
+        reply = self.side_reply if self.side_reply is not None else self.reply
+        message: dict[str, Any] = {"role": "assistant", "content": reply}
         if self.reasoning:
             message["reasoning_content"] = self.reasoning
         return {
@@ -177,7 +207,7 @@ class FakeOpenAIServer(LoopThreadServer):
             "created": int(time.time()),
             "model": payload.get("model") or self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": _usage(payload, self.reply),
+            "usage": _usage(payload, reply),
         }
 
     async def _stream(self, conn: _Conn, payload: dict[str, Any]) -> bool:
@@ -189,9 +219,19 @@ class FakeOpenAIServer(LoopThreadServer):
             "Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n"
         )
         writer.write(head.encode())
+        turn = self.script.pop(0) if self.script else {}
+        gate = turn.get("gate")
+        while gate is not None and not gate.is_set():
+            await asyncio.sleep(0.02)  # released by the test from its own thread
+        reply = str(turn.get("content", "" if turn else self.reply))
         events = [{"role": "assistant", "content": ""}]
-        events += _pieces("reasoning_content", self.reasoning, self.chunk_size)
-        events += _pieces("content", self.reply, self.chunk_size)
+        reasoning = str(turn.get("reasoning", self.reasoning))
+        events += _pieces("reasoning_content", reasoning, self.chunk_size)
+        events += _pieces("content", reply, self.chunk_size)
+        calls = turn.get("tool_calls") or []
+        for i, (name, args) in enumerate(calls):
+            events += _tool_call_deltas(i, f"call_{len(self.requests)}_{i}", name, args)
+        finish = "tool_calls" if calls else "stop"
         for sent, delta in enumerate(events):
             if sent == stall:
                 await _drain_until_eof(conn.reader)  # silent, connection left open
@@ -202,19 +242,33 @@ class FakeOpenAIServer(LoopThreadServer):
             await _send_chunk(writer, _event(model, delta, None))
             if self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
-        await _send_chunk(writer, _event(model, {}, "stop"))
+        await _send_chunk(writer, _event(model, {}, finish))
         if (payload.get("stream_options") or {}).get("include_usage"):
             usage = _event(model, None, None)
             usage["choices"] = []
-            usage["usage"] = _usage(payload, self.reply)
+            usage["usage"] = _usage(payload, reply)
             await _send_chunk(writer, usage)
         writer.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
         await writer.drain()
+        self.streams_done += 1
+        self._notify()
         return True
 
 
 def _pieces(field: str, text: str, size: int) -> list[dict[str, Any]]:
     return [{field: text[i : i + size]} for i in range(0, len(text), size)]
+
+
+def _tool_call_deltas(index: int, call_id: str, name: str, args: dict[str, Any]) -> list[Any]:
+    """A streamed tool call as providers send it: id and name first, then argument pieces."""
+    head = {"index": index, "id": call_id, "type": "function"}
+    first = {"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]}
+    text = json.dumps(args)
+    rest = [
+        {"tool_calls": [{"index": index, "function": {"arguments": text[i : i + 16]}}]}
+        for i in range(0, len(text), 16)
+    ]
+    return [first, *rest]
 
 
 def _event(model: str, delta: dict[str, Any] | None, finish: str | None) -> dict[str, Any]:

