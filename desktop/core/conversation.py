@@ -459,13 +459,25 @@ class Conversation:
         return out
 
     def _carry_over(self, rebuilt: list[ChatMessage], offset: int = 0) -> None:
-        """`offset`: how many shown bubbles come before the first rebuilt one."""
-        shown = [m for m in self.messages if not m.id.startswith(LOCAL_PREFIX)][offset:]
-        for new, old in zip(rebuilt, shown, strict=False):
-            if new.role is not old.role:
-                break
-            if new.role is Role.USER and new.text.strip() != old.text.strip():
-                break
+        """Give rebuilt bubbles what the same bubble already shown had (times, tools, usage).
+
+        Bubbles are matched by role and text in order, not by position: what is shown may be
+        only the end of the history (the local cache) or start elsewhere (`offset`, a hint).
+        """
+        shown = [m for m in self.messages if not m.id.startswith(LOCAL_PREFIX)]
+        j = offset if 0 <= offset < len(shown) else 0
+        if len(rebuilt) > len(shown) + _MATCH_WINDOW:
+            # Shown is only the end of the history: match against the end.
+            rebuilt = rebuilt[len(rebuilt) - len(shown) - _MATCH_WINDOW :]
+            j = 0
+        for new in rebuilt:
+            k = next(
+                (i for i in range(j, min(len(shown), j + _MATCH_WINDOW)) if _same(new, shown[i])),
+                None,
+            )
+            if k is None:
+                continue
+            old, j = shown[k], k + 1
             new.created_at = new.created_at or old.created_at
             if new.role is Role.ASSISTANT:
                 new.usage = new.usage or old.usage
@@ -529,6 +541,14 @@ _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
     **{etype: partial(Conversation._on_request_event, etype) for etype in REQUEST_EVENTS},
     **{etype: Conversation._on_expire for etype in EXPIRE_EVENTS},
 }
+
+
+# How far ahead a rebuilt bubble looks for its shown twin (bounded: long histories stay fast).
+_MATCH_WINDOW = 8
+
+
+def _same(new: ChatMessage, old: ChatMessage) -> bool:
+    return new.role is old.role and new.text.strip() == old.text.strip()
 
 
 def _stamp(data: dict[str, Any]) -> float:

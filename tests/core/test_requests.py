@@ -185,3 +185,20 @@ def test_snapshot_rebuilds_one_bubble_per_reply_with_its_tools_and_reasoning() -
         {"output": 3},
     )
     assert conv.messages[0].delivery is DeliveryState.CONFIRMED
+
+
+def test_times_carry_over_when_only_the_end_of_a_long_history_was_cached() -> None:
+    conv = Conversation("k")
+    rows: list[dict[str, Any]] = []
+    for i in range(300):
+        rows += [{"role": "user", "text": f"q{i}"}, {"role": "assistant", "text": f"a{i}"}]
+    # The local cache holds the last 200 bubbles, with their times.
+    tail = [
+        ChatMessage(f"k:{i}", Role.USER if i % 2 == 0 else Role.ASSISTANT, r["text"], created_at=i)
+        for i, r in enumerate(rows)
+    ][-200:]
+    conv.seed(tail)
+    conv.load_snapshot({"running": False, "messages": rows})
+    assert len(conv.messages) == 600
+    assert [m.created_at for m in conv.messages[-200:]] == [float(i) for i in range(400, 600)]
+    assert conv.messages[1].created_at == 0.0  # not shown before: nothing to carry
