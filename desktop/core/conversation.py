@@ -9,7 +9,14 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from desktop.core.models import ApprovalRequest, ChatMessage, DeliveryState, Role, ToolCall
+from desktop.core.models import (
+    ApprovalRequest,
+    ChatMessage,
+    DeliveryState,
+    Role,
+    SessionInfo,
+    ToolCall,
+)
 from desktop.core.protocol import Event
 from desktop.core.requests import (
     BLOCKING_KINDS,
@@ -69,6 +76,15 @@ class Conversation:
         self._listeners: list[ChangeListener] = []
 
     # -- observers -----------------------------------------------------------------------
+
+    def session_info(self) -> SessionInfo:
+        """Model, provider and approval mode as last reported, with the spinner line."""
+        return SessionInfo(
+            model=_text(self.info.get("model")),
+            provider=_text(self.info.get("provider")),
+            approval_mode=_text(self.info.get("approval_mode")),
+            activity=self.status_text if self.running else "",
+        )
 
     def add_listener(self, listener: ChangeListener) -> Callable[[], None]:
         self._listeners.append(listener)

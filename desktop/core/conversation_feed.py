@@ -7,6 +7,7 @@ from collections.abc import Callable
 from desktop.core.clock import Clock
 from desktop.core.conversation import Conversation
 from desktop.core.listeners import Notify
+from desktop.core.models import SessionInfo
 from desktop.core.session_index import SessionIndex
 from desktop.core.session_keys import is_temp_key
 from desktop.core.sessions import SessionRouter
@@ -31,6 +32,7 @@ class ConversationFeed:
         self._unsubs: dict[str, Callable[[], None]] = {}
         self._shown: dict[str, int] = {}  # session key -> bubbles last sent whole to listeners
         self._requests: dict[str, set[str]] = {}  # session key -> request ids shown as cards
+        self._infos: dict[str, SessionInfo] = {}  # session key -> info last sent
 
     def get(self, key: str) -> Conversation | None:
         return self._temp.get(key) or self._router.conversation(key)
@@ -108,6 +110,10 @@ class ConversationFeed:
         key = conv.key
         self._index.follow(conv)
         self._sync_requests(key, conv)
+        info = conv.session_info()
+        if self._infos.get(key) != info:
+            self._infos[key] = info
+            self._notify("on_session_info", key, info)
         messages = list(conv.messages)
         streaming = conv.streaming_message
         if streaming is not None and self._shown.get(key) == len(messages):

@@ -131,6 +131,17 @@ class ApprovalRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """What the gateway says about a session's agent, for the chat header and status line."""
+
+    model: str = ""
+    provider: str = ""
+    approval_mode: str = ""
+    # Hermes' transient spinner text (thinking.delta / status.update); "" when idle.
+    activity: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ReconnectRecord:
     """One past reconnect: when (wall seconds), and why the previous socket closed."""
 

@@ -12,6 +12,7 @@ from desktop.core.models import (
     Diagnostics,
     Draft,
     ReconnectRecord,
+    SessionInfo,
     SessionSummary,
 )
 from desktop.core.storage import HIT_END, HIT_START, SearchHit
@@ -73,6 +74,9 @@ class BackendListener(Protocol):
 
     def on_approval_closed(self, key: str, request_id: str) -> None:
         """A pending approval/clarify request was answered elsewhere or expired."""
+
+    def on_session_info(self, key: str, info: SessionInfo) -> None:
+        """The session's model/provider changed, or its transient status line."""
 
 
 class ChatBackend(Protocol):

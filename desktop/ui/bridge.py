@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.core.models import ChatMessage, ConnectionStatus, SessionSummary
+from desktop.core.models import ChatMessage, ConnectionStatus, SessionInfo, SessionSummary
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 
 
@@ -29,6 +29,7 @@ class BackendBridge(QObject):
         draft_save_state(str, str, bool, str): profile id, session key, saved, error.
         approval_requested(str, str, object): profile id, session key, ApprovalRequest.
         approval_closed(str, str, str): profile id, session key, request id.
+        session_info(str, str, object): profile id, session key, SessionInfo.
     """
 
     status_changed = Signal(str, object)
@@ -45,6 +46,7 @@ class BackendBridge(QObject):
     draft_save_state = Signal(str, str, bool, str)
     approval_requested = Signal(str, str, object)
     approval_closed = Signal(str, str, str)
+    session_info = Signal(str, str, object)
 
     def __init__(self, backend: ChatBackend, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -97,3 +99,6 @@ class BackendBridge(QObject):
 
     def on_approval_closed(self, key: str, request_id: str) -> None:
         self.approval_closed.emit(self.profile_id, key, request_id)
+
+    def on_session_info(self, key: str, info: SessionInfo) -> None:
+        self.session_info.emit(self.profile_id, key, info)

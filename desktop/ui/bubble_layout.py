@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -13,6 +12,7 @@ from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.document import SafeDocument, code_block_rects
 from desktop.ui.markdown import render_markdown, render_markdown_fresh, stream_chunks
 from desktop.ui.theme import Colors
+from desktop.ui.usage import footer_text
 
 ROW_MARGIN_V = 4.0
 ROW_MARGIN_H = 16.0
@@ -276,7 +276,7 @@ def build_layout(
 
     small = QFont(font)
     small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
-    stamp = time.strftime("%H:%M", time.localtime(msg.created_at)) if msg.created_at else ""
+    stamp = footer_text(msg)
     footer_w = QFontMetricsF(small).horizontalAdvance(stamp + " ") + (18 if user else 0)
     content_w = max(content_w, footer_w)
     lay.footer = QRectF(0, y, 0, FOOTER_H)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from typing import Any
 
@@ -42,6 +41,7 @@ from desktop.ui.markdown import code_blocks
 from desktop.ui.resources import icon
 from desktop.ui.text_selection import TextSelection
 from desktop.ui.theme import LIGHT, Colors
+from desktop.ui.usage import footer_text
 
 _Index = QModelIndex | QPersistentModelIndex
 LAYOUT_CACHE = 256
@@ -545,9 +545,7 @@ class BubbleDelegate(QStyledItemDelegate):
         small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
         painter.setFont(small)
         painter.setPen(muted)
-        stamp = time.strftime("%H:%M", time.localtime(msg.created_at)) if msg.created_at else ""
-        if msg.role is Role.ASSISTANT and msg.status in ("error", "interrupted"):
-            stamp = f"{msg.status} · {stamp}" if stamp else msg.status
+        stamp = footer_text(msg)
         rect = lay.footer
         if msg.delivery is not None:
             mark = QRectF(rect.right() - 14, rect.top() + 1, 14, 14)

@@ -26,7 +26,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.errors import GatewayError
-from desktop.core.models import Attachment, ChatMessage, ConnectionStatus, Role, SessionSummary
+from desktop.core.models import (
+    Attachment,
+    ChatMessage,
+    ConnectionStatus,
+    Role,
+    SessionInfo,
+    SessionSummary,
+)
 from desktop.ui.announce import announce
 from desktop.ui.approval import ApprovalCard
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
@@ -91,6 +98,7 @@ class MainWindow(QMainWindow):
         self._bridges: dict[str, BackendBridge] = {}
         self._sessions: dict[str, list[SessionSummary]] = {}
         self._approvals: dict[tuple[str, str], dict[str, ApprovalRequest]] = {}
+        self._infos: dict[tuple[str, str], SessionInfo] = {}
         self._profile_id = ""
         self._session_key: str | None = None
         self._draft_announced = False
@@ -218,9 +226,14 @@ class MainWindow(QMainWindow):
         self.connection.pause_requested.connect(self._on_connection_pause_requested)
         self.connection.resume_requested.connect(self._on_connection_resume_requested)
         self.connection.details_requested.connect(self._on_connection_details_requested)
+        self.model_label = QLabel("", status_area)
+        self.model_label.setObjectName("modelLabel")
+        self.model_label.setAccessibleName("Model")
+        self.model_label.hide()
         st = QHBoxLayout(status_area)
         st.setContentsMargins(16, 8, 12, 8)
         st.addWidget(self.title_label, 1)
+        st.addWidget(self.model_label)
         st.addWidget(self.connection)
         self.notice_label = QLabel(pane)
         self.notice_label.setObjectName("noticeLabel")
@@ -234,6 +247,12 @@ class MainWindow(QMainWindow):
         self.chat_view.text_copied.connect(self._on_chat_view_text_copied)
         self.chat_view.quote_requested.connect(self._on_chat_view_quote_requested)
         self.chat_view.older_wanted.connect(self._on_chat_view_older_wanted)
+        # Hermes' transient status text while a turn runs (each replaces the last).
+        self.activity_label = QLabel("", pane)
+        self.activity_label.setObjectName("activityLabel")
+        self.activity_label.setAccessibleName("Agent status")
+        self.activity_label.setContentsMargins(20, 2, 16, 2)
+        self.activity_label.hide()
         self.approvals = QWidget(pane)
         self.approvals.setAccessibleName("Pending requests")
         self.approvals_layout = QVBoxLayout(self.approvals)
@@ -257,6 +276,7 @@ class MainWindow(QMainWindow):
         self._find_match = -1
         right.addWidget(self.find_bar)
         right.addWidget(self.chat_view, 1)
+        right.addWidget(self.activity_label)
         right.addWidget(self.approvals)
         right.addWidget(self.composer)
 
@@ -342,6 +362,7 @@ class MainWindow(QMainWindow):
         b.draft_save_state.connect(self._on_bridge_draft_save_state)
         b.approval_requested.connect(self._on_bridge_approval_requested)
         b.approval_closed.connect(self._on_bridge_approval_closed)
+        b.session_info.connect(self._on_bridge_session_info)
 
     # -- state ------------------------------------------------------------------------------
 
@@ -422,6 +443,7 @@ class MainWindow(QMainWindow):
         if not self._draft_announced:
             self.composer.load_draft(draft)
         self.composer.set_running(bool(summary and summary.running))
+        self._show_info()
         self.notice_label.hide()
         self._show_approvals()
         self._select_in_list(key)
@@ -936,6 +958,24 @@ class MainWindow(QMainWindow):
         self._approvals.get((profile_id, key), {}).pop(request_id, None)
         if self._current(profile_id, key):
             self._show_approvals()
+
+    def _on_bridge_session_info(self, profile_id: str, key: str, info: SessionInfo) -> None:
+        self._infos[(profile_id, key)] = info
+        if self._current(profile_id, key):
+            self._show_info()
+
+    def _show_info(self) -> None:
+        """Header: the session's model and provider; above the composer: the status line."""
+        info = self._infos.get((self._profile_id, self._session_key or ""), SessionInfo())
+        model = " · ".join(p for p in (info.model, info.provider) if p)
+        self.model_label.setText(model)
+        self.model_label.setToolTip(
+            f"Model {info.model or 'unknown'}, provider {info.provider or 'unknown'}"
+            + (f", approvals: {info.approval_mode}" if info.approval_mode else "")
+        )
+        self.model_label.setVisible(bool(model))
+        self.activity_label.setText(info.activity)
+        self.activity_label.setVisible(bool(info.activity))
 
     def _show_approvals(self) -> None:
         """Cards follow the pending requests of the viewed session; a new one takes focus."""

@@ -261,7 +261,13 @@ async def test_approval_tool_row_and_reasoning_while_connected(
         assert reply.thinking == "Let me fix perms"  # reasoning, not the spinner text
         assert reply.usage.get("context_max") == 131072 and reply.usage.get("output")
         assert a.conv(key).status_text == "" and a.conv(key).pending == {}
-        assert a.conv(key).info.get("model") == "fake-model"
+        infos = [args[1] for args in a.seen.of("on_session_info") if args[0] == key]
+        assert any(i.activity for i in infos)  # Hermes' spinner text reached the status line
+        assert (infos[-1].model, infos[-1].provider, infos[-1].activity) == (
+            "fake-model",
+            "custom",
+            "",
+        )
         assert mode(a.scratch) == 0o777  # approving really ran the command
         assert [rid for _, rid in a.seen.of("on_approval_closed")] == [card.request_id]
 

@@ -8,7 +8,13 @@ from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialog, QLineEdit
 
-from desktop.core.models import ConnectionState, ConnectionStatus, DeliveryState, SessionSummary
+from desktop.core.models import (
+    ConnectionState,
+    ConnectionStatus,
+    DeliveryState,
+    SessionInfo,
+    SessionSummary,
+)
 from desktop.ui.approval import ApprovalCard
 from desktop.ui.backend import Draft
 from desktop.ui.main_window import MainWindow, ProfileEntry
@@ -391,3 +397,19 @@ def test_a_card_being_answered_survives_another_request_arriving(make_window: An
     b.emit("on_approval_request", "s1", approval("a1"))
     cards = win.approvals.findChildren(ApprovalCard)
     assert first in cards and first.answer_edit.text() == "half typed"
+
+
+def test_header_names_the_model_and_the_status_line_is_transient(make_window: Any) -> None:
+    b = _backend("p1")
+    win = make_window(b)
+    win.show()
+    win.open_session("s1")
+    assert not win.model_label.isVisible()
+    info = SessionInfo(model="fake-model", provider="custom", activity="processing...")
+    b.emit("on_session_info", "s1", info)
+    assert win.model_label.isVisible() and win.model_label.text() == "fake-model · custom"
+    assert win.activity_label.isVisible() and win.activity_label.text() == "processing..."
+    b.emit("on_session_info", "s1", SessionInfo(model="fake-model", provider="custom"))
+    assert not win.activity_label.isVisible()  # "" clears it
+    b.emit("on_session_info", "s2", SessionInfo(model="other"))  # not on screen
+    assert win.model_label.text() == "fake-model · custom"
