@@ -45,10 +45,12 @@ from desktop.ui.usage import footer_text
 
 _Index = QModelIndex | QPersistentModelIndex
 LAYOUT_CACHE = 256
-# Painted bubbles kept as pixmaps: about ten screens of a wide window, then least recent first.
-PIXMAP_BUDGET = 32 * 2**20
+# Painted bubbles kept as pixmaps: this many screens' worth (the screen on view and the ones
+# drawn ahead above and below, with room to scroll back), least recent dropped first.
+PIXMAP_SCREENS = 6
+PIXMAP_FLOOR = 4 * 2**20
 # Finished block groups of streaming replies, drawn once each; a reply's groups must all fit.
-BLOCK_PIXMAP_BUDGET = 16 * 2**20
+BLOCK_PIXMAP_SCREENS = 4
 # Rows at the end of a session estimated one by one when it opens (several screens' worth).
 EXACT_ROWS = 200
 
@@ -267,17 +269,7 @@ class BubbleDelegate(QStyledItemDelegate):
         rev: int = index.data(REVISION_ROLE) or 0
         lay = self.layout_for(index)
         self._note_height(index, msg, lay)
-        key = (msg.id, rev, self._width())
-        cached = self._pixmaps.get(key)
-        if cached is None:
-            cached = self._render_bubble(msg, lay)
-            self._pixmaps[key] = cached
-            self._pixmap_bytes += cached[1]
-            while self._pixmap_bytes > PIXMAP_BUDGET and len(self._pixmaps) > 1:
-                self._pixmap_bytes -= self._pixmaps.popitem(last=False)[1][1]
-        else:
-            self._pixmaps.move_to_end(key)
-        pix = cached[0]
+        pix = self._pixmap(msg, rev, lay)
         area = self._bubble_area(lay)
         sel = self.selection
         if sel is not None and (sel.message_id != msg.id or sel.empty):
@@ -296,6 +288,40 @@ class BubbleDelegate(QStyledItemDelegate):
             painter.drawPixmap(option.rect.topLeft() + area.topLeft(), pix)
         if index.row() in (self.focus_row, self.match_row):
             self._draw_focus(painter, lay.bubble.translated(QPointF(option.rect.topLeft())))
+
+    def _pixmap(self, msg: ChatMessage, rev: int, lay: BubbleLayout) -> QPixmap:
+        """The painted bubble of a row, from the cache or drawn now."""
+        key = (msg.id, rev, self._width())
+        cached = self._pixmaps.get(key)
+        if cached is None:
+            cached = self._render_bubble(msg, lay)
+            self._pixmaps[key] = cached
+            self._pixmap_bytes += cached[1]
+            budget = self._budget(PIXMAP_SCREENS)
+            while self._pixmap_bytes > budget and len(self._pixmaps) > 1:
+                self._pixmap_bytes -= self._pixmaps.popitem(last=False)[1][1]
+        else:
+            self._pixmaps.move_to_end(key)
+        return cached[0]
+
+    def _budget(self, screens: int) -> int:
+        """Bytes of `screens` screens of the view at its pixel ratio."""
+        size = self._view.viewport().size()
+        dpr = self._view.devicePixelRatioF()
+        return max(PIXMAP_FLOOR, round(screens * size.width() * size.height() * 4 * dpr * dpr))
+
+    def is_prepared(self, index: _Index) -> bool:
+        """Whether painting the row costs only a blit (its bubble is drawn and cached)."""
+        msg: ChatMessage | None = index.data(MESSAGE_ROLE)
+        if msg is None or msg.streaming:
+            return True
+        return (msg.id, index.data(REVISION_ROLE) or 0, self._width()) in self._pixmaps
+
+    def prepare(self, index: _Index) -> None:
+        """Lay out and draw a row now (idle time, before it scrolls into view)."""
+        msg: ChatMessage | None = index.data(MESSAGE_ROLE)
+        if msg is not None and not msg.streaming:
+            self._pixmap(msg, index.data(REVISION_ROLE) or 0, self.layout_for(index))
 
     @staticmethod
     def _bubble_area(lay: BubbleLayout) -> QRect:
@@ -490,7 +516,8 @@ class BubbleDelegate(QStyledItemDelegate):
             cached = (doc, fg.rgba(), pix)
             self._block_pixmaps[key] = cached
             self._block_bytes += self._pixmap_size(pix)
-            while self._block_bytes > BLOCK_PIXMAP_BUDGET and len(self._block_pixmaps) > 1:
+            budget = self._budget(BLOCK_PIXMAP_SCREENS)
+            while self._block_bytes > budget and len(self._block_pixmaps) > 1:
                 self._block_bytes -= self._pixmap_size(
                     self._block_pixmaps.popitem(last=False)[1][2]
                 )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from itertools import zip_longest
 
 from PySide6.QtCore import (
     QItemSelection,
@@ -13,6 +15,7 @@ from PySide6.QtCore import (
     QPointF,
     QRect,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import (
@@ -51,6 +54,10 @@ from desktop.ui.theme import Colors
 BOTTOM_SLACK = 8
 # Older history is asked for this many screens before the top of what is loaded is reached.
 PREFETCH_SCREENS = 3
+# Rows this many screens above and below the view are drawn ahead in idle time, in slices of
+# at most AHEAD_SLICE seconds, so a page step blits cached bubbles instead of laying them out.
+AHEAD_SCREENS = 1
+AHEAD_SLICE = 0.004
 SINGLE_STEP = 24
 # Passes of measuring the rows on screen before a paint: a measured row can change which rows
 # are on screen, which are measured in the next pass.
@@ -103,6 +110,10 @@ class ChatView(QListView):
             "messages, Enter or the Menu key opens a message's actions, Ctrl+C copies it"
         )
         self.chat_model = MessageListModel(self)
+        # Runs only while rows near the view remain undrawn: idle means no timer.
+        self._ahead = QTimer(self)
+        self._ahead.setSingleShot(True)
+        self._ahead.timeout.connect(self._prepare_ahead)
         self.bubbles = BubbleDelegate(self, self.chat_model)
         self.setModel(self.chat_model)
         self.setItemDelegate(self.bubbles)
@@ -183,6 +194,30 @@ class ChatView(QListView):
         self._place(follow, anchor + count if anchor >= 0 else -1, offset)
         self.viewport().update()
         self._want_older()
+
+    def _prepare_ahead(self) -> None:
+        """Draw the nearest undrawn rows around the view, for one short slice of time."""
+        n = len(self._rows)
+        if not n or not self.isVisible():
+            return
+        value = self.verticalScrollBar().value()
+        screen = self.viewport().height()
+        top = self._rows.row_at(value)
+        bottom = self._rows.row_at(value + screen)
+        first = self._rows.row_at(value - AHEAD_SCREENS * screen)
+        last = self._rows.row_at(value + screen + AHEAD_SCREENS * screen)
+        above = range(top - 1, first - 1, -1)
+        below = range(bottom + 1, last + 1)
+        order = [r for pair in zip_longest(above, below) for r in pair if r is not None]
+        deadline = time.perf_counter() + AHEAD_SLICE
+        for row in order:
+            index = self.chat_model.index(row)
+            if self.bubbles.is_prepared(index):
+                continue
+            if time.perf_counter() > deadline:
+                self._ahead.start(0)  # more to draw: after the events that are waiting
+                return
+            self.bubbles.prepare(index)
 
     def _want_older(self) -> None:
         """Ask for older history while the top of what is loaded is a few screens away."""
@@ -645,6 +680,8 @@ class ChatView(QListView):
         finally:
             painter.end()
             self.chat_model.paint_done()
+            if not self._ahead.isActive():
+                self._ahead.start(0)
 
     def mousePressEvent(self, e: QMouseEvent) -> None:
         pos = e.position().toPoint()

@@ -372,3 +372,19 @@ def test_older_history_arriving_above_leaves_the_message_being_read_in_place(
     assert row == 105
     assert view.visualRect(view.chat_model.index(row)).top() == top, "the text being read moved"
     assert not view.at_bottom
+
+
+def test_a_page_up_shows_bubbles_already_drawn_while_the_app_was_idle(
+    qtbot: Any, view: ChatView
+) -> None:
+    view.show_messages(_long_session(400))
+    _settle(qtbot, view)
+    view.viewport().repaint()
+    qtbot.wait_until(lambda: not view._ahead.isActive())  # idle: nothing left to draw ahead
+    built = view.bubbles.layouts_built
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.value() - bar.pageStep())
+    view.viewport().repaint()
+    assert view.bubbles.layouts_built == built, "a page step laid out text while scrolling"
+    qtbot.wait_until(lambda: not view._ahead.isActive())
+    assert not view._ahead.isActive(), "idle again: no timer left running"
