@@ -140,7 +140,8 @@ def main() -> int:
                 "",
                 got["worst"] <= 0.033,
                 f"{got['steps']} page steps up from the end and back at key-repeat pace "
-                f"({1 / PACE:.0f}/s), each a synchronous repaint; {got['loaded_rows']:,} rows loaded at the top" + note,
+                f"({1 / PACE:.0f}/s), each a synchronous repaint; "
+                f"{got['loaded_rows']:,} rows loaded at the top" + note,
             ),
             Result(
                 BENCH,
