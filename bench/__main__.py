@@ -10,7 +10,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from bench.common import PROFILES, RESULT_PREFIX, ROOT, Result, child_env, skipped
+from bench.common import (
+    PROFILES,
+    RESULT_PREFIX,
+    ROOT,
+    Result,
+    child_env,
+    commit_label,
+    skipped,
+)
 
 # name -> (module, time limit in seconds, target text shown if the bench dies)
 BENCHES: dict[str, tuple[str, float, str]] = {
@@ -63,7 +71,7 @@ def fmt(value: float | None, unit: str) -> str:
     return f"{text} {unit}".strip()
 
 
-def table(rows: list[Result]) -> str:
+def table(rows: list[Result], commit: str) -> str:
     lines = [
         "# Benchmarks",
         "",
@@ -74,6 +82,8 @@ def table(rows: list[Result]) -> str:
         "which part it measures.",
         f"Machine: {sys.platform}, Python {sys.version.split()[0]}; "
         f"run {time.strftime('%Y-%m-%d %H:%M')}.",
+        f"Generated from commit {commit}; a row not rerun in this run says which commit "
+        "it comes from.",
         "",
         "| benchmark | target | measured | baseline | ratio | met? |",
         "|---|---|---|---|---|---|",
@@ -106,16 +116,22 @@ def merge(path: Path, fresh: list[Result], ran: set[str]) -> list[Result]:
             old = [Result.from_json(d) for d in json.loads(cache.read_text())]
         except (ValueError, TypeError):
             old = []
-    # A row this run did not produce is kept, but marked: it may describe older code.
-    kept = [
-        r if r.note.startswith(STALE) else replace(r, note=f"{STALE}{r.note}".rstrip("; "))
-        for r in old
-        if r.bench not in ran
-    ]
+    # A row this run did not produce is kept, but marked with the code it was measured on.
+    kept = [_stale(r) for r in old if r.bench not in ran]
     order = list(BENCHES)
     rows = sorted(kept + fresh, key=lambda r: order.index(r.bench) if r.bench in order else 99)
     cache.write_text(json.dumps([r.to_json() for r in rows], indent=1))
     return rows
+
+
+def _stale(row: Result) -> Result:
+    note = row.note
+    if note.startswith(STALE):  # kept from an earlier run already: note its origin once
+        note = note[len(STALE) :]
+        if note.startswith("from "):
+            note = note.split("; ", 1)[1] if "; " in note else ""
+    origin = f"from commit {row.commit}" if row.commit else "from an unrecorded commit"
+    return replace(row, note=f"{STALE}{origin}; {note}".rstrip("; "))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,11 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown benchmark(s): {', '.join(unknown)}")
     names = args.names or list(BENCHES)
+    commit = commit_label()
     fresh: list[Result] = []
     for name in names:
-        fresh += run_one(name)
+        fresh += [replace(r, commit=commit) for r in run_one(name)]
     rows = merge(TABLE, fresh, set(names))
-    TABLE.write_text(table(rows), encoding="utf-8")
+    TABLE.write_text(table(rows, commit), encoding="utf-8")
     print(f"wrote {TABLE.relative_to(ROOT)}")
     missed = [r for r in fresh if r.met is False]
     for r in missed:

@@ -33,6 +33,7 @@ class Result:
     baseline_label: str = ""
     met: bool | None = None
     note: str = ""
+    commit: str = ""  # the code the row was measured on (see `commit_label`)
 
     @property
     def ratio(self) -> float | None:
@@ -46,6 +47,30 @@ class Result:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Result:
         return cls(**data)
+
+
+def commit_label(root: Path = ROOT) -> str:
+    """The checked-out commit (short hash), "+ uncommitted changes" when the tree is dirty."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=10", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return f"{head} + uncommitted changes" if dirty else head
 
 
 def skipped(bench: str, name: str, target: str, reason: str) -> Result:

@@ -1,4 +1,9 @@
-"""`python -m tests.reliability.report`: run the fault matrix and write docs/reliability.md."""
+"""`python -m tests.reliability.report`: run the fault matrix and write docs/reliability.md.
+
+Every expected scenario gets a row: one that recorded no figure (skipped, errored before
+recording, not run) shows as MISSING and counts as a failure, so a table cannot look green by
+leaving a row out. The table names the commit it was generated from.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,11 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
+
+from bench.common import commit_label
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "reliability.md"
@@ -30,50 +38,139 @@ Row A5 runs the gateway with a 0.5 s idle-session timeout (production 120 s).
 """
 
 
-def _order(row: dict[str, Any]) -> tuple[int, str]:
-    m = re.match(r"(P)?(\d+)", row["scenario"])
+# scenario -> the test (under tests/reliability/) that records its figure.
+EXPECTED: dict[str, str] = {
+    "1": "test_link.py::test_01_silent_blackhole_while_idle",
+    "1-phase-fake": "test_phases.py::test_01_phase_sweep_fake_clock",
+    "1-phase": "test_phases.py::test_01_phase_sweep_app_heartbeat",
+    "1-phase-legacy": "test_phases.py::test_01_phase_sweep_websocket_pings",
+    "1-netns": "test_netns.py::test_01_kernel_blackhole_while_idle",
+    "1+17-hermes": "test_hermes.py::test_hermes_01_17_silent_drop_without_heartbeat",
+    "2": "test_link.py::test_02_blackhole_mid_stream",
+    "3": "test_link.py::test_03_rst_mid_stream",
+    "4": "test_link.py::test_04_gateway_killed_back_after_5s",
+    "5": "test_link.py::test_05_half_open_writes_vanish",
+    "6": "test_link.py::test_06_slow_drip_no_false_disconnect",
+    "7": "test_lifecycle.py::test_07_latency_spike_at_most_one_reconnect",
+    "8": "test_lifecycle.py::test_08_flapping_epochs_grow_one_socket",
+    "9": "test_lifecycle.py::test_09_network_back_after_10_minutes",
+    "10": "test_lifecycle.py::test_10_user_close_zero_reconnects",
+    "11": "test_lifecycle.py::test_11_close_racing_backoff_and_handshake",
+    "12": "test_frames.py::test_12_late_frames_from_old_generation",
+    "13": "test_frames.py::test_13_duplicate_events_and_replies",
+    "14": "test_frames.py::test_14_gapped_and_reordered_seq",
+    "15": "test_frames.py::test_15_malformed_frames_ignored",
+    "16": "test_oversize.py::test_16_oversized_frame_on_a_real_socket",
+    "17": "test_frames.py::test_17_backend_without_heartbeat",
+    "18": "test_delivery.py::test_18_auth_refused_no_retries",
+    "19": "test_delivery.py::test_19_handshake_503_and_refused_are_retried",
+    "20a": "test_delivery.py::test_20_cut_after_submit_written[server-ran-it]",
+    "20b": "test_delivery.py::test_20_cut_after_submit_written[server-never-got-it]",
+    "20a-hermes": "test_hermes.py::test_hermes_20_cut_after_submit_is_reconciled_not_resent",
+    "21": "test_delivery.py::test_21_client_killed_while_typing_and_sending",
+    "22": "test_delivery.py::test_22_disk_full_and_read_only",
+    "23": "test_delivery.py::test_23_two_clients_one_session",
+    "24": "test_delivery.py::test_24_session_gone_after_gateway_restart",
+    "A1": "test_oversize.py::test_a1_oversized_snapshot_opens_with_paged_history",
+    "A2": "test_adversarial.py::test_a2_second_launch",
+    "A3": "test_adversarial.py::test_a3_lone_surrogate",
+    "A4": "test_adversarial.py::test_a4_burst_of_10000_pipelined_requests",
+    "A5": "test_adversarial.py::test_a5_rss_flat_over_1000_open_stage_close_cycles",
+    "P1": "test_provider.py::test_p1_idle_keepalive_closed_by_provider",
+    "P2": "test_provider.py::test_p2_provider_blackhole_mid_stream",
+    "P3-503": "test_provider.py::test_p3_provider_reset_refused_5xx[503]",
+    "P3-refused": "test_provider.py::test_p3_provider_reset_refused_5xx[refused]",
+    "P3-reset": "test_provider.py::test_p3_provider_reset_refused_5xx[reset]",
+    "P4": "test_provider.py::test_p4_provider_flap_soak",
+    "P4/soak": "test_soak.py::test_soak_flapping_under_load",
+}
+NODE_PREFIX = "tests/reliability/"
+
+
+def _order(scenario: str) -> tuple[int, int, str]:
+    m = re.match(r"([AP]?)(\d+)", scenario)
     if m is None:
-        return (999, row["scenario"])
-    return ((100 if m.group(1) else 0) + int(m.group(2)), row["scenario"])
+        return (9, 0, scenario)
+    return ({"": 0, "A": 1, "P": 2}[m.group(1)], int(m.group(2)), scenario)
 
 
-def render(rows: list[dict[str, Any]], exit_code: int) -> str:
+def _missing(scenario: str, outcomes: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The row of an expected scenario that recorded no figure, saying why."""
+    node = NODE_PREFIX + EXPECTED[scenario]
+    ended = outcomes.get(node)
+    if ended is None:
+        why = "not run (deselected, not collected, or the run stopped)"
+    elif ended["outcome"] == "skipped":
+        why = f"skipped: {ended['detail']}"
+    elif ended["outcome"] == "failed":
+        why = f"errored before recording ({ended['when']}): {ended['detail']}"
+    else:
+        why = "passed without recording its figure"
+    return {"scenario": scenario, "expected": f"`{node}` records it", "measured": why}
+
+
+def render(
+    figures: list[dict[str, Any]],
+    outcomes: dict[str, dict[str, str]],
+    exit_code: int,
+    commit: str,
+) -> str:
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     machine = f"{platform.node()} - {platform.platform()}, {os.cpu_count()} CPUs, Python "
     machine += platform.python_version()
+    rows: dict[str, tuple[dict[str, Any], str]] = {}
+    for fig in figures:
+        verdict = "pass" if fig["passed"] else "FAIL"
+        if fig["scenario"] not in EXPECTED:
+            verdict = "FAIL (not in the report's expected list)"
+        rows[fig["scenario"]] = (fig, verdict)
+    missing = [s for s in EXPECTED if s not in rows]
+    for scenario in missing:
+        rows[scenario] = (_missing(scenario, outcomes), "MISSING")
+    passed = sum(verdict == "pass" for _, verdict in rows.values())
     lines = [
         "# Reliability figures",
         "",
         "Generated by `python3 dev.py reliability` (`python -m tests.reliability.report`) from "
-        "the fault-matrix tests in `tests/reliability/`.",
+        "the fault-matrix tests in `tests/reliability/`, all in one run.",
         "",
+        f"- Code: commit {commit}",
         f"- Date: {now}",
         f"- Machine: {machine}",
-        f"- pytest exit status: {exit_code}; {sum(r['passed'] for r in rows)}/{len(rows)} "
-        "figures within target",
+        f"- pytest exit status: {exit_code}; {passed}/{len(rows)} figures within target; "
+        f"{len(missing)} MISSING, {len(rows) - passed - len(missing)} failed",
         "",
         NOTES,
         "| scenario | expected | measured figure | result |",
         "|---|---|---|---|",
     ]
-    for row in sorted(rows, key=_order):
+    for scenario in sorted(rows, key=_order):
+        row, verdict = rows[scenario]
         cells = [row["scenario"], row["expected"], row["measured"]]
-        cells = [c.replace("|", "/") for c in cells]
-        lines.append(f"| {' | '.join(cells)} | {'pass' if row['passed'] else 'FAIL'} |")
+        cells = [c.replace("|", "/").replace("\n", " ") for c in cells]
+        lines.append(f"| {' | '.join(cells)} | {verdict} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
+    started = time.monotonic()
+    commit = commit_label(ROOT)
     with tempfile.TemporaryDirectory() as tmp:
         figures = Path(tmp) / "figures.json"
         env = {**os.environ, FIGURES_ENV: str(figures)}
         env.setdefault("QT_QPA_PLATFORM", "offscreen")
         cmd = [sys.executable, "-m", "pytest", "tests/reliability", "-q", *argv]
         code = subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
-        rows = json.loads(figures.read_text()) if figures.exists() else []
+        data = json.loads(figures.read_text()) if figures.exists() else {}
+    rows, outcomes = data.get("figures", []), data.get("outcomes", {})
+    text = render(rows, outcomes, code, commit)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(render(rows, code), encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)} ({len(rows)} figures)")
+    OUT.write_text(text, encoding="utf-8")
+    missing = sum(1 for s in EXPECTED if s not in {r["scenario"] for r in rows})
+    took = time.monotonic() - started
+    print(f"wrote {OUT.relative_to(ROOT)} ({len(rows)} figures, {missing} missing) in {took:.0f} s")
+    if code == 0 and (missing or any(not r["passed"] for r in rows)):
+        return 1
     return code
 
 

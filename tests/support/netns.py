@@ -1,6 +1,7 @@
 """A real kernel blackhole: the embedded gateway in a network namespace behind a veth pair.
 
-    with GatewayNetns(tmp_path) as ns:     # skips the test when not root / no `ip` / no netns
+    with GatewayNetns(tmp_path) as ns:     # skips only when not root / no `ip` / no netns;
+                                            # a gateway failing to start there fails (stderr)
         url = ns.url                        # ws://10.231.X.2:PORT/api/ws (non-loopback)
         ns.blackhole()                      # `ip link set <veth> down`: packets vanish, no FIN/RST
         ns.restore()                        # `up` again
@@ -89,14 +90,20 @@ class GatewayNetns:
         if shutil.which("ip") is None:
             pytest.skip("netns needs iproute2 (`ip`)")
         try:
-            self._setup()
-        except (subprocess.SubprocessError, OSError, ValueError) as exc:
+            self._plumb()
+        except (subprocess.SubprocessError, OSError) as exc:
             self.__exit__()
             detail = getattr(exc, "stderr", "") or exc
             pytest.skip(f"cannot build a network namespace here: {detail}")
+        # Namespaces work here: from now on a failure is the project's, never a skip.
+        try:
+            self._start_gateway()
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
-    def _setup(self) -> None:
+    def _plumb(self) -> None:
         _ip("netns", "add", self.name)
         _ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
         _ip("link", "set", self.ns_if, "netns", self.name)
@@ -106,29 +113,39 @@ class GatewayNetns:
         _ip(*ns, "addr", "add", f"{self.ns_addr}/30", "dev", self.ns_if)
         _ip(*ns, "link", "set", self.ns_if, "up")
         _ip(*ns, "link", "set", "lo", "up")
-        self._proc = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                self.name,
-                sys.executable,
-                "-c",
-                CHILD,
-                self.ns_addr,
-                str(self.tmp / "ns-gateway"),
-                self.token,
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            cwd=ROOT,
-        )
+
+    def _start_gateway(self) -> None:
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        stderr_path = self.tmp / "ns-gateway.stderr"
+        with open(stderr_path, "w", encoding="utf-8") as stderr:
+            self._proc = subprocess.Popen(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    self.name,
+                    sys.executable,
+                    "-c",
+                    CHILD,
+                    self.ns_addr,
+                    str(self.tmp / "ns-gateway"),
+                    self.token,
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                cwd=ROOT,
+            )
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline()
         if not line.startswith("READY"):
-            raise ValueError(f"gateway in the namespace did not start: {line!r}")
+            tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+            pytest.fail(
+                f"the gateway in the namespace did not start (first line {line!r}); "
+                f"its stderr:\n{tail}",
+                pytrace=False,
+            )
         self.url = f"ws://{self.ns_addr}:{int(line.split()[1])}/api/ws"
 
     def blackhole(self) -> None:
