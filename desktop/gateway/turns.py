@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from desktop.gateway.faults import storage_fault
 from desktop.gateway.providers.base import ChatMessage, ChunkKind, Provider, ProviderError
 from desktop.gateway.sessions import Inflight, PendingTurn, Session
 from desktop.gateway.spool import AttachmentSpool
@@ -92,10 +94,17 @@ class TurnWorker:
         try:
             while session.pending:
                 turn = session.pending[0]
-                if not turn.started:
-                    self.start_turn(session, turn)
                 try:
+                    if not turn.started:
+                        self.start_turn(session, turn)
                     await self._run_one(session, turn)
+                except Exception as exc:
+                    # The turn could not start or finish (its store write failed): say why,
+                    # and go on with the next prompt rather than leaving the session stuck.
+                    log.error("a turn failed outside its stream", exc_info=exc)
+                    self.coalescers.pop(session.runtime_id, None)
+                    session.inflight = None
+                    self._emit(session, "error", {"message": _cause(exc)})
                 finally:
                     self._spool.release(turn.attachments)
                 session.pending.popleft()
@@ -132,7 +141,7 @@ class TurnWorker:
             status = "interrupted"
         elif (exc := stream.exception()) is not None:
             status = "error"
-            error = exc.message if isinstance(exc, ProviderError) else "internal error in the turn"
+            error = exc.message if isinstance(exc, ProviderError) else _cause(exc)
             if not isinstance(exc, ProviderError):
                 log.error("turn failed", exc_info=exc)
         coalescer.flush()
@@ -141,8 +150,9 @@ class TurnWorker:
         usage = self._usage() if status == "complete" else None
         try:
             self._store.finish_turn(session.stored_id, reply_id, inflight.assistant, status, usage)
-        except Exception:
+        except Exception as exc:
             log.exception("could not persist the end of a turn")
+            status, error = "error", f"{_cause(exc)}: this reply was not saved"
         if error:
             self._emit(session, "error", {"message": error})
         payload: dict[str, Any] = {"text": inflight.assistant, "status": status}
@@ -200,3 +210,10 @@ class TurnWorker:
     def _usage(self) -> dict[str, Any] | None:
         usage = self._provider.last_usage
         return dataclasses.asdict(usage) if usage is not None else None
+
+
+def _cause(exc: BaseException) -> str:
+    """What a user is told when a turn fails for a reason of the gateway's own."""
+    if isinstance(exc, sqlite3.Error):
+        return storage_fault(exc).message
+    return "internal error in the turn"

@@ -6,7 +6,7 @@ import base64
 import sqlite3
 from pathlib import Path
 
-from tests.gateway.scripted import ScriptedProvider
+from tests.gateway.scripted import ScriptedProvider, text
 from tests.gateway.wsclient import RpcFailure, client, gateway
 from tests.reliability.history import Outcome
 from tests.reliability.rig import rig
@@ -55,3 +55,25 @@ async def test_gateway_storage_full_reaches_the_restored_prompt_by_name(tmp_path
         op = r.history.ops[entry.submission_ref]
         assert op.outcome is Outcome.RESTORED
         assert op.error == "gateway storage full (disk is full)"
+
+
+async def test_a_reply_the_full_store_cannot_keep_says_so_and_the_session_goes_on(
+    data_dir: Path,
+) -> None:
+    provider = ScriptedProvider(text("z" * 300_000))
+    async with gateway(data_dir, provider) as gw, client(gw.url) as c:
+        sid = (await c.call("session.create"))["session_id"]
+        fill(gw.store._db, spare_pages=8)  # the prompt fits, a 300 KB reply does not
+        await c.call("prompt.submit", session_id=sid, text="write a lot")
+        error = await c.wait_event("error", sid)
+        done = await c.wait_event("message.complete", sid)
+        assert error["payload"]["message"] == (
+            "gateway storage full (disk is full): this reply was not saved"
+        )
+        assert done["payload"]["status"] == "error"
+        gw.store._db.execute("PRAGMA max_page_count = 1000000")
+        provider.chunks = text("short")
+        await c.call("prompt.submit", session_id=sid, text="again")
+        await c.wait_event("message.complete", sid, n=2)
+        hist = await c.call("session.history", session_id=sid)
+        assert [m["text"] for m in hist["messages"]][-2:] == ["again", "short"]
