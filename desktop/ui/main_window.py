@@ -109,6 +109,7 @@ class MainWindow(QMainWindow):
         self.tray = Tray(self)
         self.tray.show_requested.connect(self._on_tray_show_requested)
         self.tray.quit_requested.connect(self.quit_requested)
+        self.tray.chat_requested.connect(self._on_tray_chat_requested)
         self.profile_combo.blockSignals(True)
         for entry in profiles:
             self._attach(entry)
@@ -833,6 +834,11 @@ class MainWindow(QMainWindow):
     def _on_tray_show_requested(self) -> None:
         self.bring_forward()
 
+    def _on_tray_chat_requested(self, profile_id: str, key: str) -> None:
+        self.switch_profile(profile_id)
+        if profile_id == self._profile_id and key:
+            self.open_session(key)
+
     def bring_forward(self) -> None:
         """Show the window in front (from the tray, or when the app is launched again)."""
         if self.isMinimized() or not self.isVisible():
@@ -906,7 +912,7 @@ class MainWindow(QMainWindow):
         if running:
             return
         title, text = self._finished_reply(profile_id, key)
-        self.tray.reply_finished(title, text)
+        self.tray.reply_finished(title, text, profile_id, key)
         if self._current(profile_id, key):
             announce(self.chat_view, f"Reply: {plain_text(text)}" if text else "Reply finished")
         elif profile_id == self._profile_id:
