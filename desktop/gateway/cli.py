@@ -25,6 +25,8 @@ LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 EXIT_DATA_DIR_IN_USE = 3
+# Started by the app: the gateway it replaces (after the app was killed) may still be stopping.
+LOCK_WAIT_WITH_PARENT = 10.0
 
 
 def _default_data_dir() -> Path:
@@ -179,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(args)
     lock = DataDirLock(args.data_dir or _default_data_dir())
     try:
-        lock.acquire()
+        lock.acquire(wait=LOCK_WAIT_WITH_PARENT if args.exit_with_parent else 0.0)
     except DataDirInUse as exc:
         print(f"hermes-qt-gateway: {exc}", file=sys.stderr)
         return EXIT_DATA_DIR_IN_USE

@@ -110,6 +110,7 @@ class SessionHub:
                 session.owner = None
                 session.detached_at = now
                 if session.close_on_disconnect and not session.running:
+                    self.clear_staged(session)
                     self._forget(session)
         self._schedule_reap()
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import IO
 
+log = logging.getLogger(__name__)
 LOCK_NAME = "gateway.lock"
 
 
@@ -30,16 +33,27 @@ class DataDirLock:
         self.path = data_dir / LOCK_NAME
         self._fh: IO[str] | None = None
 
-    def acquire(self) -> None:
+    def acquire(self, wait: float = 0.0) -> None:
+        """Take the lock, retrying for up to `wait` seconds (a predecessor still stopping)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         fh = open(self.path, "a+", encoding="ascii")  # noqa: SIM115 - held until release()
-        try:
-            _lock(fh)
-        except OSError:
-            fh.seek(0)
-            holder = fh.read().strip()[:20]
-            fh.close()
-            raise DataDirInUse(self.data_dir, holder) from None
+        deadline = time.monotonic() + wait
+        waited = False
+        while True:
+            try:
+                _lock(fh)
+                break
+            except OSError:
+                if time.monotonic() < deadline:
+                    if not waited:
+                        waited = True
+                        log.info("the data dir is still locked: waiting up to %.0f s", wait)
+                    time.sleep(0.1)
+                    continue
+                fh.seek(0)
+                holder = fh.read().strip()[:20]
+                fh.close()
+                raise DataDirInUse(self.data_dir, holder) from None
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))

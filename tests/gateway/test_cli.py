@@ -148,3 +148,41 @@ async def test_gateway_log_file_rotates(data_dir: Path) -> None:
         assert path.stat().st_size <= 600 + 200  # one line may cross the limit
     assert "refused a socket" in (log_file.parent / "gateway.log.1").read_text()
     assert "wrong-token" not in "".join(p.read_text() for p in log_file.parent.iterdir())
+
+
+def test_a_gateway_the_app_starts_waits_for_its_predecessor_to_stop(data_dir: Path) -> None:
+    """After the app was killed its orphaned gateway may still be stopping: wait, then serve."""
+    env = {**os.environ, "HERMES_QT_GATEWAY_TOKEN": TOKEN}
+    cmd = [sys.executable, "-m", "desktop.gateway", "--port", "0", "--data-dir", str(data_dir)]
+    cmd += ["--provider", PROVIDER, "--exit-with-parent"]
+    first = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    procs = [first]
+    try:
+        assert first.stdout is not None and first.stdout.readline().startswith(b"HERMES_QT")
+        second = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        procs.append(second)
+        assert second.stderr is not None and second.stdout is not None
+        for line in second.stderr:  # blocks until it reports waiting (or exits)
+            if b"still locked: waiting" in line:
+                break
+        else:
+            raise AssertionError(f"the second gateway exited with {second.wait()} at once")
+        assert first.stdin is not None
+        first.stdin.close()  # its app has gone: it stops and frees the data dir
+        assert second.stdout.readline().startswith(b"HERMES_QT_GATEWAY_READY url=")
+        assert first.wait(20) == 0
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
