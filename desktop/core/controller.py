@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from desktop.core.agent_commands import AgentCommands
 from desktop.core.attachments import AttachmentStore
 from desktop.core.clock import Clock
 from desktop.core.composer_drafts import ComposerDrafts
@@ -31,6 +32,7 @@ from desktop.core.models import (
     DeliveryState,
     Diagnostics,
     Draft,
+    ModelChoice,
     ReconnectRecord,
     SessionSummary,
 )
@@ -117,6 +119,9 @@ class ProfileController:
             temps=self._temps,
             outbox=outbox,
             spawn=self._spawn,
+        )
+        self._commands = AgentCommands(
+            supervisor, router, self._feed, notify, spawn=self._spawn, now=clock.wall
         )
         events = SessionEvents(router, self._index, notify)
         self._unsubs: list[Callable[[], None]] = [
@@ -327,6 +332,20 @@ class ProfileController:
         else:
             params["answer"] = str(answer)
             self._call_soon("clarify.respond", params)
+
+    # -- what the agent offers (slash commands, models) --------------------------------------
+
+    def load_commands(self, key: str) -> None:
+        self._commands.load_commands(self._resolve(key))
+
+    def run_command(self, key: str, command: str) -> None:
+        self._commands.run(self._resolve(key), command)
+
+    def load_models(self, key: str) -> None:
+        self._commands.load_models(self._resolve(key))
+
+    def set_model(self, key: str, choice: ModelChoice) -> None:
+        self._commands.set_model(self._resolve(key), choice)
 
     # -- connection intents --------------------------------------------------------------------
 

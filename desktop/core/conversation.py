@@ -127,6 +127,11 @@ class Conversation:
                 self._turn_over()
             self._changed()
 
+    def apply_info(self, info: dict[str, Any]) -> None:
+        """What the client learned itself of the session (a model switch it made)."""
+        if self._on_info(info):
+            self._changed()
+
     def answered(self, request_id: str) -> ApprovalRequest | None:
         """The user answered (or dismissed) a request here: stop showing it."""
         request = self.pending.pop(request_id, None)

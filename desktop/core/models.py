@@ -142,6 +142,16 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """A model the gateway offers for a session (`model.options`)."""
+
+    provider: str  # slug, as config.set's `--provider` takes it
+    provider_name: str
+    model: str
+    current: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ReconnectRecord:
     """One past reconnect: when (wall seconds), and why the previous socket closed."""
 

@@ -11,6 +11,7 @@ from desktop.core.models import (
     ConnectionStatus,
     Diagnostics,
     Draft,
+    ModelChoice,
     ReconnectRecord,
     SessionInfo,
     SessionSummary,
@@ -78,6 +79,12 @@ class BackendListener(Protocol):
     def on_session_info(self, key: str, info: SessionInfo) -> None:
         """The session's model/provider changed, or its transient status line."""
 
+    def on_commands(self, key: str, commands: list[tuple[str, str]]) -> None:
+        """The gateway's slash commands (name, description); empty: it has none."""
+
+    def on_models(self, key: str, models: list[ModelChoice]) -> None:
+        """Models the session can switch to; empty: this gateway offers no switch."""
+
 
 class ChatBackend(Protocol):
     """What the UI needs from one profile's core controller: snapshots, listeners and intents.
@@ -135,7 +142,20 @@ class ChatBackend(Protocol):
         ...
 
     def respond(self, key: str, request_id: str, answer: str | bool) -> None:
-        """Answer an approval (bool) or clarify (str) request."""
+        """Answer a request: an approval choice (once/session/always/deny), a clarify answer,
+        a password or secret ("" skips), or "stop" for a turn waiting on what cannot be shown."""
+
+    def load_commands(self, key: str) -> None:
+        """Ask for the gateway's slash commands; they arrive via on_commands."""
+
+    def run_command(self, key: str, command: str) -> None:
+        """Run a slash command; its output is added to the chat."""
+
+    def load_models(self, key: str) -> None:
+        """Ask which models the session can use; they arrive via on_models."""
+
+    def set_model(self, key: str, choice: ModelChoice) -> None:
+        """Switch the session's model (where the gateway allows it)."""
 
     def pause(self) -> None:
         """Close the connection on purpose and stay offline until resume()."""

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.core.models import ChatMessage, ConnectionStatus, SessionInfo, SessionSummary
+from desktop.core.models import (
+    ChatMessage,
+    ConnectionStatus,
+    ModelChoice,
+    SessionInfo,
+    SessionSummary,
+)
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 
 
@@ -30,6 +36,8 @@ class BackendBridge(QObject):
         approval_requested(str, str, object): profile id, session key, ApprovalRequest.
         approval_closed(str, str, str): profile id, session key, request id.
         session_info(str, str, object): profile id, session key, SessionInfo.
+        commands_loaded(str, str, list): profile id, session key, [(name, description)].
+        models_loaded(str, str, list): profile id, session key, [ModelChoice].
     """
 
     status_changed = Signal(str, object)
@@ -47,6 +55,8 @@ class BackendBridge(QObject):
     approval_requested = Signal(str, str, object)
     approval_closed = Signal(str, str, str)
     session_info = Signal(str, str, object)
+    commands_loaded = Signal(str, str, list)
+    models_loaded = Signal(str, str, list)
 
     def __init__(self, backend: ChatBackend, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -102,3 +112,9 @@ class BackendBridge(QObject):
 
     def on_session_info(self, key: str, info: SessionInfo) -> None:
         self.session_info.emit(self.profile_id, key, info)
+
+    def on_commands(self, key: str, commands: list[tuple[str, str]]) -> None:
+        self.commands_loaded.emit(self.profile_id, key, list(commands))
+
+    def on_models(self, key: str, models: list[ModelChoice]) -> None:
+        self.models_loaded.emit(self.profile_id, key, list(models))

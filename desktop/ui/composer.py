@@ -23,6 +23,7 @@ from desktop.core.models import Attachment
 from desktop.core.outbox import NOT_CONFIRMED
 from desktop.ui.backend import Draft
 from desktop.ui.resources import icon
+from desktop.ui.slash_completer import SlashCompleter
 
 SEND_ENTER = "enter"  # Enter sends, Shift+Enter adds a line
 SEND_CTRL_ENTER = "ctrl_enter"  # Ctrl+Enter sends, Enter adds a line
@@ -69,6 +70,15 @@ def thumbnail(attachment: Attachment, side: int = THUMB) -> QPixmap | None:
     return QPixmap.fromImage(image) if not image.isNull() else None
 
 
+_POPUP_KEYS = (
+    Qt.Key.Key_Return,
+    Qt.Key.Key_Enter,
+    Qt.Key.Key_Tab,
+    Qt.Key.Key_Backtab,
+    Qt.Key.Key_Escape,
+)
+
+
 class ComposerEdit(QPlainTextEdit):
     """The text box; turns the send key, Esc, pasted images and dropped files into signals.
 
@@ -88,8 +98,12 @@ class ComposerEdit(QPlainTextEdit):
         super().__init__(parent)
         self.send_key = SEND_ENTER
         self.setTabChangesFocus(True)
+        self.slash = SlashCompleter(self)
 
     def keyPressEvent(self, e: QKeyEvent) -> None:
+        if self.slash.popup_visible() and e.key() in _POPUP_KEYS:
+            e.ignore()  # the completion popup takes it (Enter/Tab choose, Esc closes)
+            return
         if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             mods = e.modifiers()
             shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListView,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSplitter,
     QToolButton,
@@ -30,6 +31,7 @@ from desktop.core.models import (
     Attachment,
     ChatMessage,
     ConnectionStatus,
+    ModelChoice,
     Role,
     SessionInfo,
     SessionSummary,
@@ -99,6 +101,8 @@ class MainWindow(QMainWindow):
         self._sessions: dict[str, list[SessionSummary]] = {}
         self._approvals: dict[tuple[str, str], dict[str, ApprovalRequest]] = {}
         self._infos: dict[tuple[str, str], SessionInfo] = {}
+        self._commands: dict[str, list[tuple[str, str]]] = {}  # profile -> slash commands
+        self._models: dict[tuple[str, str], list[ModelChoice]] = {}
         self._profile_id = ""
         self._session_key: str | None = None
         self._draft_announced = False
@@ -227,10 +231,14 @@ class MainWindow(QMainWindow):
         self.connection.pause_requested.connect(self._on_connection_pause_requested)
         self.connection.resume_requested.connect(self._on_connection_resume_requested)
         self.connection.details_requested.connect(self._on_connection_details_requested)
-        self.model_label = QLabel("", status_area)
+        # The session's model; a menu switches it where the gateway offers models.
+        self.model_label = QToolButton(status_area)
         self.model_label.setObjectName("modelLabel")
         self.model_label.setAccessibleName("Model")
+        self.model_label.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.model_label.hide()
+        self.model_menu = QMenu(self.model_label)
+        self.model_menu.setAccessibleName("Switch model")
         st = QHBoxLayout(status_area)
         st.setContentsMargins(16, 8, 12, 8)
         st.addWidget(self.title_label, 1)
@@ -364,6 +372,8 @@ class MainWindow(QMainWindow):
         b.approval_requested.connect(self._on_bridge_approval_requested)
         b.approval_closed.connect(self._on_bridge_approval_closed)
         b.session_info.connect(self._on_bridge_session_info)
+        b.commands_loaded.connect(self._on_bridge_commands_loaded)
+        b.models_loaded.connect(self._on_bridge_models_loaded)
 
     # -- state ------------------------------------------------------------------------------
 
@@ -444,6 +454,10 @@ class MainWindow(QMainWindow):
         if not self._draft_announced:
             self.composer.load_draft(draft)
         self.composer.set_running(bool(summary and summary.running))
+        self.composer.edit.slash.set_commands(self._commands.get(self._profile_id, []))
+        if not self._commands.get(self._profile_id):
+            backend.load_commands(key)  # once per profile, where the gateway has a catalog
+        backend.load_models(key)
         self._show_info()
         self.notice_label.hide()
         self._show_approvals()
@@ -734,6 +748,9 @@ class MainWindow(QMainWindow):
         if backend is None:
             return
         key = self._session_key or self._start_chat(backend)
+        if not attachments and self.composer.edit.slash.is_command(text):
+            backend.run_command(key, text.strip())  # the gateway's command, not a prompt
+            return
         backend.send(key, text, attachments)
 
     def _start_chat(self, backend: ChatBackend) -> str:
@@ -970,6 +987,25 @@ class MainWindow(QMainWindow):
         if self._current(profile_id, key):
             self._show_info()
 
+    def _on_bridge_commands_loaded(
+        self, profile_id: str, key: str, commands: list[tuple[str, str]]
+    ) -> None:
+        self._commands[profile_id] = commands
+        if profile_id == self._profile_id:
+            self.composer.edit.slash.set_commands(commands)
+
+    def _on_bridge_models_loaded(
+        self, profile_id: str, key: str, models: list[ModelChoice]
+    ) -> None:
+        self._models[(profile_id, key)] = models
+        if self._current(profile_id, key):
+            self._show_info()
+
+    def _on_model_chosen(self, choice: ModelChoice) -> None:
+        backend = self.backend
+        if backend is not None and self._session_key is not None:
+            backend.set_model(self._session_key, choice)
+
     def _show_info(self) -> None:
         """Header: the session's model and provider; above the composer: the status line."""
         info = self._infos.get((self._profile_id, self._session_key or ""), SessionInfo())
@@ -980,6 +1016,15 @@ class MainWindow(QMainWindow):
             + (f", approvals: {info.approval_mode}" if info.approval_mode else "")
         )
         self.model_label.setVisible(bool(model))
+        models = self._models.get((self._profile_id, self._session_key or ""), [])
+        self.model_menu.clear()
+        for choice in models:
+            action = self.model_menu.addAction(f"{choice.model}  ({choice.provider_name})")
+            action.setCheckable(True)
+            action.setChecked(choice.model == info.model and choice.current)
+            action.triggered.connect(lambda _=False, c=choice: self._on_model_chosen(c))
+        # No models offered (e.g. the embedded gateway): the name only, no menu.
+        self.model_label.setMenu(self.model_menu if len(models) > 1 else None)
         self.activity_label.setText(info.activity)
         self.activity_label.setVisible(bool(info.activity))
 

@@ -26,7 +26,7 @@ from desktop.core.conversation import Conversation
 from desktop.core.drafts import DraftKeeper
 from desktop.core.epoch_store import MemoryEpochStore
 from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.models import ApprovalRequest, ConnectionState, Role
+from desktop.core.models import ApprovalRequest, ConnectionState, ModelChoice, Role
 from desktop.core.outbox import Outbox
 from desktop.core.profiles import Profile, ProfileKind
 from desktop.core.sessions import SessionRouter
@@ -342,3 +342,32 @@ async def test_clarify_emitted_while_disconnected(tmp_path: Path, dist: HermesDi
             a.ctl.respond(key, card.request_id, "stop")
             await a.until(lambda: not a.conv(key).running, "turn stopped", 60)
             assert len(a.replies(key)) <= 1 and a.conv(key).pending == {}
+
+
+@pytest.mark.parametrize("dist", DISTS)
+async def test_slash_commands_and_model_switch(tmp_path: Path, dist: HermesDist) -> None:
+    async with agent(tmp_path, dist) as a:
+        a.fake.script = [{"content": "hello"}]
+        key = await a.start_chat("hi")
+        await a.completed(key, "first turn")
+        a.ctl.load_commands(key)
+        await a.until(lambda: bool(a.seen.of("on_commands")), "the command catalog")
+        names = [name for name, _ in a.seen.of("on_commands")[-1][1]]
+        assert "/status" in names and "/model" in names
+        a.ctl.run_command(key, "/status")
+        conv = a.conv(key)
+        await a.until(
+            lambda: any(m.role is Role.SYSTEM and "/status" in m.text for m in conv.messages),
+            "the command's output in the chat",
+        )
+        assert "Hermes TUI Status" in conv.messages[-1].text
+        a.ctl.load_models(key)
+        await a.until(lambda: bool(a.seen.of("on_models")), "the models")
+        models = a.seen.of("on_models")[-1][1]
+        current = [m for m in models if m.current]
+        assert [(m.provider, m.model) for m in current] == [("custom", "fake-model")]
+        # A model the provider lacks: Hermes answers with the model it kept and says why.
+        a.ctl.set_model(key, ModelChoice("custom", "Custom", "fake-model-2"))
+        await a.until(lambda: bool(a.seen.of("on_notice")), "config.set answered")
+        assert "fake-model" in a.seen.of("on_notice")[-1][1]
+        assert conv.info.get("model") == "fake-model"

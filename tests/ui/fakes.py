@@ -98,6 +98,18 @@ class FakeBackend:
     def respond(self, key: str, request_id: str, answer: str | bool) -> None:
         self.calls.append(("respond", (key, request_id, answer)))
 
+    def load_commands(self, key: str) -> None:
+        self.calls.append(("load_commands", key))
+
+    def run_command(self, key: str, command: str) -> None:
+        self.calls.append(("run_command", (key, command)))
+
+    def load_models(self, key: str) -> None:
+        self.calls.append(("load_models", key))
+
+    def set_model(self, key: str, choice: Any) -> None:
+        self.calls.append(("set_model", (key, choice)))
+
     def pause(self) -> None:
         self.calls.append(("pause", None))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialog, QLineEdit
@@ -12,6 +13,7 @@ from desktop.core.models import (
     ConnectionState,
     ConnectionStatus,
     DeliveryState,
+    ModelChoice,
     SessionInfo,
     SessionSummary,
 )
@@ -413,3 +415,45 @@ def test_header_names_the_model_and_the_status_line_is_transient(make_window: An
     assert not win.activity_label.isVisible()  # "" clears it
     b.emit("on_session_info", "s2", SessionInfo(model="other"))  # not on screen
     assert win.model_label.text() == "fake-model · custom"
+
+
+# The completion popup is a top-level window: the offscreen plugin cannot raise or grab it.
+@pytest.mark.qt_log_ignore(
+    "does not support raise", "does not support grabbing", "does not support propagateSizeHints"
+)
+def test_slash_commands_complete_in_the_composer_and_run_on_the_gateway(
+    make_window: Any, qtbot: Any
+) -> None:
+    b = _backend("p1")
+    win = make_window(b)
+    win.show()
+    win.open_session("s1")
+    assert ("load_commands", "s1") in b.calls
+    b.emit("on_commands", "s1", [("/help", "Show commands"), ("/status", "Session status")])
+    edit = win.composer.edit
+    edit.setFocus()
+    QTest.keyClicks(edit, "/st")
+    popup = edit.slash.completer.popup()
+    qtbot.wait_until(popup.isVisible)
+    QTest.keyClick(popup, Qt.Key.Key_Return)  # takes the highlighted command
+    qtbot.wait_until(lambda: edit.toPlainText() == "/status ")
+    QTest.keyClick(edit, Qt.Key.Key_Return)
+    assert b.calls[-1] == ("run_command", ("s1", "/status"))
+    QTest.keyClicks(edit, "/nosuch thing")
+    QTest.keyClick(edit, Qt.Key.Key_Return)
+    assert b.calls[-1] == ("send", ("s1", "/nosuch thing", ()))  # not a command: a prompt
+
+
+def test_the_model_menu_switches_the_session_model_where_offered(make_window: Any) -> None:
+    b = _backend("p1")
+    win = make_window(b)
+    win.open_session("s1")
+    b.emit("on_session_info", "s1", SessionInfo(model="m1", provider="custom"))
+    assert win.model_label.menu() is None  # nothing offered: the name only
+    models = [ModelChoice("custom", "Custom", "m1", True), ModelChoice("or", "OpenRouter", "m2")]
+    b.emit("on_models", "s1", models)
+    menu = win.model_label.menu()
+    assert menu is not None
+    assert [a.text() for a in menu.actions()] == ["m1  (Custom)", "m2  (OpenRouter)"]
+    menu.actions()[1].trigger()
+    assert b.calls[-1] == ("set_model", ("s1", models[1]))
