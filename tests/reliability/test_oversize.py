@@ -72,14 +72,18 @@ async def test_16_oversized_frame_on_a_real_socket(
         r.submit(small, "still here")
         await r.wait_reply(small, expected_reply("still here", r.opt.words))
         assert conv.load_error.startswith(too_large_message("")[:40])
+        other = r.router.conversation(small)
+        assert other is not None
         record_figure(
             "16",
             "a frame over the limit (real 1009 close): <= 2 closes, then 0 reconnects; "
             "that chat says why, the others keep working",
             f"{len(too_big)} closes with 1009, then {deaths_after} in a virtual minute; "
-            f"chat marked: {bool(conv.load_error)}; other chat replied; "
+            f"chat marked: {bool(conv.load_error)}; other chat marked: "
+            f"{bool(other.load_error)}, replied; "
             f"{r.sup.status.state.value}",
             1 <= len(too_big) <= 2
+            and not other.load_error
             and deaths_after == 0
             and r.sup.status.state is ConnectionState.ONLINE,
         )
