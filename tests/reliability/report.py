@@ -35,6 +35,7 @@ The 1-phase rows drop the link at every phase of the heartbeat (right after a re
 before and after a pong, a grid over four heartbeat periods) and report the worst ratio: on the
 fake clock with the production 15 s / 45 s, and on real sockets with 1/3 s / 1 s (x45).
 Row A5 runs the gateway with a 0.5 s idle-session timeout (production 120 s).
+Rows 16, 16-hermes and A1 use a 64 KiB frame limit (production 8 MiB) and a x20 virtual minute.
 """
 
 
@@ -61,6 +62,7 @@ EXPECTED: dict[str, str] = {
     "14": "test_frames.py::test_14_gapped_and_reordered_seq",
     "15": "test_frames.py::test_15_malformed_frames_ignored",
     "16": "test_oversize.py::test_16_oversized_frame_on_a_real_socket",
+    "16-hermes": "test_oversize.py::test_16_hermes_oversized_snapshot_is_no_loop",
     "17": "test_frames.py::test_17_backend_without_heartbeat",
     "18": "test_delivery.py::test_18_auth_refused_no_retries",
     "19": "test_delivery.py::test_19_handshake_503_and_refused_are_retried",

@@ -16,6 +16,8 @@ from tests.reliability.clocks import ScaledClock
 from tests.reliability.conftest import RecordFigure
 from tests.reliability.providers import expected_reply
 from tests.reliability.rig import TOKEN, Rig, rig, until
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.hermes_env import hermes_gateway, require_hermes
 
 pytestmark = pytest.mark.slow
 
@@ -146,3 +148,54 @@ async def test_a1_oversized_snapshot_opens_with_paged_history(
             )
     finally:
         await launcher.close()
+
+
+@pytest.mark.hermes
+async def test_16_hermes_oversized_snapshot_is_no_loop(
+    tmp_path: Path, record_figure: RecordFigure
+) -> None:
+    """Real Hermes 0.19 (no frame limit, omit_messages ignored): a history over the client's
+    frame limit closes the socket once; the chat is marked and the others keep working."""
+    require_hermes()
+    clock = ScaledClock(20)
+    with FakeOpenAIServer("ok", chunk_size=8) as fake:
+        async with (
+            hermes_gateway(tmp_path / "home", fake.base_url) as gw,
+            rig(
+                tmp_path,
+                gateway=False,
+                url=gw.url,
+                token=gw.token,
+                max_frame=LIMIT,
+                sup_clock=clock,
+            ) as r,
+        ):
+            await r.wait_online(60)
+            big = await r.create_session("big")
+            small = await r.create_session("small")
+            for n in range(9):  # ~72 KB of prompts, over the 64 KB limit
+                r.submit(big, f"p{n} " + "x" * 8000)
+                await until(lambda n=n: len(r.replies(big)) == n + 1, f"reply {n}", 60)
+            await r.settled(60)
+            epoch = r.sup.epoch
+            r.sup.reconnect_now()
+            conv = r.router.conversation(big)
+            other = r.router.conversation(small)
+            assert conv is not None and other is not None
+            await until(lambda: bool(conv.load_error), "the big chat says why", 60)
+            await r.wait_online(60, after=epoch)
+            too_big = [d for d in r.deaths if d.code == 1009]
+            settled = len(r.deaths)
+            await _a_virtual_minute(clock)
+            deaths_after = len(r.deaths) - settled
+            r.submit(small, "still here")
+            await until(lambda: len(r.replies(small)) == 1, "the other chat replies", 60)
+            record_figure(
+                "16-hermes",
+                "0.19, history over the frame limit: <= 2 closes (1009), then 0 "
+                "reconnects; that chat says why, the others keep working",
+                f"{len(too_big)} closes with 1009, then {deaths_after} in a virtual minute; "
+                f"chat marked: {bool(conv.load_error)}; other chat marked: "
+                f"{bool(other.load_error)}, replied",
+                1 <= len(too_big) <= 2 and not other.load_error and deaths_after == 0,
+            )
