@@ -36,21 +36,36 @@ KEY = "bench-stream"
 PROFILE_ENV = "HERMES_QT_BENCH_PROFILE"
 
 
+TABLE_ROWS = 24
+CODE_LINES = 60
+
+
 def delta_text(k: int) -> str:
-    """The k-th delta of a reply: a paragraph, a table growing a row at a time, a code block."""
-    if k < 40:
+    """The k-th delta of a reply, as a model writes one: a paragraph, a table growing a row
+    at a time (TABLE_ROWS rows), a paragraph, a code block growing a line at a time
+    (CODE_LINES lines), then paragraphs with inline markdown to the end of the reply."""
+    table_end = 60 + 3 * TABLE_ROWS
+    code_start = table_end + 40
+    code_end = code_start + 2 * CODE_LINES
+    if k < 60:
         return "Here is the **summary** " if k == 0 else f"w{k} "
-    if k == 40:
+    if k == 60:
         return "\n\n| # | name | value |\n|---|---|---|\n"
-    if k < 520:
-        r, part = divmod(k - 41, 3)
+    if k <= table_end:
+        r, part = divmod(k - 61, 3)
         return (f"| {r} ", f"| `item{r}` ", f"| {r * 7} |\n")[part]
-    if k == 520:
-        return "\n\nAnd the code:\n\n```python\n"
-    if k < 960:
-        return f"    total_{k} = compute({k}, scale=2)  # step\n" if k % 2 else "if ready:\n"
-    if k == 960:
-        return "```\n\nThat is all."
+    if k < code_start:
+        return "\n\nNow the code:" if k == table_end + 1 else f" c{k}"
+    if k == code_start:
+        return "\n\n```python\n"
+    if k < code_end:
+        return f"total_{k} = compute({k}, scale=2)  # step" if k % 2 else "\n"
+    if k == code_end:
+        return "\n```\n\nThat is the gist."
+    if k % 120 == 0:
+        return "\n\n"
+    if k % 25 == 0:
+        return " **bold** "
     return f" w{k}"
 
 
@@ -178,7 +193,8 @@ def main() -> int:
     each = ", ".join(f"{r['delta_p99'] * 1000:.1f}" for r in runs)
     where = (
         f"python -m desktop, session opened from the window; {worst['fed']:,} deltas in "
-        f"{DURATION:g} s per run, new reply every {REPLY_DELTAS}; frames enter the client's "
+        f"{DURATION:g} s per run, new reply every {REPLY_DELTAS} (a {TABLE_ROWS}-row table and a "
+        f"{CODE_LINES}-line code block growing in each); frames enter the client's "
         "dispatch (socket and gateway not included)"
     )
     emit(

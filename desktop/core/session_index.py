@@ -59,6 +59,7 @@ class SessionIndex:
         self._notify = notify
         self._sessions = {r.key: SessionState(r.summary()) for r in store.sessions(profile_id)}
         self.open_key: str | None = None
+        self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -115,6 +116,7 @@ class SessionIndex:
         """Forget `key` and its cached rows (not emitted); False when it was not listed."""
         if self._sessions.pop(key, None) is None:
             return False
+        self._cached.pop(key, None)
         if not is_temp_key(key):
             self._store.delete_session(self._id, key)
         if self.open_key == key:
@@ -251,8 +253,21 @@ class SessionIndex:
             if not m.streaming
             and not (m.role is Role.USER and m.delivery is not DeliveryState.CONFIRMED)
         ]
+        before = self._cached.get(key)
+        first = 0
+        if before is not None:
+            # Only what changed since the last write (a turn adds a prompt and a reply): a
+            # long conversation is not rewritten, with its search index, at every turn end.
+            while first < min(len(rows), len(before)) and rows[first] == before[first]:
+                first += 1
+            if first == len(rows) == len(before):
+                return
+        changed = rows[first:]
+        old = before[first:] if before is not None else []
+        from_idx = min([r.idx for r in changed[:1] + old[:1]], default=0) if first else 0
         try:
-            self._store.replace_messages(self._id, key, rows)
+            self._store.replace_messages(self._id, key, changed, from_idx=from_idx)
+            self._cached[key] = rows
             if rows:
                 last = preview(rows[-1].text)
                 now = self._clock.wall()

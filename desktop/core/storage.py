@@ -347,12 +347,19 @@ class Store:
     # -- message cache ----------------------------------------------------------------------
 
     def replace_messages(
-        self, profile_id: str, key: str, messages: Sequence[CachedMessage]
+        self,
+        profile_id: str,
+        key: str,
+        messages: Sequence[CachedMessage],
+        *,
+        from_idx: int = 0,
     ) -> None:
-        """Replace a session's cached messages with the gateway's authoritative copy."""
+        """Replace a session's cached messages (those at `from_idx` and after) with the
+        gateway's authoritative copy."""
         with self._tx("cache the messages", durable=False) as c:
             c.execute(
-                "DELETE FROM messages WHERE profile_id = ? AND session_key = ?", (profile_id, key)
+                "DELETE FROM messages WHERE profile_id = ? AND session_key = ? AND idx >= ?",
+                (profile_id, key, from_idx),
             )
             c.executemany(
                 "INSERT INTO messages (profile_id, session_key, idx, role, text, thinking, "

@@ -10,7 +10,12 @@ from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.document import SafeDocument, code_block_rects
-from desktop.ui.markdown import render_markdown, render_markdown_fresh, stream_chunks
+from desktop.ui.markdown import (
+    ends_in_open_fence,
+    render_markdown,
+    render_markdown_fresh,
+    stream_chunks,
+)
 from desktop.ui.theme import Colors
 from desktop.ui.usage import footer_text
 
@@ -200,7 +205,7 @@ def streaming_docs(
         )
     del groups[len(chunks) :]
     # The tail is rendered uncached: it changes with every delta.
-    rendered = render_markdown_fresh(tail or "…", *style)
+    rendered = render_markdown_fresh(tail or "…", *style, open_fence=ends_in_open_fence(tail))
     return [doc for _, doc in groups], _markdown_doc(user, font, width, colors, rendered)
 
 

@@ -81,7 +81,9 @@ class BubbleDelegate(QStyledItemDelegate):
         self._estimates: dict[str, int] = {}
         self.colors: Colors = LIGHT
         self._layouts: OrderedDict[tuple[str, int, int], BubbleLayout] = OrderedDict()
-        self._pixmaps: OrderedDict[tuple[str, int, int], tuple[QPixmap, int]] = OrderedDict()
+        self._pixmaps: OrderedDict[tuple[object, ...], tuple[QPixmap, int]] = OrderedDict()
+        # A growing reply's last drawn revision: replaced, not kept, when the next one is drawn.
+        self._live_keys: dict[str, tuple[object, ...]] = {}
         self._pixmap_bytes = 0
         self._metrics: Metrics | None = None
         # Finished blocks of streaming replies, by document (held, so its id stays unique).
@@ -117,6 +119,7 @@ class BubbleDelegate(QStyledItemDelegate):
         """Forget cached layouts and heights (font, theme or session change)."""
         self._layouts.clear()
         self._pixmaps.clear()
+        self._live_keys.clear()
         self._block_pixmaps.clear()
         self._block_bytes = 0
         self._pixmap_bytes = 0
@@ -269,7 +272,6 @@ class BubbleDelegate(QStyledItemDelegate):
         rev: int = index.data(REVISION_ROLE) or 0
         lay = self.layout_for(index)
         self._note_height(index, msg, lay)
-        pix = self._pixmap(msg, rev, lay)
         area = self._bubble_area(lay)
         sel = self.selection
         if sel is not None and (sel.message_id != msg.id or sel.empty):
@@ -285,16 +287,33 @@ class BubbleDelegate(QStyledItemDelegate):
             self._draw_bubble(painter, msg, lay, sel, find_term=term, current_match=current)
             painter.restore()
         else:
-            painter.drawPixmap(option.rect.topLeft() + area.topLeft(), pix)
+            part = area
+            if msg.streaming:
+                # A growing reply is drawn anew every frame: only its part on screen (a long
+                # reply's table or code block can be screens tall).
+                part = area & self._view.viewport().rect().translated(-option.rect.topLeft())
+                if part.isEmpty():
+                    return
+            pix = self._pixmap(msg, rev, lay, part)
+            painter.drawPixmap(option.rect.topLeft() + part.topLeft(), pix)
         if index.row() in (self.focus_row, self.match_row):
             self._draw_focus(painter, lay.bubble.translated(QPointF(option.rect.topLeft())))
 
-    def _pixmap(self, msg: ChatMessage, rev: int, lay: BubbleLayout) -> QPixmap:
-        """The painted bubble of a row, from the cache or drawn now."""
-        key = (msg.id, rev, self._width())
+    def _pixmap(
+        self, msg: ChatMessage, rev: int, lay: BubbleLayout, part: QRect | None = None
+    ) -> QPixmap:
+        """The painted bubble of a row (or its `part`), from the cache or drawn now."""
+        area = self._bubble_area(lay)
+        part = area if part is None else part
+        key = (msg.id, rev, self._width(), *([] if part == area else part.getRect()))
         cached = self._pixmaps.get(key)
         if cached is None:
-            cached = self._render_bubble(msg, lay)
+            old = self._live_keys.pop(msg.id, None)
+            if old is not None and old in self._pixmaps:
+                self._pixmap_bytes -= self._pixmaps.pop(old)[1]
+            if msg.streaming:
+                self._live_keys[msg.id] = key
+            cached = self._render_bubble(msg, lay, part)
             self._pixmaps[key] = cached
             self._pixmap_bytes += cached[1]
             budget = self._budget(PIXMAP_SCREENS)
@@ -328,17 +347,21 @@ class BubbleDelegate(QStyledItemDelegate):
         # The rounded outline's pen reaches half a pixel outside the bubble.
         return lay.bubble.adjusted(-1, -1, 1, 1).toAlignedRect()
 
-    def _render_bubble(self, msg: ChatMessage, lay: BubbleLayout) -> tuple[QPixmap, int]:
-        """Draw one bubble into a transparent pixmap (hi-dpi aware); returns it with its bytes."""
-        area = self._bubble_area(lay)
+    def _render_bubble(
+        self, msg: ChatMessage, lay: BubbleLayout, part: QRect
+    ) -> tuple[QPixmap, int]:
+        """Draw `part` of a bubble (row coordinates) into a transparent pixmap (hi-dpi aware);
+        returns it with its bytes."""
         dpr = self._view.devicePixelRatioF()
-        pix = QPixmap(max(1, round(area.width() * dpr)), max(1, round(area.height() * dpr)))
+        pix = QPixmap(max(1, round(part.width() * dpr)), max(1, round(part.height() * dpr)))
         pix.setDevicePixelRatio(dpr)
         pix.fill(Qt.GlobalColor.transparent)
         painter = QPainter(pix)
         try:
             painter.setFont(self._font())
-            painter.translate(-area.topLeft())
+            painter.translate(-part.topLeft())
+            if part != self._bubble_area(lay):
+                painter.setClipRect(part)  # documents lay out and draw only what shows
             self._draw_bubble(painter, msg, lay)
         finally:
             painter.end()
@@ -482,6 +505,8 @@ class BubbleDelegate(QStyledItemDelegate):
         painter.translate(pos)
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.palette.setColor(QPalette.ColorRole.Text, fg)
+        if painter.hasClipping():
+            ctx.clip = painter.clipBoundingRect()  # a long document: lay out only what shows
         if marks:
             ctx.selections = marks
         doc.documentLayout().draw(painter, ctx)

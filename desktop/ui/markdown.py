@@ -52,7 +52,7 @@ TABLE_BORDER = "#9aa3b2"
 
 
 def _code_html(code: str, lang: str, style: str, bg: str, fg: str) -> str:
-    body = _highlighted(code, lang, style)
+    body = _highlighted(code, lang, style) if style else html.escape(code.rstrip("\n"))
     # One table per code block: the delegate finds them in order to place the copy buttons.
     return (
         f'<table width="100%" cellpadding="{CODE_CELL_PADDING}" cellspacing="0" bgcolor="{bg}" '
@@ -64,6 +64,10 @@ def _code_html(code: str, lang: str, style: str, bg: str, fg: str) -> str:
 def _fence(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
     tok = tokens[idx]
     lang = (tok.info or "").strip().split(" ")[0]
+    if env.get("open_fence") and not any(t.type == "fence" for t in tokens[idx + 1 :]):
+        # A block still being written changes with every delta: highlighting it each frame
+        # would cost more than a frame; it is highlighted once, when its fence closes.
+        return _code_html(tok.content, "", "", env["code_bg"], env["code_fg"])
     return _code_html(tok.content, lang, env["style"], env["code_bg"], env["code_fg"])
 
 
@@ -126,9 +130,30 @@ def _parsers(linkify: bool) -> MarkdownIt:
     return md
 
 
-def render_markdown_fresh(text: str, style: str, code_bg: str, code_fg: str) -> str:
-    """`render_markdown` without its cache: for text rendered once (a streaming tail)."""
-    return str(_md(text).render(text, {"style": style, "code_bg": code_bg, "code_fg": code_fg}))
+def render_markdown_fresh(
+    text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
+) -> str:
+    """`render_markdown` without its cache: for text rendered once (a streaming tail).
+
+    `open_fence`: the text ends inside a code block still being written, which is shown
+    without syntax colours until it closes.
+    """
+    env = {"style": style, "code_bg": code_bg, "code_fg": code_fg, "open_fence": open_fence}
+    return str(_md(text).render(text, env))
+
+
+def ends_in_open_fence(text: str) -> bool:
+    """Whether `text` ends inside a fenced code block (its closing fence not written yet)."""
+    fence = ""
+    for line in text.splitlines():
+        m = _FENCE.match(line)
+        if m:
+            mark = m.group(1)
+            if not fence:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip(" `~"):
+                fence = ""
+    return bool(fence)
 
 
 @lru_cache(maxsize=1024)

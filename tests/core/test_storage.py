@@ -217,3 +217,32 @@ def test_read_only_uri_database_is_refused_on_write(data_dir: Path) -> None:
 
     with Store(path, connect=ro) as store, pytest.raises(StorageReadOnlyError):
         store.save_draft(DraftRecord("s1", "x"))
+
+
+def test_a_turn_end_stores_only_the_new_messages_and_the_cache_stays_whole(
+    data_dir: Path,
+) -> None:
+    from desktop.core.clock import ManualClock
+    from desktop.core.conversation import Conversation
+    from desktop.core.models import ChatMessage, Role
+    from desktop.core.session_index import SessionIndex
+
+    store = Store(str(data_dir / "c.sqlite3"))
+    store.upsert_session("p", "s1", title="long")
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    conv = Conversation("s1")
+    conv.messages = [
+        ChatMessage(f"s1:{i}", Role.USER if i % 2 == 0 else Role.ASSISTANT, f"m{i}")
+        for i in range(300)
+    ]
+    for m in conv.messages[::2]:
+        m.delivery = DeliveryState.CONFIRMED
+    index.cache_conversation("s1", conv)
+    written = store._conn.total_changes
+    prompt = ChatMessage("s1:300", Role.USER, "m300", delivery=DeliveryState.CONFIRMED)
+    conv.messages += [prompt, ChatMessage("s1:301", Role.ASSISTANT, "m301")]
+    index.cache_conversation("s1", conv)
+    assert [m.text for m in store.messages("p", "s1")] == [f"m{i}" for i in range(302)]
+    # Rewriting the 302 rows and their search index would be thousands of row changes.
+    assert store._conn.total_changes - written < 100, "the whole conversation was rewritten"
+    store.close()

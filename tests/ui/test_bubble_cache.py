@@ -242,3 +242,29 @@ def test_finished_reply_looks_exactly_as_if_it_never_streamed(qtbot: Any, view: 
     a, b = (view.visualRect(view.chat_model.index(r)) for r in (0, 1))
     assert shot.copy(a).toImage() == shot.copy(b).toImage(), "same pixels as a plain reply"
     assert QPointF(lay_a.doc_pos) == QPointF(lay_b.doc_pos)
+
+
+def test_a_code_block_being_written_is_coloured_once_its_fence_closes() -> None:
+    open_code = "```python\ndef f():\n    return 1\n"
+    plain = render_markdown_fresh(open_code, "friendly", "#fff", "#000", open_fence=True)
+    assert "def f():" in plain and "<span" not in plain, "coloured while still being written"
+    closed = render_markdown_fresh(open_code + "```\n", "friendly", "#fff", "#000")
+    assert '<span style="color:' in closed, "a closed block gets its colours"
+
+
+def test_a_growing_reply_taller_than_the_view_draws_only_what_shows(
+    qtbot: Any, view: ChatView
+) -> None:
+    lines = "".join(f"| {i} | row {i} |\n" for i in range(120))
+    reply = assistant("a1", "| # | name |\n|---|---|\n" + lines, streaming=True)
+    view.show_messages([reply])
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += "| 120 | row 120 |\n"
+        view.update_message(reply)
+    view.grab()
+    lay = view.bubbles.layout_for(view.chat_model.index(0))
+    assert lay.bubble.height() > 2 * view.viewport().height(), "the reply is screens tall"
+    sizes = [pix.height() / pix.devicePixelRatio() for pix, _ in view.bubbles._pixmaps.values()]
+    assert sizes and max(sizes) <= view.viewport().height(), "drew more than the screen shows"
+    assert len(view.bubbles._pixmaps) == 1, "the previous frame's drawing was not dropped"
