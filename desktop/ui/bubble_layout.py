@@ -9,6 +9,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.ui.delivery import bubble_error_text
 from desktop.ui.document import SafeDocument, code_block_rects
 from desktop.ui.markdown import (
     ends_in_open_fence,
@@ -300,7 +301,9 @@ def build_layout(
                 x += w + 6
             content_w = max(content_w, x)
             y += BUTTON_H
-        content_w = max(content_w, min(inner_max, 220.0))
+        # Wide enough for the whole cause when it fits; the painter elides the rest.
+        err_w = fm.horizontalAdvance(bubble_error_text(msg)) + 2
+        content_w = max(content_w, min(inner_max, max(220.0, err_w)))
 
     content_w = min(inner_max, content_w)
     bubble_w = content_w + 2 * PAD_H

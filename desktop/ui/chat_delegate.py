@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
     QFont,
+    QFontMetricsF,
     QGuiApplication,
     QMouseEvent,
     QPainter,
@@ -37,6 +38,7 @@ from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewIt
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.bubble_layout import BubbleLayout, Metrics, build_layout, estimate, metrics
 from desktop.ui.chat_model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
+from desktop.ui.delivery import bubble_error_text
 from desktop.ui.markdown import code_blocks
 from desktop.ui.resources import icon
 from desktop.ui.text_selection import TextSelection
@@ -446,9 +448,9 @@ class BubbleDelegate(QStyledItemDelegate):
             )
         self._draw_footer(painter, msg, lay, font, muted)
         if lay.error_rect is not None:
-            err = "Not sent: " + (msg.delivery_error or "delivery failed")
-            if msg.delivery is DeliveryState.UNCONFIRMED:
-                err = "Checking whether the gateway got this…"
+            err = QFontMetricsF(painter.font()).elidedText(
+                bubble_error_text(msg), Qt.TextElideMode.ElideRight, lay.error_rect.width()
+            )
             painter.setPen(fg)
             painter.drawText(lay.error_rect, Qt.AlignmentFlag.AlignVCenter, err)
         for zone in lay.zones:

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 
 from desktop.core.attachments import AttachmentError, is_image
 from desktop.core.models import Attachment
-from desktop.core.outbox import NOT_CONFIRMED
 from desktop.ui.backend import Draft
+from desktop.ui.delivery import failure_label
 from desktop.ui.resources import icon
 from desktop.ui.slash_completer import SlashCompleter
 
@@ -334,7 +334,7 @@ class Composer(QWidget):
     def restore_prompt(self, draft: Draft, error: str) -> None:
         """A prompt came back (not delivered): put it back with a Retry banner naming why."""
         self._set_content(draft)
-        self.banner_label.setText(f"{restore_reason(error)}. Your message is back here.")
+        self.banner_label.setText(f"{failure_label(error)}. Your message is back here.")
         self.banner.show()
 
     def set_save_state(self, saved: bool, error: str) -> None:
@@ -504,11 +504,3 @@ class Composer(QWidget):
 
     def _on_retry_button_clicked(self) -> None:
         self._on_edit_submit()
-
-
-def restore_reason(error: str) -> str:
-    """The banner's first words: "delivery not confirmed" only for a prompt that may have gone
-    out and provably did not arrive; anything else was refused or never sent, and says why."""
-    if not error or error == NOT_CONFIRMED:
-        return "Delivery not confirmed"
-    return f"Not sent: {error}"

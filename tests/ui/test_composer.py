@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QMimeData, Qt, QUrl
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor, QFontMetricsF, QImage
 from PySide6.QtTest import QTest
 
+from desktop.core.models import DeliveryState
 from desktop.core.outbox import NOT_CONFIRMED
 from desktop.ui.backend import Draft
+from desktop.ui.bubble_layout import build_layout
 from desktop.ui.composer import SEND_CTRL_ENTER, Composer
-from tests.ui.fakes import FakeBackend, make_attachment
+from desktop.ui.delivery import failure_label
+from desktop.ui.theme import LIGHT
+from tests.ui.fakes import FakeBackend, make_attachment, user
 
 
 def _composer(qtbot: Any) -> tuple[Composer, FakeBackend]:
@@ -170,3 +174,17 @@ def test_a_prompt_refused_or_never_sent_names_its_cause_not_delivery(qtbot: Any)
         c.restore_prompt(Draft("deploy now", 10, ()), cause)
         assert c.banner_label.text() == f"Not sent: {cause}. Your message is back here."
         assert "not confirmed" not in c.banner_label.text().lower()
+
+
+def test_a_failed_prompt_bubble_is_wide_enough_for_its_whole_cause(qtbot: Any) -> None:
+    composer = Composer()
+    qtbot.addWidget(composer)
+    font = composer.font()
+    msg = user("u1", "Hi", DeliveryState.FAILED)
+    msg.delivery_error = "gateway storage full (disk is full)"
+    lay = build_layout(msg, 1000, font, LIGHT, frozenset())
+    text = failure_label(msg.delivery_error)
+    assert text == "Not sent: gateway storage full (disk is full)"
+    assert lay.error_rect is not None
+    assert lay.error_rect.width() >= QFontMetricsF(font).horizontalAdvance(text)
+    assert lay.error_rect.right() <= lay.bubble.right()
