@@ -34,6 +34,10 @@ Detection ratios are (time the client declared the socket dead - last inbound fr
 The 1-phase rows drop the link at every phase of the heartbeat (right after a reply, right
 before and after a pong, a grid over four heartbeat periods) and report the worst ratio: on the
 fake clock with the production 15 s / 45 s, and on real sockets with 1/3 s / 1 s (x45).
+Rows ending in -hermes run the client against a real `hermes serve` (hermes-agent 0.19.0,
+legacy dialect: WebSocket pings, no replay, no submission_ref) through the same fault proxy:
+the matrix's client-side rows that dialect allows (13 and 14 need seq and replay, which 0.19
+does not have).
 Row A5 runs the gateway with a 0.5 s idle-session timeout (production 120 s).
 Rows 16, 16-hermes and A1 use a 64 KiB frame limit (production 8 MiB) and a x20 virtual minute.
 """
@@ -47,6 +51,13 @@ EXPECTED: dict[str, str] = {
     "1-phase-legacy": "test_phases.py::test_01_phase_sweep_websocket_pings",
     "1-netns": "test_netns.py::test_01_kernel_blackhole_while_idle",
     "1+17-hermes": "test_hermes.py::test_hermes_01_17_silent_drop_without_heartbeat",
+    "1-phase-hermes": "test_hermes.py::test_hermes_01_phase_sweep",
+    "2-hermes": "test_hermes.py::test_hermes_02_blackhole_mid_stream",
+    "3-hermes": "test_hermes.py::test_hermes_03_rst_mid_stream",
+    "5-hermes": "test_hermes.py::test_hermes_05_half_open_writes_vanish",
+    "6-hermes": "test_hermes.py::test_hermes_06_slow_drip",
+    "15-hermes": "test_hermes.py::test_hermes_15_malformed_frames",
+    "18-hermes": "test_hermes.py::test_hermes_18_auth_refused",
     "2": "test_link.py::test_02_blackhole_mid_stream",
     "3": "test_link.py::test_03_rst_mid_stream",
     "4": "test_link.py::test_04_gateway_killed_back_after_5s",

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from desktop.core.models import ConnectionState
+from tests.reliability import phases
+from tests.reliability.clocks import ScaledClock
 from tests.reliability.conftest import RecordFigure
 from tests.reliability.history import Outcome
 from tests.reliability.rig import Rig, rig, until
@@ -24,17 +29,31 @@ def _hermes_available() -> None:
     require_hermes()
 
 
+LONG_ANSWER = " ".join(f"word{i:03d}" for i in range(80))
+DRIP_ANSWER = " ".join(f"word{i:03d}" for i in range(40))
+
+
 @contextlib.asynccontextmanager
-async def hermes_rig(tmp: Path) -> AsyncIterator[Rig]:
-    with FakeOpenAIServer("a short legacy answer", chunk_size=8) as fake:
+async def hermes_rig(
+    tmp: Path,
+    *,
+    reply: str = "a short legacy answer",
+    chunk_delay: float = 0.0,
+    online: bool = True,
+    **options: Any,
+) -> AsyncIterator[Rig]:
+    """The client stack against `hermes serve` (0.19.0) behind the fault proxy."""
+    with FakeOpenAIServer(reply, chunk_size=8, chunk_delay=chunk_delay) as fake:
         async with hermes_gateway(tmp / "home", fake.base_url) as gw:
             port = int(gw.url.rsplit(":", 1)[1].split("/")[0])
             proxy = FaultProxy(port).start()
+            options.setdefault("token", gw.token)
             try:
                 url = f"ws://127.0.0.1:{proxy.port}/api/ws"
-                async with rig(tmp, gateway=False, url=url, token=gw.token) as r:
+                async with rig(tmp, gateway=False, url=url, **options) as r:
                     r.proxy = proxy
-                    await r.wait_online(60)
+                    if online:
+                        await r.wait_online(60)
                     yield r
                     r.proxy = None  # stopped below, after the client stack
             finally:
@@ -93,4 +112,162 @@ async def test_hermes_20_cut_after_submit_is_reconciled_not_resent(
             and counts[entry.text] == 1
             and op.outcome is Outcome.CONFIRMED
             and not problems,
+        )
+
+
+def _ratio(r: Rig) -> tuple[float, str]:
+    death = r.deaths[-1]
+    assert death.last_inbound is not None
+    elapsed = death.at - death.last_inbound
+    return elapsed, f"{elapsed:.3f} s after last inbound (ratio {elapsed / phases.DEADLINE:.3f})"
+
+
+async def test_hermes_01_phase_sweep(tmp_path: Path, record_figure: RecordFigure) -> None:
+    async with hermes_rig(tmp_path, interval=phases.INTERVAL, deadline=phases.DEADLINE) as r:
+        assert r.sup.capabilities.heartbeat is False
+        trials = await phases.sweep(r)
+        app_pings = sum(phases.PING_MARK in s for s in r.sent)
+        measured, ok = phases.figure(trials)
+        record_figure(
+            "1-phase-hermes",
+            "0.19 (WebSocket pings): every drop moment detected <= deadline x 1.03",
+            f"{measured}; {app_pings} gateway.ping",
+            ok and app_pings == 0,
+        )
+
+
+async def _mid_stream(r: Rig, text: str) -> str:
+    key = await r.create_session()
+    r.submit(key, text)
+    conv = r.router.conversation(key)
+    assert conv is not None
+    await until(lambda: bool(conv.streaming_message and conv.streaming_message.text), "streaming")
+    return key
+
+
+async def test_hermes_02_blackhole_mid_stream(tmp_path: Path, record_figure: RecordFigure) -> None:
+    async with hermes_rig(tmp_path, reply=LONG_ANSWER, chunk_delay=0.03) as r:
+        key = await _mid_stream(r, "hermes mid-stream blackhole")
+        r.proxy.set_mode("blackhole")
+        await until(lambda: len(r.deaths) == 1, "blackhole detected", 10)
+        elapsed, measured = _ratio(r)
+        r.restore_network()
+        await r.wait_reply(key, LONG_ANSWER, 60)
+        await r.settled(60)
+        counts = await served(r, key)
+        problems = r.problems(counts)
+        replies = r.replies(key)
+        record_figure(
+            "2-hermes",
+            "0.19: detected <= deadline x 1.03; reply rebuilt from the snapshot, complete, once",
+            f"{measured}; {replies.count(LONG_ANSWER)} complete reply, {len(problems)} violations",
+            0.97 <= elapsed <= 1.03 and replies == [LONG_ANSWER] and not problems,
+        )
+
+
+async def test_hermes_03_rst_mid_stream(tmp_path: Path, record_figure: RecordFigure) -> None:
+    async with hermes_rig(tmp_path, reply=LONG_ANSWER, chunk_delay=0.03) as r:
+        key = await _mid_stream(r, "hermes mid-stream reset")
+        cut = time.monotonic()
+        r.proxy.reset_all()
+        await until(lambda: len(r.deaths) == 1, "reset detected", 5)
+        detected = r.deaths[0].at - cut
+        await r.wait_reply(key, LONG_ANSWER, 60)
+        await r.settled(60)
+        counts = await served(r, key)
+        problems = r.problems(counts)
+        replies = r.replies(key)
+        record_figure(
+            "3-hermes",
+            "0.19: RST detected <= 1 s; reply complete, once",
+            f"{detected:.3f} s; {replies.count(LONG_ANSWER)} complete reply, "
+            f"{len(problems)} violations",
+            detected <= 1.0 and replies == [LONG_ANSWER] and not problems,
+        )
+
+
+async def test_hermes_05_half_open_writes_vanish(
+    tmp_path: Path, record_figure: RecordFigure
+) -> None:
+    async with hermes_rig(tmp_path) as r:
+        key = await r.create_session()
+        r.proxy.set_mode("blackhole", direction="up")  # our writes vanish; no FIN, no RST
+        entry = r.submit(key, "into a dead hermes peer")
+        await until(lambda: len(r.deaths) == 1, "half-open detected", 10)
+        elapsed, measured = _ratio(r)
+        dead_at = r.deaths[0].at
+        await until(lambda: r.history.ops[entry.submission_ref].ambiguous, "ambiguous", 1)
+        rejected_after = time.monotonic() - dead_at
+        r.restore_network()  # what the blackhole held is lost: the prompt never arrived
+        await r.settled(60)
+        await r.wait_online(30)
+        counts = await served(r, key)
+        problems = r.problems(counts)
+        op = r.history.ops[entry.submission_ref]
+        record_figure(
+            "5-hermes",
+            "0.19: detected <= deadline x 1.03; pending call rejected <= 100 ms; the lost prompt "
+            "is not re-sent but given back to the composer",
+            f"{measured}; rejected within {rejected_after * 1000:.0f} ms; sent "
+            f"{r.history.sends(op)}x, ran {counts[entry.text]}, outcome "
+            f"{op.outcome.value if op.outcome else None}, {len(problems)} violations",
+            0.97 <= elapsed <= 1.03
+            and rejected_after <= 0.1
+            and r.history.sends(op) == 1
+            and op.outcome is Outcome.RESTORED
+            and not problems,
+        )
+
+
+async def test_hermes_06_slow_drip(tmp_path: Path, record_figure: RecordFigure) -> None:
+    async with hermes_rig(tmp_path, reply=DRIP_ANSWER, chunk_delay=0.02) as r:
+        key = await r.create_session()
+        r.proxy.set_mode("bandwidth", rate=1024)
+        started = time.monotonic()
+        r.submit(key, "hermes drip")
+        await r.wait_reply(key, DRIP_ANSWER, timeout=60)
+        took = time.monotonic() - started
+        r.proxy.set_mode("pass")
+        assert took > 2 * phases.DEADLINE, "the drip must outlast the deadline to prove anything"
+        record_figure(
+            "6-hermes",
+            "0.19: 0 disconnects at 1 KB/s",
+            f"{len(r.deaths)} disconnects over {took:.1f} s of drip",
+            not r.deaths and r.reconnects() == 0,
+        )
+
+
+async def test_hermes_15_malformed_frames(tmp_path: Path, record_figure: RecordFigure) -> None:
+    garbage = ["{", "[]", '{"jsonrpc":"1.0"}', '{"jsonrpc":"2.0","id":true,"result":1}', "\x00"]
+    injected = 0
+
+    def inject(frame: str | bytes) -> list[str | bytes]:
+        nonlocal injected
+        injected += 1
+        return [garbage[injected % len(garbage)], frame]
+
+    async with hermes_rig(tmp_path) as r:
+        key = await r.create_session()
+        r.inbound_filter = inject
+        r.submit(key, "garbage around hermes")
+        await r.wait_reply(key, "a short legacy answer", 60)
+        bad = sum(c.stats.malformed_frames for c in r.clients)
+        record_figure(
+            "15-hermes",
+            "0.19: 0 disconnects from invalid frames; all counted",
+            f"{len(r.deaths)} disconnects, {bad}/{injected} invalid frames counted",
+            not r.deaths and bad == injected,
+        )
+
+
+async def test_hermes_18_auth_refused(tmp_path: Path, record_figure: RecordFigure) -> None:
+    clock = ScaledClock(100.0)
+    async with hermes_rig(tmp_path, online=False, token="wrong-token", sup_clock=clock) as r:
+        await until(lambda: r.sup.status.state is ConnectionState.FAILED, "failed", 30)
+        attempts = r.proxy.accepted
+        record_figure(
+            "18-hermes",
+            "0.19: 0 retries after auth refused (HTTP 403)",
+            f"{attempts - 1} retries, {clock.pending} timers, reason {r.sup.status.reason!r}",
+            attempts == 1 and clock.pending == 0 and "403" in r.sup.status.reason,
         )
