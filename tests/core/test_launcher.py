@@ -134,6 +134,18 @@ async def test_child_exiting_before_ready_is_a_retryable_error_without_the_token
     await launcher.close()
 
 
+async def test_a_big_stderr_file_is_moved_aside_at_the_next_start(data_dir: Path) -> None:
+    stderr_log = data_dir / "gateway-stderr.log"
+    stderr_log.write_bytes(b"old crash trace\n" * 70_000)  # about 1.1 MB
+    launcher = ScriptLauncher(data_dir, mode="die")
+    with pytest.raises(LauncherError) as info:
+        await launcher.endpoint()
+    await launcher.close()
+    assert "boom ***" in str(info.value)  # the new start's own output, not the old trace
+    assert (data_dir / "gateway-stderr.log.1").read_bytes().startswith(b"old crash trace")
+    assert stderr_log.stat().st_size < 1000
+
+
 async def test_child_ignoring_sigterm_is_killed(data_dir: Path) -> None:
     launcher = ScriptLauncher(data_dir, mode="stubborn", stop_timeout=0.3)
     await launcher.endpoint()
