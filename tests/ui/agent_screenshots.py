@@ -71,10 +71,8 @@ async def shoot_approval(a: Agent, win: MainWindow, out: Path) -> None:
     card.buttons[0].click()  # Allow once
     key = win.session_key or ""
     conv = a.conv(key)
-    await shown(
-        lambda: not conv.running and any(m.usage for m in conv.messages if m.role is Role.ASSISTANT),
-        "reply with usage",
-    )
+    replies = lambda: [m for m in conv.messages if m.role is Role.ASSISTANT]  # noqa: E731
+    await shown(lambda: not conv.running and any(m.usage for m in replies()), "reply with usage")
     reply = next(m for m in conv.messages if m.role is Role.ASSISTANT)
     win.chat_view.bubbles.activate(reply, "thinking", 0)  # the reasoning fold, opened
     win.chat_view.bubbles.activate(reply, "tool", 0)  # the tool row with its result
