@@ -74,6 +74,7 @@ class SettingsDialog(QDialog):
         tabs.setAccessibleName("Settings sections")
         tabs.addTab(self._profiles_tab(), "Profiles")
         self.providers_page = ProvidersPage(self.values.providers, checks, self)
+        self.providers_page.field_edited.connect(self._on_flagged_edited)
         tabs.addTab(self.providers_page, "Providers")
         tabs.addTab(self._general_tab(), "General")
         self.error = named(QLabel(self), "Settings problem")
@@ -136,7 +137,7 @@ class SettingsDialog(QDialog):
         self.p_home.setPlaceholderText(f"{default_hermes_home()} (your Hermes)")
         self.p_hermes = _named(QLineEdit(page), "Hermes program", "The hermes executable")
         found = shutil.which("hermes")
-        self.p_hermes.setPlaceholderText(found or "not on PATH: install hermes-agent or choose it")
+        self.p_hermes.setPlaceholderText(found or "not found on PATH: choose it")
         self.p_hermes_browse = _named(QPushButton("Browse…", page), "Choose the hermes program")
         self.p_hermes_browse.clicked.connect(self._on_browse_hermes_clicked)
         self.test_profile = _named(
@@ -148,7 +149,10 @@ class SettingsDialog(QDialog):
         self.p_result.setVisible(False)
         self._profile_runner = CheckRunner(self.test_profile, self.p_result, self)
         for edit in (self.p_name, self.p_url, self.p_hermes):
-            edit.textEdited.connect(lambda _t, w=edit: clear_invalid(w))
+            edit.textEdited.connect(lambda _t, w=edit: self._on_flagged_edited(w))
+        # A result is about what was tested: editing what it depends on takes it away.
+        for edit in (self.p_url, self.p_token, self.p_home, self.p_hermes):
+            edit.textEdited.connect(lambda _t: self._profile_runner.cancel())
         ca_row = QHBoxLayout()
         ca_row.addWidget(self.p_ca)
         ca_row.addWidget(browse)
@@ -370,6 +374,12 @@ class SettingsDialog(QDialog):
         self.error.setStyleSheet("color: #c62828;")
         self.error.setVisible(True)
         mark_invalid(widget, problem.message)
+
+    def _on_flagged_edited(self, widget: QWidget) -> None:
+        """The user is fixing a field: the mark and the "Not saved" line go (Save re-checks)."""
+        if widget.property("invalid"):
+            self.error.setVisible(False)
+        clear_invalid(widget)
 
     def done(self, result: int) -> None:
         # A check still running must not land on a closed dialog.

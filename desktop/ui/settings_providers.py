@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -25,7 +26,13 @@ NEW_NAME = "New provider"
 
 
 class ProvidersPage(QWidget):
-    """Edits `providers` in place (the dialog's copy); list order is fallback order."""
+    """Edits `providers` in place (the dialog's copy); list order is fallback order.
+
+    Signals:
+        field_edited(QWidget): the user typed into a field that a problem may have marked.
+    """
+
+    field_edited = Signal(QWidget)
 
     def __init__(
         self, providers: list[ProviderSettings], checks: SettingsChecks | None, parent: QWidget
@@ -75,9 +82,12 @@ class ProvidersPage(QWidget):
         self.preset_hint.setWordWrap(True)
         self._models_runner = CheckRunner(self.load_models, self.result, self)
         self._test_runner = CheckRunner(self.test, self.result, self)
-        for edit in (self.name, self.base_url, self.api_key):
-            edit.textEdited.connect(lambda _t, w=edit: clear_invalid(w))
-        self.model.editTextChanged.connect(lambda _t: clear_invalid(self.model))
+        for edit in (self.name, self.base_url):
+            edit.textEdited.connect(lambda _t, w=edit: self.field_edited.emit(w))
+        self.model.lineEdit().textEdited.connect(lambda _t: self.field_edited.emit(self.model))
+        # A result is about what was checked: editing what it depends on takes it away.
+        for edit in (self.base_url, self.api_key, self.model.lineEdit()):
+            edit.textEdited.connect(self._on_inputs_edited)
         hint = QLabel(
             "The first provider answers. The others take over, in order, when it cannot be "
             "reached, and it is switched back once healthy. With none, a clearly labelled "
@@ -205,6 +215,10 @@ class ProvidersPage(QWidget):
         self._move(1)
 
     # -- presets, models, test --------------------------------------------------------------
+
+    def _on_inputs_edited(self, _text: str) -> None:
+        self._models_runner.cancel()
+        self._test_runner.cancel()
 
     def _on_preset_activated(self, _index: int) -> None:
         preset = self.preset.currentData()

@@ -17,6 +17,7 @@ from desktop.core.launcher import (
     HermesServeLauncher,
     LauncherError,
     default_hermes_home,
+    hermes_home_for,
 )
 from desktop.core.models import ConnectionState
 from desktop.core.profiles import Profile, ProfileKind
@@ -220,6 +221,9 @@ def test_local_hermes_uses_the_users_hermes_home_by_default(
     assert default_hermes_home({"HERMES_HOME": "/srv/hermes"}) == Path("/srv/hermes")
     monkeypatch.setenv("HOME", "/home/ana")
     assert default_hermes_home({}) == Path("/home/ana/.hermes")
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    assert hermes_home_for("") == Path("/home/ana/.hermes")
+    assert hermes_home_for("~/work-hermes") == Path("/home/ana/work-hermes"), "per profile"
 
 
 async def hermes_failure(tmp_path: Path, **launcher_args: str) -> str:

@@ -15,7 +15,7 @@ class LoopThreadServer:
     thread_name = "loop-thread-server"
 
     def __init__(self) -> None:
-        self.port = 0
+        self.port = 0  # set before start() to listen on a fixed port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -79,7 +79,7 @@ class LoopThreadServer:
             tasks.add(task)
             task.add_done_callback(tasks.discard)
 
-        server = await asyncio.start_server(on_client, "127.0.0.1", 0)
+        server = await asyncio.start_server(on_client, "127.0.0.1", self.port)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         try:

@@ -58,6 +58,7 @@ def test_a_remote_profile_shows_the_url_form_and_refuses_a_bad_url(
     assert dialog.p_url.text() == "ws://10.1.2.3:8765/api/ws", "what was typed is kept"
     assert not (tmp_path / "profiles.json").exists()
     _type(qtbot, dialog.p_url, "wss://gw.example.com:8443/api/ws")
+    assert not dialog.error.isVisible(), "fixing the field takes the complaint away"
     click(qtbot, dialog, "Save")
     assert not dialog.isVisible()
     assert [p.url for p in prefs.profiles()] == ["", "wss://gw.example.com:8443/api/ws"]
@@ -85,6 +86,7 @@ async def test_test_connection_reaches_the_gateway_and_names_a_refused_token(
         assert (await result_of(dialog.p_result)).startswith("✓ Connected: the gateway is ready")
         port = closed_port()
         _type(qtbot, dialog.p_url, f"ws://127.0.0.1:{port}/api/ws")
+        assert not dialog.p_result.isVisible(), "a result about another URL is taken away"
         click(qtbot, dialog, "Test connection")
         assert (await result_of(dialog.p_result)).startswith(
             f"✗ cannot connect: cannot reach ws://127.0.0.1:{port}/api/ws"
@@ -111,7 +113,7 @@ async def test_local_hermes_not_installed_is_explained_and_its_path_can_be_chose
     dialog.profile_list.setCurrentRow(1)
     assert dialog.p_home.isVisible() and not dialog.p_url.isVisible()
     assert dialog.p_home.placeholderText() == f"{tmp_path / 'my-hermes'} (your Hermes)"
-    assert dialog.p_hermes.placeholderText() == "not on PATH: install hermes-agent or choose it"
+    assert dialog.p_hermes.placeholderText() == "not found on PATH: choose it"
     click(qtbot, dialog, "Test connection")
     assert await result_of(dialog.p_result) == (
         "✗ hermes not found: install hermes-agent or set its path in Settings → Profiles"

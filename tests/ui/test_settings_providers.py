@@ -123,6 +123,15 @@ async def test_errors_say_their_cause(
     assert (await result_of(page.result)).startswith(
         "✗ no model list at this base URL: it usually ends in /v1 (HTTP 404"
     )
+    _type(qtbot, page.base_url, fake.base_url)
+    page.model.setEditText("gpt-9")
+    fake.status = 404
+    click(qtbot, page, "Test provider")
+    assert (await result_of(page.result)).startswith(
+        "✗ the provider does not know the model 'gpt-9' (HTTP 404"
+    )
+    fake.clear_faults()
+    page.model.setEditText("")
     port = closed_port()
     _type(qtbot, page.base_url, f"http://127.0.0.1:{port}/v1")
     click(qtbot, page, "Test provider")
