@@ -84,6 +84,13 @@ async def test_test_connection_reaches_the_gateway_and_names_a_refused_token(
         _type(qtbot, dialog.p_token, TOKEN)
         click(qtbot, dialog, "Test connection")
         assert (await result_of(dialog.p_result)).startswith("✓ Connected: the gateway is ready")
+        click(qtbot, dialog, "Save")
+        # Reopened, the token shows only as "saved": Test uses the stored one.
+        dialog = open_dialog(qtbot, prefs, tmp_path)
+        dialog.profile_list.setCurrentRow(1)
+        assert dialog.p_token.text() == "" and dialog.p_token.placeholderText().startswith("Saved")
+        click(qtbot, dialog, "Test connection")
+        assert (await result_of(dialog.p_result)).startswith("✓ Connected")
         port = closed_port()
         _type(qtbot, dialog.p_url, f"ws://127.0.0.1:{port}/api/ws")
         assert not dialog.p_result.isVisible(), "a result about another URL is taken away"
