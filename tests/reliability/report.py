@@ -89,6 +89,7 @@ EXPECTED: dict[str, str] = {
     "A3": "test_adversarial.py::test_a3_lone_surrogate",
     "A4": "test_adversarial.py::test_a4_burst_of_10000_pipelined_requests",
     "A5": "test_adversarial.py::test_a5_rss_flat_over_1000_open_stage_close_cycles",
+    "A6": "test_launch.py::test_a6_hermes_missing_or_broken_fails_once_with_the_reason",
     "P1": "test_provider.py::test_p1_idle_keepalive_closed_by_provider",
     "P2": "test_provider.py::test_p2_provider_blackhole_mid_stream",
     "P3-503": "test_provider.py::test_p3_provider_reset_refused_5xx[503]",
