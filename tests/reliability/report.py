@@ -39,6 +39,9 @@ legacy dialect: WebSocket pings, no replay, no submission_ref) through the same 
 the matrix's client-side rows that dialect allows (13 and 14 need seq and replay, which 0.19
 does not have).
 Row A5 runs the gateway with a 0.5 s idle-session timeout (production 120 s).
+Rows A7 and A8 run the profile controller against real Hermes 0.20.1 / 0.19.0 whose scripted
+provider streams a `terminal` / `clarify` tool call while the fault proxy resets every
+connection; the client reconnects once the gateway blocks on the request.
 Rows 16, 16-hermes and A1 use a 64 KiB frame limit (production 8 MiB) and a x20 virtual minute.
 """
 
@@ -90,6 +93,8 @@ EXPECTED: dict[str, str] = {
     "A4": "test_adversarial.py::test_a4_burst_of_10000_pipelined_requests",
     "A5": "test_adversarial.py::test_a5_rss_flat_over_1000_open_stage_close_cycles",
     "A6": "test_launch.py::test_a6_hermes_missing_or_broken_fails_once_with_the_reason",
+    "A7-hermes-0.20.1": "test_agent.py::test_a7_approval_asked_offline_shown_after_reconnect",
+    "A8-hermes": "test_agent.py::test_a8_question_asked_offline_on_legacy_hermes_is_stated",
     "P1": "test_provider.py::test_p1_idle_keepalive_closed_by_provider",
     "P2": "test_provider.py::test_p2_provider_blackhole_mid_stream",
     "P3-503": "test_provider.py::test_p3_provider_reset_refused_5xx[503]",
