@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from desktop.core.clock import ManualClock
 from desktop.core.conversation import Conversation
-from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.core.models import ChatMessage, DeliveryState, Role, ToolCall
 from desktop.core.requests import APPROVAL_CHOICES, WAITING_KIND
+from desktop.core.session_index import SessionIndex
+from desktop.core.storage import Store
 from tests.core.test_sessions import attached, ev, online, reconnect
 
 APPROVAL = {
@@ -202,3 +206,28 @@ def test_times_carry_over_when_only_the_end_of_a_long_history_was_cached() -> No
     assert len(conv.messages) == 600
     assert [m.created_at for m in conv.messages[-200:]] == [float(i) for i in range(400, 600)]
     assert conv.messages[1].created_at == 0.0  # not shown before: nothing to carry
+
+
+def test_tools_usage_and_times_survive_a_restart_through_the_local_store(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "hermes-qt.sqlite3"))
+    try:
+        index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+        conv = Conversation("s1")
+        conv.seed([ChatMessage("s1:0", Role.USER, "fix perms", created_at=100.0)])
+        conv.messages[0].delivery = DeliveryState.CONFIRMED
+        reply = ChatMessage("s1:1", Role.ASSISTANT, "Done.", thinking="hm", created_at=101.0)
+        reply.tools = [ToolCall("t1", "terminal", "chmod 644 x", '{"exit_code": 0}', done=True)]
+        reply.usage = {"input": 10, "output": 2}
+        conv.messages.append(reply)
+        index.cache_conversation("s1", conv)
+        # A new run: the cache is what the window shows before the gateway answers.
+        again = SessionIndex("p", store, ManualClock(), lambda *_: None).cached_messages("s1")
+        [user_row, cached] = again
+        assert (user_row.text, user_row.created_at) == ("fix perms", 100.0)
+        assert (cached.text, cached.thinking, cached.created_at) == ("Done.", "hm", 101.0)
+        assert [(t.name, t.args, t.output, t.done) for t in cached.tools] == [
+            ("terminal", "chmod 644 x", '{"exit_code": 0}', True)
+        ]
+        assert cached.usage == {"input": 10, "output": 2}
+    finally:
+        store.close()
