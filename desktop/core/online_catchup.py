@@ -89,6 +89,9 @@ class OnlineCatchUp:
             if epoch != self._sup.epoch:
                 return
             snapshot = self._snapshots.pop(key, None)
+            routed = self._router.session(key)
+            if routed is not None and routed.blocked:
+                continue  # its snapshot closes the socket: asking for it again would loop
             try:
                 if snapshot is not None:
                     result = self._outbox.reconcile(key, snapshot, profile_id=self._id)

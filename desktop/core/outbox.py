@@ -321,14 +321,20 @@ class Outbox:
         """Fetch the session's snapshot (and history when needed) and reconcile with them."""
         try:
             snapshot = await port.call(
-                "session.activate", {"session_id": runtime_id}, timeout=self.call_timeout
+                # Without messages (a history may not fit one frame): the tail page below
+                # settles what the snapshot's `inflight` does not.
+                "session.activate",
+                {"session_id": runtime_id, "omit_messages": True},
+                timeout=self.call_timeout,
             )
         except RpcError as exc:
             if exc.code != SESSION_NOT_FOUND:
                 raise
             try:
                 snapshot = await port.call(
-                    "session.resume", {"session_id": session_key}, timeout=self.call_timeout
+                    "session.resume",
+                    {"session_id": session_key, "omit_messages": True},
+                    timeout=self.call_timeout,
                 )
             except RpcError as exc2:
                 if exc2.code not in (RESUME_NOT_FOUND, SESSION_NOT_FOUND):

@@ -297,6 +297,24 @@ async def test_history_row_after_the_mark_confirms(store: Store) -> None:
     assert len(result.confirmed) == 1 and outbox.entries() == []
 
 
+async def test_a_paged_history_tail_is_read_at_its_offset(store: Store) -> None:
+    """A gateway sends only the tail of a long history (`offset` says where it starts)."""
+    gw = FakeGateway(dedup=False)
+    gw.script["prompt.submit"] = [DROP_REPLY, DROP_REPLY]
+    outbox = _make(store, gw)
+    outbox.submit("p", "s1", "rt1", "yes", history_len=1000)
+    await outbox.idle()
+    gw.online = True  # the second one is cut the same way on the next socket
+    outbox.submit("p", "s2", "rt2", "old", history_len=10)
+    await outbox.idle()
+    tail = {"count": 1002, "offset": 1000, "messages": [{"role": "user", "text": "yes"}]}
+    # Row 1000 is after the mark: "yes" ran.
+    assert [e.text for e in outbox.reconcile("s1", {}, tail).confirmed] == ["yes"]
+    # "old" may be in the rows before the tail: not provably lost, so not failed.
+    result = outbox.reconcile("s2", {}, {**tail, "messages": []})
+    assert result.failed == [] and [e.text for e in result.unresolved] == ["old"]
+
+
 async def test_reconcile_without_history_stays_unconfirmed_and_via_fetches_it(
     store: Store,
 ) -> None:
