@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import tempfile
 from pathlib import Path
 
-from bench.common import child_report
-from bench.inapp import cpu_seconds, tree, tree_rss_mb
+from bench.inapp import RESULT, cpu_seconds, tree, tree_rss_mb
 
 
 async def measure(data: Path, idle: float) -> dict[str, float]:
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     asyncio.set_event_loop(loop)
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp, loop:
         figures = loop.run_until_complete(measure(Path(tmp), args.idle))
-    child_report(figures)
+    print(RESULT + json.dumps(figures), flush=True)
     return 0
 
 

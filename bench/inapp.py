@@ -1,15 +1,21 @@
-"""Helpers for bench drivers that run inside the real app (see HERMES_QT_BENCH_DRIVER)."""
+"""Helpers for bench drivers that run inside the real app (see HERMES_QT_BENCH_DRIVER).
+
+Kept light on purpose (no psutil, no profiler modules): whatever a driver imports is resident in
+the app it measures.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import linecache
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-import psutil
-
-from bench.common import child_report
+RESULT = "BENCH_CHILD "
 
 
 async def until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -21,26 +27,42 @@ async def until(predicate: Callable[[], bool], timeout: float, what: str) -> Non
         await asyncio.sleep(0.002)
 
 
-def tree() -> list[psutil.Process]:
-    """This app process and every process it started (the embedded gateway)."""
-    me = psutil.Process()
-    return [me, *me.children(recursive=True)]
+def forget_driver_sources() -> None:
+    """The driver's own module sources, read in by PySide6's import hook, are not the app's."""
+    linecache.clearcache()
+
+
+def tree() -> list[int]:
+    """This app process and every process it started (the embedded gateway), by pid."""
+    pids = [os.getpid()]
+    for pid in pids:  # grows while walking: children of children
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                pids += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+    return pids
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def tree_rss_mb() -> float:
-    return sum(p.memory_info().rss for p in tree()) / 2**20
+    return sum(rss_mb(pid) for pid in tree())
 
 
-def cpu_seconds(procs: list[psutil.Process]) -> float:
-    """CPU time of `procs`, nanosecond clock where Linux offers one (schedstat)."""
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time of `pids` from the kernel's nanosecond clock (schedstat)."""
     total = 0.0
-    for p in procs:
+    for pid in pids:
         try:
-            with open(f"/proc/{p.pid}/schedstat", encoding="ascii") as f:
-                total += int(f.read().split()[0]) / 1e9
+            total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
         except OSError:
-            times = p.cpu_times()
-            total += times.user + times.system
+            continue
     return total
 
 
@@ -77,5 +99,5 @@ async def listed(app: Any, keys: list[str], timeout: float = 60.0) -> None:
 
 
 def finish(app: Any, data: dict[str, Any]) -> None:
-    child_report(data)
+    print(RESULT + json.dumps(data), flush=True)
     app.finish(0)

@@ -16,14 +16,25 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.apprun import run_app
-from bench.common import Result, emit, run_child
-from bench.inapp import PaintClock, finish, listed, online, tree, tree_rss_mb, until
-from bench.seed import seed
+from bench.inapp import (
+    PaintClock,
+    finish,
+    forget_driver_sources,
+    listed,
+    online,
+    rss_mb,
+    tree,
+    tree_rss_mb,
+    until,
+)
+
+# The runner's modules (subprocess, the gateway store, the report) are imported where they are
+# used, never in the app the driver runs in.
 
 BENCH = "memory"
 TARGET_MB = 150.0
 KEYS_ENV = "HERMES_QT_BENCH_KEYS"
+PROFILE_ENV = "HERMES_QT_BENCH_MEMORY_PROFILE"
 CASES = {
     "5 sessions x 2,000 messages": {f"bench-{k}": 2000 for k in range(5)},
     "one 100,000-message session": {"bench-long": 100_000},
@@ -48,6 +59,7 @@ async def open_session(app: Any, clock: PaintClock, key: str, timeout: float = 1
 async def drive(app: Any) -> None:
     """In the app: open every session, paint its end and its start, then read the tree RSS."""
     keys = os.environ[KEYS_ENV].split(",")
+    forget_driver_sources()
     await online(app)
     await listed(app, keys)
     clock = PaintClock(app.window)
@@ -62,20 +74,65 @@ async def drive(app: Any) -> None:
         await until(lambda t=started: clock.painted_since(t), 30, "top painted")
     gc.collect()
     await asyncio.sleep(1.0)
-    app_rss = tree()[0].memory_info().rss / 2**20
+    app_rss = rss_mb(os.getpid())
+    if os.environ.get(PROFILE_ENV):
+        write_memory_profile(os.environ[PROFILE_ENV])
     finish(app, {"rss": tree_rss_mb(), "app_rss": app_rss, "rows": rows})
 
 
-def case(sessions: dict[str, int]) -> dict[str, Any]:
+def smaps_summary(pid: int, top: int = 25) -> list[str]:
+    """Resident kB per mapping (file name, [heap], [anon]) of one process, largest first."""
+    sizes: dict[str, int] = {}
+    name = "[anon]"
+    with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            parts = line.split()
+            if parts and not parts[0].endswith(":"):
+                name = parts[5] if len(parts) > 5 else "[anon]"
+                name = os.path.basename(name) if name.startswith("/") else name
+            elif parts and parts[0] == "Rss:":
+                sizes[name] = sizes.get(name, 0) + int(parts[1])
+    ordered = sorted(sizes.items(), key=lambda kv: -kv[1])[:top]
+    return [f"  {kb / 1024:8.1f} MB  {n}" for n, kb in ordered]
+
+
+def write_memory_profile(case_name: str) -> None:
+    """Where the tree's resident memory is: per mapping, and the Python heap by line."""
+    import tracemalloc
+
+    from bench.common import PROFILES
+
+    lines = [f"memory profile: {case_name}", ""]
+    for pid in tree():
+        command = b" ".join(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:4])
+        head = f"{command.decode(errors='replace')} (pid {pid}): RSS {rss_mb(pid):.1f} MB"
+        lines += [head, *smaps_summary(pid), ""]
+    if tracemalloc.is_tracing():
+        snapshot = tracemalloc.take_snapshot()
+        lines.append("Python heap of the app by file (tracemalloc, PYTHONTRACEMALLOC=1):")
+        lines += [f"  {stat}" for stat in snapshot.statistics("filename")[:25]]
+    PROFILES.mkdir(parents=True, exist_ok=True)
+    slug = "memory-long" if "100,000" in case_name else "memory"
+    (PROFILES / f"{slug}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def case(sessions: dict[str, int], profile: str = "") -> dict[str, Any]:
+    from bench.apprun import run_app
+    from bench.seed import seed
+
+    env = {PROFILE_ENV: profile, "PYTHONTRACEMALLOC": "1"} if profile else {}
     return run_app(
         "bench.memory",
         timeout=300,
         seed=partial(seed, sessions=sessions),
         **{KEYS_ENV: ",".join(sessions)},
+        **env,
     )
 
 
 def main() -> int:
+    from bench.common import Result, emit, run_child
+
     base = run_child(["-m", "bench.baseline"], 90)["rss"]
     rows = []
     for name, sessions in CASES.items():
@@ -96,6 +153,10 @@ def main() -> int:
                 )
             )
             continue
+        note = ""
+        if got["rss"] > TARGET_MB:
+            case(sessions, profile=name)  # a second run, traced: its figures are not reported
+            note = "; profile " + ("memory-long.txt" if "100,000" in name else "memory.txt")
         rows.append(
             Result(
                 BENCH,
@@ -108,7 +169,7 @@ def main() -> int:
                 got["rss"] <= TARGET_MB,
                 f"python -m desktop and its gateway child, sessions seeded in the gateway's "
                 f"store and opened from the window (last and first screen painted); "
-                f"app alone {got['app_rss']:.0f} MB, {got['rows']:,} rows in the chat model",
+                f"app alone {got['app_rss']:.0f} MB, {got['rows']:,} rows in the chat model" + note,
             )
         )
     emit(rows)

@@ -420,6 +420,7 @@ async def _run_window(
     from desktop.ui.errors import ErrorReporter, install_exception_hooks, install_loop_handler
     from desktop.ui.main_window import MainWindow, ProfileEntry
     from desktop.ui.settings_values import AppSettings
+    from desktop.ui.sources import forget_import_sources
     from desktop.ui.system_events import SystemEvents
     from desktop.ui.theme import ThemeManager
 
@@ -493,6 +494,7 @@ async def _run_window(
     # Start-up objects live as long as the app: keep the collector from re-walking them on
     # every full pass (those passes showed up as 25-60 ms scroll stalls).
     gc.freeze()
+    forget_import_sources()
     if bench_driver:
         _start_bench_driver(bench_driver, loop, BenchApp(window, core, entries, finish))
     if self_test:

@@ -39,7 +39,8 @@ _PLATFORM_PLUGINS: dict[str, dict[str, frozenset[str]]] = {
     },
 }
 
-# Qt Python modules the app never imports (PySide6-Essentials and -Addons names).
+# Qt Python modules the app never imports (PySide6-Essentials and -Addons names). QtNetwork
+# (single instance: QLocalServer) and QtDBus (network-change and sleep signals) are used.
 UNUSED_QT_MODULES: tuple[str, ...] = (
     "PySide6.Qt3DAnimation",
     "PySide6.Qt3DCore",
@@ -52,7 +53,6 @@ UNUSED_QT_MODULES: tuple[str, ...] = (
     "PySide6.QtCharts",
     "PySide6.QtConcurrent",
     "PySide6.QtDataVisualization",
-    "PySide6.QtDBus",
     "PySide6.QtDesigner",
     "PySide6.QtGraphs",
     "PySide6.QtGraphsWidgets",
@@ -62,7 +62,6 @@ UNUSED_QT_MODULES: tuple[str, ...] = (
     "PySide6.QtLocation",
     "PySide6.QtMultimedia",
     "PySide6.QtMultimediaWidgets",
-    "PySide6.QtNetwork",
     "PySide6.QtNetworkAuth",
     "PySide6.QtNfc",
     "PySide6.QtOpenGL",
@@ -128,7 +127,7 @@ UNUSED_PYTHON_MODULES: tuple[str, ...] = (
 # Qt shared libraries that only unused modules or dropped plugins need.
 _UNUSED_QT_LIB = re.compile(
     r"Qt6?(3D|Bluetooth|Charts|Concurrent|DataVisualization|Designer|EglFS|EglFs|Graphs|Help|"
-    r"HttpServer|Labs|Location|Lottie|Multimedia|Network|Nfc|OpenGLWidgets|Pdf|Positioning|"
+    r"HttpServer|Labs|Location|Lottie|Multimedia|NetworkAuth|Nfc|OpenGLWidgets|Pdf|Positioning|"
     r"PrintSupport|Qml|Quick|RemoteObjects|Scxml|Sensors|SerialBus|SerialPort|ShaderTools|"
     r"SpatialAudio|Sql|StateMachine|SvgWidgets|Test|TextToSpeech|UiTools|VirtualKeyboard|"
     r"WaylandCompositor|WaylandEglCompositor|WebChannel|WebEngine|WebSockets|WebView|WlShell|Xml)"

@@ -223,6 +223,8 @@ class Store:
             self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            # The OS caches the file; SQLite's default 2 MB page cache would be resident too.
+            self._conn.execute("PRAGMA cache_size = -512")
             self._sync = ""
             self._set_sync("FULL")
             migrate(self._conn, LATEST)

@@ -102,6 +102,9 @@ class Store:
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=2000")
+        # Pages come from the OS's file cache anyway; SQLite's own 2 MB copy is resident memory
+        # the user pays for beside the app. 512 KB holds every index page a history page needs.
+        self._db.execute("PRAGMA cache_size=-512")
         self._db.executescript(_SCHEMA)
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 

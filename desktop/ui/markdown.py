@@ -8,6 +8,8 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from desktop.ui.sources import forget_import_sources
+
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
@@ -28,13 +30,17 @@ def _lexer(lang: str) -> Any:
         return get_lexer_by_name(lang) if lang else TextLexer()
     except ClassNotFound:
         return TextLexer()
+    finally:
+        forget_import_sources()  # the lexer's modules were just imported
 
 
 @lru_cache(maxsize=8)
 def _formatter(style: str) -> Any:
     from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
 
-    return HtmlFormatter(nowrap=True, noclasses=True, style=style)
+    formatter = HtmlFormatter(nowrap=True, noclasses=True, style=style)
+    forget_import_sources()  # pygments and its style were just imported
+    return formatter
 
 
 @lru_cache(maxsize=256)
@@ -127,6 +133,7 @@ def _parsers(linkify: bool) -> MarkdownIt:
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("html_inline", _html_inline)
     md.add_render_rule("bullet_list_open", _bullet_list_open)
+    forget_import_sources()  # markdown-it and its plugins were just imported
     return md
 
 

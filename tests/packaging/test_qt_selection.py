@@ -52,7 +52,6 @@ def test_linux_build_keeps_what_shows_a_window_with_icons(dest: str) -> None:
         "PySide6/Qt/plugins/tls/libqopensslbackend.so",
         "PySide6/Qt/lib/libQt6Qml.so.6",
         "PySide6/Qt/lib/libQt6Quick.so.6",
-        "PySide6/Qt/lib/libQt6Network.so.6",
         "PySide6/Qt/lib/libQt6WebEngineCore.so.6",
         "PySide6/Qt/lib/libQt6Pdf.so.6",
         "PySide6/Qt/lib/libQt6WaylandCompositor.so.6",
@@ -84,6 +83,11 @@ def test_excluded_python_modules_spare_what_the_app_imports() -> None:
     excluded = set(qt.UNUSED_QT_MODULES) | set(qt.UNUSED_PYTHON_MODULES)
     for needed in ("PySide6.QtCore", "PySide6.QtGui", "PySide6.QtWidgets", "PySide6.QtSvg"):
         assert needed not in excluded
+    # Single instance (QLocalServer) and the network/sleep signals (QtDBus): the frozen app
+    # failed to start without the first.
+    for needed in ("PySide6.QtNetwork", "PySide6.QtDBus"):
+        assert needed not in excluded
+    assert qt.keep_entry("PySide6/Qt/lib/libQt6Network.so.6", "linux")
     for needed in ("asyncio", "sqlite3", "ssl", "json", "ctypes", "email", "http"):
         assert needed not in excluded
     assert "PySide6.QtWebEngineCore" in excluded and "tkinter" in excluded
