@@ -40,6 +40,12 @@ LOCAL_PREFIX = "out:"
 _UNSETTLED = {DeliveryState.PENDING, DeliveryState.UNCONFIRMED, DeliveryState.FAILED}
 
 
+def cut_note(total: Any) -> str:
+    """Said under a message the gateway had to cut to fit one frame."""
+    size = f" of {total:,} characters" if isinstance(total, int) else ""
+    return f"\n\n[… this message{size} was cut here: it is larger than one message can carry]"
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
@@ -454,6 +460,8 @@ class Conversation:
             data = raw if isinstance(raw, dict) else {}
             role = _ROLES.get(_text(data.get("role")), Role.SYSTEM)
             text = _text(data.get("text")) or _text(data.get("content"))
+            if data.get("truncated") is True and text:
+                text += cut_note(data.get("text_chars"))
             if role in (Role.ASSISTANT, Role.TOOL):
                 if reply is None:
                     reply = ChatMessage(id=f"{self.key}:{start + len(out)}", role=Role.ASSISTANT)

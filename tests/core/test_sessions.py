@@ -365,3 +365,16 @@ def test_snapshot_reload_keeps_unconfirmed_local_prompts() -> None:
     )
     conv.load_snapshot({"messages": [{"role": "user", "text": "earlier"}], "running": False})
     assert [m.text for m in conv.messages] == ["earlier", "draft sent"]
+
+
+def test_a_message_cut_to_fit_a_frame_says_so_and_a_cut_completion_keeps_the_stream() -> None:
+    conv = Conversation("k")
+    cut = {"role": "user", "text": "x" * 10, "truncated": True, "text_chars": 5_000_000}
+    conv.load_snapshot({"messages": [cut], "running": False})
+    shown = conv.messages[0].text
+    assert shown.startswith("x" * 10) and "5,000,000 characters was cut" in shown
+    conv.apply(Event("message.start", "r", {}, 1))
+    conv.apply(Event("message.delta", "r", {"text": "the whole streamed reply"}, 2))
+    done = {"text": "the whole", "truncated": True, "status": "complete"}
+    conv.apply(Event("message.complete", "r", done, 3))
+    assert conv.messages[-1].text == "the whole streamed reply" and not conv.running
