@@ -41,14 +41,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.models import ChatMessage
+from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.chat_delegate import BubbleDelegate
 from desktop.ui.chat_model import MessageListModel
 from desktop.ui.links import LinkOpener
 from desktop.ui.markdown import plain_text
 from desktop.ui.message_actions import MessageActions
 from desktop.ui.row_heights import RowHeights
-from desktop.ui.text_selection import TextSelection, everything, hit, moved, nearest, word_at
+from desktop.ui.text_selection import (
+    Docs,
+    TextSelection,
+    everything,
+    hit,
+    moved,
+    nearest,
+    word_at,
+)
 from desktop.ui.theme import Colors
 
 BOTTOM_SLACK = 8
@@ -313,10 +321,10 @@ class ChatView(QListView):
         msg = self.current_message()
         if msg is None:
             return
-        if kind == "regenerate" and msg.role.value != "assistant":
+        if kind == "regenerate" and (msg.role is not Role.ASSISTANT or msg.streaming):
             return
-        if kind == "resend" and msg.role.value != "user":
-            return
+        if kind == "resend" and (msg.role is not Role.USER or msg.delivery is DeliveryState.FAILED):
+            return  # a failed prompt is taken back with its own Edit button instead
         self.action_requested.emit(kind, msg.id)
 
     @classmethod
@@ -360,7 +368,7 @@ class ChatView(QListView):
         finally:
             menu.deleteLater()
 
-    def _docs(self, message_id: str) -> list:  # type: ignore[type-arg]
+    def _docs(self, message_id: str) -> Docs:
         row = self.chat_model.row_of(message_id)
         if row is None:
             return []

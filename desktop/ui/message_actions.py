@@ -66,11 +66,10 @@ class MessageActions(QObject):
         menu.addAction(a["select_all"])
         menu.addSeparator()
         menu.addAction(a["quote"])
-        a["regenerate"].setEnabled(msg.role is Role.ASSISTANT and not msg.streaming)
-        a["resend"].setEnabled(msg.role is Role.USER and msg.delivery is not DeliveryState.FAILED)
-        if msg.role is Role.ASSISTANT:
+        # Only what applies to this message is listed; the shortcuts check the same when used.
+        if msg.role is Role.ASSISTANT and not msg.streaming:
             menu.addAction(a["regenerate"])
-        if msg.role is Role.USER:
+        if msg.role is Role.USER and msg.delivery is not DeliveryState.FAILED:
             menu.addAction(a["resend"])
         extra: list[QAction] = []
         copies = 0

@@ -305,3 +305,17 @@ def test_a_finished_reply_is_announced_to_screen_readers(
     b.emit("on_sessions", list(b.summaries))
     b.emit("on_running", "s9", False)
     assert heard[-1][0] == "New reply in Elsewhere"
+
+
+def test_shortcuts_act_on_the_current_message_whatever_menu_was_open_before(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    win, b = _window(make_window)
+    _run_menu_choosing(monkeypatch, "nothing")
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Up)  # a user message: its menu has no regenerate
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Menu)
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Down)  # back on the reply
+    QTest.keySequence(win.chat_view, "Ctrl+Shift+R")
+    assert [args for name, args in b.calls if name == "send"] == [
+        ("s1", "what is a **quokka**?", ())
+    ]
