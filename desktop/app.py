@@ -77,7 +77,27 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    return run(AppPaths.create(args.data_dir), self_test=args.self_test)
+    try:
+        return run(AppPaths.create(args.data_dir), self_test=args.self_test)
+    except Exception as exc:
+        # Anything unhandled before or during start-up (or that ends the loop later) is said
+        # on stderr with the log's path, and in a dialog when there is a display to show it.
+        from desktop.fatal import report_fatal
+
+        return report_fatal(exc, _log_dirs(args.data_dir), started=_started)
+
+
+# Set once the window is up: a later fatal error "stopped" the app, it did not fail to start.
+_started = False
+
+
+def _log_dirs(data_dir: str | None) -> list[Path]:
+    """Where run() keeps its log (state/logs), for errors raised before it opened it."""
+    if data_dir:
+        return [Path(data_dir).expanduser().resolve() / "state" / "logs"]
+    import platformdirs
+
+    return [Path(platformdirs.user_state_dir(APP_NAME, appauthor=False)) / "logs"]
 
 
 # -- the core --------------------------------------------------------------------------------
@@ -491,6 +511,8 @@ async def _run_window(
     notifier = FreedesktopNotifier(APP_NAME, window.tray.open_chat)
     window.tray.desktop = notifier
     notifier_start = loop.create_task(notifier.start())
+    global _started
+    _started = True
     # Start-up objects live as long as the app: keep the collector from re-walking them on
     # every full pass (those passes showed up as 25-60 ms scroll stalls).
     gc.freeze()

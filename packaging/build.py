@@ -30,8 +30,16 @@ PY = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 WORK = ROOT / "build" / "pyinstaller"
 BUNDLE = WORK / "dist" / APP
 DIST = ROOT / "dist"
-# Inputs whose change makes an existing bundle stale (for --reuse-fresh).
-SOURCES = ("desktop", "resources", "packaging", "pyproject.toml")
+# Inputs whose change makes an existing bundle stale (for --reuse-fresh); the installer
+# scripts (build.py, deb_package.py, ...) only wrap the bundle, so editing them reuses it.
+SOURCES = (
+    "desktop",
+    "packaging/hermes-qt.spec",
+    "packaging/entry.py",
+    "packaging/qt_selection.py",
+    "packaging/prune.py",
+    "pyproject.toml",
+)
 
 
 def say(msg: str) -> None:
@@ -113,7 +121,7 @@ def render_icon(out: Path, size: int) -> Path:
         [
             str(PY),
             str(HERE / "render_icon.py"),
-            str(ROOT / "resources/icons/app.svg"),
+            str(ROOT / "desktop/resources/icons/app.svg"),
             str(out),
             "--size",
             str(size),
@@ -140,7 +148,7 @@ def build_tarball(version: str, png: Path, level: int) -> Path:
         with tarfile.open(out, "w:gz", compresslevel=level) as tar:
             tar.add(BUNDLE, arcname=top)
             tar.add(desktop_file, arcname=f"{top}/share/{APP}.desktop")
-            tar.add(ROOT / "resources/icons/app.svg", arcname=f"{top}/share/{APP}.svg")
+            tar.add(ROOT / "desktop/resources/icons/app.svg", arcname=f"{top}/share/{APP}.svg")
             tar.add(png, arcname=f"{top}/share/{APP}.png")
     return out
 
@@ -150,7 +158,7 @@ def build_deb(version: str, png: Path, level: int) -> Path:
         bundle=BUNDLE,
         version=version,
         desktop_template=HERE / "hermes-qt.desktop",
-        svg_icon=ROOT / "resources/icons/app.svg",
+        svg_icon=ROOT / "desktop/resources/icons/app.svg",
         png_icon=png,
     )
     return deb_package.build_deb(inputs, ROOT / "build" / "deb" / APP, DIST, xz_level=level)

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
-from desktop.ui.resources import resource_path
+from desktop.ui.resources import read_resource_text
 
 
 class ThemeMode(Enum):
@@ -160,8 +160,8 @@ class ThemeManager(QObject):
         self.colors = colors_for(dark)
         self._app.setPalette(palette_for(self.colors))
         name = "dark" if dark else "light"
-        qss = resource_path("themes", "base.qss").read_text(encoding="utf-8")
-        qss += resource_path("themes", f"{name}.qss").read_text(encoding="utf-8")
+        qss = read_resource_text("themes", "base.qss")
+        qss += read_resource_text("themes", f"{name}.qss")
         self._app.setStyleSheet(qss)
         self.theme_changed.emit(self.colors)
 

@@ -27,7 +27,7 @@ def _inputs(tmp_path: Path) -> object:
         bundle=bundle,
         version="9.9.9",
         desktop_template=PACKAGING / "hermes-qt.desktop",
-        svg_icon=ROOT / "resources" / "icons" / "app.svg",
+        svg_icon=ROOT / "desktop/resources/icons/app.svg",
         png_icon=png,
     )
 
@@ -53,7 +53,7 @@ def test_staged_tree_has_command_menu_entry_and_icons(tmp_path: Path) -> None:
     assert "Exec=hermes-qt\n" in desktop and "Icon=hermes-qt\n" in desktop
     assert "@" not in desktop
     assert (root / "usr/share/icons/hicolor/scalable/apps/hermes-qt.svg").read_bytes() == (
-        ROOT / "resources/icons/app.svg"
+        ROOT / "desktop/resources/icons/app.svg"
     ).read_bytes()
     assert (root / "usr/share/icons/hicolor/256x256/apps/hermes-qt.png").exists()
     assert "Version: 9.9.9" in (root / "DEBIAN/control").read_text()

@@ -124,8 +124,8 @@ async def test_frozen_gateway_subcommand_comes_up_on_loopback(build: Build, tmp_
 def test_bundle_carries_resources_and_needed_qt_plugins(build: Build) -> None:
     internal = BUNDLE / "_internal"
     for rel in (
-        "resources/icons/app.svg",
-        "resources/themes/dark.qss",
+        "desktop/resources/icons/app.svg",
+        "desktop/resources/themes/dark.qss",
         "PySide6/Qt/plugins/platforms/libqxcb.so",
         "PySide6/Qt/plugins/platforms/libqoffscreen.so",
         "PySide6/Qt/plugins/iconengines/libqsvgicon.so",
@@ -169,7 +169,7 @@ def test_deb_installs_command_menu_entry_and_icons(build: Build) -> None:
         "./usr/share/icons/hicolor/scalable/apps/hermes-qt.svg",
         "./usr/share/icons/hicolor/256x256/apps/hermes-qt.png",
         "./opt/hermes-qt/hermes-qt",
-        "./opt/hermes-qt/_internal/resources/icons/app.svg",
+        "./opt/hermes-qt/_internal/desktop/resources/icons/app.svg",
     ):
         assert path in contents, path
     assert "./usr/bin/hermes-qt -> /opt/hermes-qt/hermes-qt" in contents

@@ -15,7 +15,7 @@ from tests.packaging.modules import PACKAGING, ROOT
 
 def _render(out: Path, size: int) -> subprocess.CompletedProcess[str]:
     # A separate process: the renderer makes its own QGuiApplication.
-    svg = ROOT / "resources/icons/app.svg"
+    svg = ROOT / "desktop/resources/icons/app.svg"
     return subprocess.run(
         [
             sys.executable,

@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QApplication, QWidget
 
-from desktop.ui.resources import icon, resource_path, resource_root
+from desktop.ui.resources import icon
 from desktop.ui.session_list import relative_time
 from desktop.ui.theme import DARK, LIGHT, ThemeManager, ThemeMode
 from desktop.ui.tray import Tray
@@ -35,12 +35,6 @@ def test_every_icon_loads_and_renders_at_high_dpi(qapp: Any) -> None:
         pm = icon(name).pixmap(64, 64)
         assert not pm.isNull(), name
         assert pm.toImage().pixelColor(32, 32).alpha() >= 0
-
-
-def test_resources_found_from_a_frozen_bundle(monkeypatch: Any, tmp_path: Any) -> None:
-    assert resource_path("themes", "light.qss").is_file()
-    monkeypatch.setattr("sys._MEIPASS", str(tmp_path), raising=False)
-    assert resource_root() == tmp_path / "resources"
 
 
 def test_theme_modes_set_palette_and_follow_system(qapp: QApplication) -> None:
