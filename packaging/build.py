@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Builds the frozen one-folder app with PyInstaller, then the Linux tarball and .deb in dist/.
+"""Builds the frozen one-folder app with PyInstaller, then the Linux tarball, .deb and AppDir.
 
-Usage: python3 packaging/build.py [--skip-deb] [--skip-tar] [--reuse-fresh] [--fast]
-                                  [--require-self-test]
+Usage: python3 packaging/build.py [--skip-deb] [--skip-tar] [--skip-appimage] [--reuse-fresh]
+                                  [--fast] [--require-self-test]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import appimage  # noqa: E402
 import deb_package  # noqa: E402
 
 APP = "hermes-qt"
@@ -151,6 +152,8 @@ def build_tarball(version: str, png: Path, level: int) -> Path:
             tar.add(desktop_file, arcname=f"{top}/share/{APP}.desktop")
             tar.add(ROOT / "desktop/resources/icons/app.svg", arcname=f"{top}/share/{APP}.svg")
             tar.add(png, arcname=f"{top}/share/{APP}.png")
+            metainfo = HERE / deb_package.METAINFO_NAME
+            tar.add(metainfo, arcname=f"{top}/share/{metainfo.name}")
     return out
 
 
@@ -168,6 +171,29 @@ def build_deb(version: str, png: Path, level: int) -> Path:
     return deb_package.build_deb(
         inputs, ROOT / "build" / "deb" / APP, DIST, xz_level=level, patchelf=patchelf
     )
+
+
+def build_appdir(version: str, png: Path) -> Path | None:
+    """build/appimage/HermesQt.AppDir, and dist/*.AppImage when appimagetool is on PATH."""
+    appdir = appimage.stage_appdir(
+        appimage.AppDirInputs(
+            bundle=BUNDLE,
+            desktop_template=HERE / "hermes-qt.desktop",
+            svg_icon=ROOT / "desktop/resources/icons/app.svg",
+            png_icon=png,
+            metainfo=HERE / deb_package.METAINFO_NAME,
+        ),
+        ROOT / "build" / "appimage" / "HermesQt.AppDir",
+    )
+    tool = appimage.find_appimagetool()
+    if tool is None:
+        say(
+            f"AppDir in {appdir.relative_to(ROOT)}; AppImage skipped: no appimagetool on PATH "
+            "(no Debian, PyPI or npm package ships it or the AppImage runtime)"
+        )
+        return None
+    out = DIST / f"Hermes_Qt-{version}-{linux_arch()}.AppImage"
+    return appimage.build_appimage(appdir, out, tool)
 
 
 def time_command(
@@ -229,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-deb", action="store_true", help="no .deb (no dpkg-deb here)")
     parser.add_argument("--skip-tar", action="store_true", help="no .tar.gz")
     parser.add_argument(
+        "--skip-appimage", action="store_true", help="no AppDir (nor AppImage, with appimagetool)"
+    )
+    parser.add_argument(
         "--reuse-fresh", action="store_true", help="skip PyInstaller if the bundle is up to date"
     )
     parser.add_argument(
@@ -249,13 +278,19 @@ def main(argv: list[str] | None = None) -> int:
         say("running PyInstaller")
         say(f"PyInstaller took {run_pyinstaller():.0f} s")
     artifacts: list[Path] = []
-    if sys.platform.startswith("linux") and not (args.skip_tar and args.skip_deb):
+    if sys.platform.startswith("linux") and not (
+        args.skip_tar and args.skip_deb and args.skip_appimage
+    ):
         icons = ROOT / "build" / "icons"
         png = render_icon(icons / f"{APP}-256.png", 256)
         if not args.skip_tar:
             artifacts.append(build_tarball(version, png, 1 if args.fast else 6))
         if not args.skip_deb:
             artifacts.append(build_deb(version, png, 1 if args.fast else 6))
+        if not args.skip_appimage:
+            built = build_appdir(version, png)
+            if built is not None:
+                artifacts.append(built)
     say(f"bundle {BUNDLE.relative_to(ROOT)}: {size_mb(BUNDLE):.1f} MB")
     for artifact in artifacts:
         say(f"{artifact.relative_to(ROOT)}: {size_mb(artifact):.1f} MB")

@@ -1,4 +1,4 @@
-"""Builds the Debian package: the frozen bundle in /usr/lib/hermes-qt, menu entry, icons, metadata."""
+"""Builds the Debian package: the frozen bundle in /usr/lib/hermes-qt, menu entry, metainfo."""
 
 from __future__ import annotations
 
@@ -182,9 +182,10 @@ LINTIAN_OVERRIDES = f"""\
 
 def _write_gzip(path: Path, data: bytes) -> None:
     # -9 and no name/timestamp in the header: what dh_compress does (reproducible).
-    with open(path, "wb") as raw, gzip.GzipFile(
-        filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0
-    ) as gz:
+    with (
+        open(path, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz,
+    ):
         gz.write(data)
 
 
