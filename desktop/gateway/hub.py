@@ -133,7 +133,7 @@ class SessionHub:
                 self._forget(session)
                 self.reaped += 1
             else:
-                wait = max(due, 1.0)  # a running turn: look again a little later
+                wait = due if due > 0 else 1.0  # a running turn: look again a little later
                 next_due = wait if next_due is None else min(next_due, wait)
         if self.spool.sweep_due():
             self.spool.sweep(self._by_stored.keys())
@@ -280,7 +280,7 @@ class SessionHub:
             raise invalid_params(f"at most {MAX_STAGED} attachments can be staged per turn")
         if self.spool.sweep_due():
             self.spool.sweep(self._by_stored.keys())
-        session.staged.append(self.spool.stage(session.stored_id, decoded))
+        session.staged.append(self.spool.stage(session.stored_id, decoded, self._by_stored.keys()))
         return len(session.staged)
 
     def clear_staged(self, session: Session) -> int:

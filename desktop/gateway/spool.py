@@ -78,15 +78,30 @@ class AttachmentSpool:
             for stray in session_dir.glob("*.tmp"):
                 _unlink(stray)
 
-    def stage(self, stored_id: str, decoded: DecodedAttachment) -> StagedAttachment:
-        """Write the bytes to disk; -32602 naming the quota when the spool is full."""
+    def stage(
+        self, stored_id: str, decoded: DecodedAttachment, live: Collection[str] = ()
+    ) -> StagedAttachment:
+        """Write the bytes to disk; -32602 naming the quota when the spool is full.
+
+        When full, the oldest files of sessions not in `live` (nobody has them open) make
+        room first: a resume re-stages from the client's own copies.
+        """
         size = len(decoded.data)
         if self._used + size > self.quota_bytes:
-            self.sweep(())
+            self.sweep(live)
+            cold = sorted(
+                (e.staged_at, p)
+                for p, e in self._index.items()
+                if e.stored_id not in live and p.parent != self._turns
+            )
+            for _, path in cold:
+                if self._used + size <= self.quota_bytes:
+                    break
+                self._drop(path)
         if self._used + size > self.quota_bytes:
             raise invalid_params(
-                f"the gateway's attachment space is full ({self.quota_bytes // 2**20} MB of "
-                "staged attachments): send or clear the staged ones first"
+                f"the gateway's attachment space is full ({self.quota_bytes // 2**20} MB "
+                "staged in open chats): send or clear some of them first"
             )
         directory = self._staged / stored_id
         directory.mkdir(exist_ok=True)

@@ -159,3 +159,31 @@ async def test_abandoned_staged_files_expire(data_dir: Path) -> None:
         [left] = staged_files(data_dir)
         assert left.read_bytes().startswith(PNG)
         assert gw.hub.stats()["staged_bytes"] == left.stat().st_size
+
+
+async def test_a_full_quota_first_drops_what_no_open_chat_holds(data_dir: Path) -> None:
+    clock = ManualClock()
+    _, b64 = image(120_000)
+    async with gateway(data_dir, ScriptedProvider(), clock, staged_quota_bytes=300_000) as gw:
+        async with client(gw.url) as a:
+            old = (await a.call("session.create"))["session_id"]
+            for _ in range(2):
+                await a.call(
+                    "image.attach_bytes", session_id=old, content_base64=b64, filename="o.png"
+                )
+        await until(lambda: gw.hub.get(old).owner is None, "the gateway to see the socket go")
+        clock.advance(IDLE_SESSION_TIMEOUT + 1)  # reaped: its two files stay on disk
+        assert len(staged_files(data_dir)) == 2
+        async with client(gw.url) as b:
+            new = (await b.call("session.create"))["session_id"]
+            await b.call("image.attach_bytes", session_id=new, content_base64=b64, filename="n.png")
+            assert len(staged_files(data_dir)) == 2  # the oldest abandoned one made room
+            await b.call("image.attach_bytes", session_id=new, content_base64=b64, filename="n.png")
+            try:  # now open chats hold it all: refused, by name
+                await b.call(
+                    "image.attach_bytes", session_id=new, content_base64=b64, filename="n.png"
+                )
+            except RpcFailure as exc:
+                assert "attachment space is full" in exc.message
+            else:
+                raise AssertionError("the quota let in more than it holds")
