@@ -485,8 +485,11 @@ class Outbox:
         if port is None:
             return None
         try:
+            # Only the new runtime id is needed: a long history need not (and may not) come.
             snap = await port.call(
-                "session.resume", {"session_id": entry.session_key}, timeout=self.call_timeout
+                "session.resume",
+                {"session_id": entry.session_key, "omit_messages": True},
+                timeout=self.call_timeout,
             )
         except RpcError:
             return None

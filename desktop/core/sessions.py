@@ -291,11 +291,15 @@ class SessionRouter:
         self, routed: RoutedSession, epoch: int, replay: bool, epoch_changed: bool
     ) -> None:
         conv = routed.conversation
+        runtime = routed.runtime_id
         try:
             snap = await self._activate(routed)
             if snap is None or epoch != self._sup.epoch:
                 return
-            if epoch_changed:
+            # Resumed under a new runtime id (reaped while detached): its events are numbered
+            # from 1 again, so the old watermark would drop them all; rebuild from the snapshot.
+            resumed = routed.runtime_id != runtime
+            if epoch_changed or resumed:
                 conv.reset_watermark()
             fresh = not conv.messages or bool(conv.load_error)
             if replay and not fresh and not epoch_changed and conv.last_seq > 0:

@@ -26,6 +26,7 @@ from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.models import ConnectionState, ConnectionStatus, DeliveryState, Role
 from desktop.core.outbox import Outbox
 from desktop.core.profiles import Profile, ProfileKind
+from desktop.core.protocol import MAX_FRAME_BYTES
 from desktop.core.sessions import SessionRouter
 from desktop.core.storage import OutboxEntry, Store
 from desktop.core.supervisor import ConnectionSupervisor, Endpoint
@@ -177,6 +178,7 @@ class RigOptions:
     word_interval: float = 0.0
     provider: Provider | None = None
     server_deadline: float = 1.0
+    server_max_frame: int = MAX_FRAME_BYTES
     allow_insecure: bool = False  # plain ws:// to a non-loopback address (netns tests only)
     client_clock: Clock | None = None  # the gateway client's clock (None: the real one)
 
@@ -218,6 +220,7 @@ class Rig:
             debug=True,
             coalesce_interval=0.005,
             heartbeat_deadline=self.opt.server_deadline,
+            max_frame=self.opt.server_max_frame,
         )
         self.gateway = GatewayServer(cfg, provider)
         await self.gateway.start()

@@ -199,3 +199,26 @@ async def test_16_hermes_oversized_snapshot_is_no_loop(
                 f"{bool(other.load_error)}, replied",
                 1 <= len(too_big) <= 2 and not other.load_error and deaths_after == 0,
             )
+
+
+async def test_a_long_chat_reaped_by_the_gateway_comes_back_whole(tmp_path: Path) -> None:
+    """Reaped while no socket owned it, a session is resumed by its stored id (4001 on
+    activate): without its messages, then paged, since they do not fit one frame."""
+    async with rig(tmp_path, max_frame=LIMIT, server_max_frame=LIMIT) as r:
+        assert r.gateway is not None
+        await r.wait_online()
+        big = await r.create_session("big")
+        prompts = await _fill(r, big, turns=6, size=6000)
+        hub = r.gateway.hub
+        epoch, runtime = r.sup.epoch, r.router.runtime_id(big)
+        hub.close(hub.get(runtime))  # reaped: its runtime id is gone
+        r.sup.reconnect_now()
+        await r.wait_online(after=epoch)
+        assert r.router.runtime_id(big) != runtime
+        conv = r.router.conversation(big)
+        assert conv is not None and not conv.load_error
+        want = [t for p in prompts for t in (p, expected_reply(p, r.opt.words))]
+        assert [m.text for m in conv.messages] == want
+        r.submit(big, "after the reap")
+        await r.wait_reply(big, expected_reply("after the reap", r.opt.words))
+        assert not [d for d in r.deaths if d.code == 1009]
