@@ -137,7 +137,7 @@ def test_this_app_runs_on_the_previous_release_data_dir_and_keeps_it(data_dir: P
         assert [m.text for m in store.messages("embedded", new_key)][-1] == (
             "Upgraded and answering."
         )
-        assert [m.text for m in store.messages("embedded", key)][0] == "self-test: please answer"
+        assert store.messages("embedded", key)[0].text == "self-test: please answer"
         draft = store.draft(key)
         assert draft is not None and draft.text == written.DRAFT_TEXT
         assert len(draft.attachments) == 1

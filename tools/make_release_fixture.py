@@ -49,9 +49,8 @@ def main(out: Path) -> int:
     if out.exists():
         shutil.rmtree(out)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-    subprocess.run(
-        [sys.executable, "-m", "desktop", "--self-test", "--data-dir", str(out)], check=True, env=env
-    )
+    app = [sys.executable, "-m", "desktop", "--self-test", "--data-dir", str(out)]
+    subprocess.run(app, check=True, env=env)
     data, config = out / "data", out / "config"
     store = Store(str(data / "hermes-qt.sqlite3"))
     (session,) = store.sessions("embedded")
