@@ -68,3 +68,29 @@ async def test_without_a_notification_service_the_tray_is_used(qloop: Any) -> No
         assert not await notifier.notify("t", "b", "tag")
     notifier = FreedesktopNotifier("hermes-qt", lambda tag: None, bus="unix:path=/nonexistent")
     assert not await notifier.start(), "no session bus at all"
+
+
+@pytest.mark.qt_log_ignore(
+    "does not support (raise|propagateSizeHints)", "systemTrayWindowChanged"
+)  # the offscreen plugin has no real tray
+def test_with_a_tray_and_no_dbus_the_balloon_is_used_and_its_click_opens_the_chat(
+    qtbot: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.ui.main_window import MainWindow, ProfileEntry
+    from desktop.ui.tray import Tray
+
+    monkeypatch.setattr(Tray, "available", classmethod(lambda cls: True))
+    backend = _backend()
+    win = MainWindow([ProfileEntry("P1", backend)], settings)
+    qtbot.addWidget(win)
+    win.show()
+    win.open_session("s1")
+    assert win.tray.icon is not None and win.tray.desktop is None
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(win.tray.icon, "showMessage", lambda t, b, *a: shown.append((t, b)))
+    monkeypatch.setattr(win, "isActiveWindow", lambda: False)
+    for listener in backend.listeners:
+        listener.on_running("s2", False)
+    assert shown == [("Trip to Lisbon", "Day 3: Sintra")]
+    win.tray.icon.messageClicked.emit()
+    assert win.session_key == "s2" and win.title_label.text() == "Trip to Lisbon"
