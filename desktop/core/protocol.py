@@ -181,12 +181,37 @@ def _decode_event(msg: dict[str, Any]) -> Frame:
     return Event(type_, session_id, payload, seq, msg)
 
 
+def _may_escape_a_surrogate(text: str | bytes) -> bool:
+    """True when the JSON text may escape a surrogate (any `\\uDxxx`; two substring scans)."""
+    if isinstance(text, bytes):
+        return b"\\ud" in text or b"\\uD" in text
+    return "\\ud" in text or "\\uD" in text
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return value
+
+
 def decode_frame(text: str | bytes) -> Frame:
     """Decode one text frame (surrounding whitespace is tolerated); never raises."""
     try:
         msg = loads(text)
     except (ValueError, RecursionError):
         return Invalid("malformed JSON")
+    if _may_escape_a_surrogate(text):
+        # A gateway may escape a lone surrogate (Hermes writes ASCII JSON): it could be
+        # neither stored nor sent on, so it becomes U+FFFD here, once, for the whole client.
+        msg = _without_lone_surrogates(msg)
     # Hot path: a well-formed event, checked on exactly the fields an Event carries. The
     # decoder only makes plain dict/str/int, so `type() is` is exact (and keeps bools out).
     if type(msg) is dict and msg.get("method") == "event":

@@ -252,3 +252,25 @@ def test_stdlib_reader_accepts_and_refuses_exactly_what_json_loads_does(
         except ValueError:
             got = ValueError
     assert repr(got) == repr(expected)  # repr: NaN never equals itself
+
+
+def test_a_lone_surrogate_from_a_gateway_becomes_a_replacement_character() -> None:
+    """Hermes writes ASCII JSON, so a lone surrogate arrives escaped; the client could neither
+    store it (SQLite refuses it) nor send it on: it is replaced once, at decode."""
+    raw = (
+        '{"jsonrpc":"2.0","method":"event","params":{"type":"session.info","session_id":"r1",'
+        '"payload":{"title":"x\\ud800","tags":["\\uDC00"],"emoji":"\\ud83d\\ude00",'
+        '"hangul":"\\ud55c"},"seq":3}}'
+    )
+    for text in (raw, raw.encode()):
+        event = decode_frame(text)
+        assert isinstance(event, Event)
+        assert event.payload == {
+            "title": "x\ufffd",
+            "tags": ["\ufffd"],
+            "emoji": "\U0001f600",  # a valid pair stays one character
+            "hangul": "\ud55c",
+        }
+        dumps(event.payload).encode("utf-8")  # storable and sendable
+    reply = decode_frame('{"jsonrpc":"2.0","id":1,"result":{"\\udfff":"v"}}')
+    assert isinstance(reply, Reply) and reply.result == {"\ufffd": "v"}
