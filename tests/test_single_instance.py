@@ -15,7 +15,8 @@ import pytest
 
 from tests.reliability.rig import until
 
-pytestmark = pytest.mark.slow
+# Real app processes: slower than most tests on a busy machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -31,7 +31,8 @@ from tests.support.gateway_process import (
 )
 from tests.test_single_instance import gateway_starts, launch_again, running_app
 
-pytestmark = pytest.mark.slow
+# Real app and gateway processes and a 1,000-cycle soak: slower than most on a busy machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 READY = "HERMES_QT_GATEWAY_READY url="
 
 
