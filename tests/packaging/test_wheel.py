@@ -1,10 +1,10 @@
 """`pip install` of the built wheel works as users install it, and an upgrade keeps their data.
 
-Builds the wheel with `python -m build`, installs it (not editable) into a fresh venv, and runs
-the installed commands from outside the checkout with the user's default data dirs. Then a newer
-wheel goes over it and must find every session the older one wrote. Needs PyPI (the build
-backend and the dependencies; pip's cache makes repeats quick), so it runs only with
-HERMES_QT_WHEEL_TEST=1 (.ci/run sets it).
+`python -m build` makes the sdist and, from it, the wheel; the wheel goes (not editable) into a
+fresh venv, and the installed commands run from outside the checkout with the user's default
+data dirs. Then a newer wheel goes over it and must find every session the older one wrote.
+Needs PyPI (the build backend and the dependencies; pip's cache makes repeats quick), so it runs
+only with HERMES_QT_WHEEL_TEST=1 (.ci/run sets it).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,15 +39,17 @@ NEXT_VERSION = f"{__version__}.post1"
 @dataclass(frozen=True)
 class Installed:
     venv: Path
+    wheel: Path
     home: Path  # the user's home: data in ~/.local/share/hermes-qt, like a real install
     elsewhere: Path  # a working directory outside the checkout
     next_wheel: Path
     first_self_test: subprocess.CompletedProcess[str]
 
 
-def _build_wheel(source: Path, out: Path) -> Path:
+def _build(source: Path, out: Path) -> Path:
+    """`python -m build`: the sdist, then the wheel built from that sdist; returns the wheel."""
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(source)],
+        [sys.executable, "-m", "build", "--outdir", str(out), str(source)],
         check=True,
         capture_output=True,
         timeout=600,
@@ -95,8 +98,8 @@ def _run(venv: Path, home: Path, cwd: Path, *args: str) -> subprocess.CompletedP
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     tmp = tmp_path_factory.mktemp("wheel")
-    wheel = _build_wheel(ROOT, tmp / "dist")
-    next_wheel = _build_wheel(_next_release_source(tmp), tmp / "dist-next")
+    wheel = _build(ROOT, tmp / "dist")
+    next_wheel = _build(_next_release_source(tmp), tmp / "dist-next")
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     home, elsewhere = tmp / "home", tmp / "elsewhere"
@@ -104,7 +107,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     elsewhere.mkdir()
     _pip(venv, home, "install", "-q", str(wheel))
     first = _run(venv, home, elsewhere, "hermes-qt", "--self-test")
-    yield Installed(venv, home, elsewhere, next_wheel, first)
+    yield Installed(venv, wheel, home, elsewhere, next_wheel, first)
 
 
 def _data(home: Path) -> Path:
@@ -123,6 +126,20 @@ def _sessions(installed: Installed) -> tuple[int, int]:
     finally:
         app.close()
         gateway.close()
+
+
+def test_the_sdist_carries_the_sources_resources_and_license(installed: Installed) -> None:
+    (sdist,) = installed.wheel.parent.glob("*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+    for name in (
+        "pyproject.toml",
+        "LICENSE",
+        "desktop/app.py",
+        "desktop/resources/themes/base.qss",
+        "desktop/resources/icons/app.svg",
+    ):
+        assert name in names, name
 
 
 def test_the_wheel_carries_the_icons_and_themes(installed: Installed) -> None:
