@@ -82,30 +82,23 @@ def test_dialog_only_where_someone_can_see_it() -> None:
 
 
 @pytest.fixture
-def xvfb(tmp_path: Path) -> Iterator[str]:
+def xvfb() -> Iterator[str]:
     if not (shutil.which("Xvfb") and shutil.which("xdotool")):
         pytest.skip("needs Xvfb and xdotool (apt-get install xvfb xdotool)")
-    display = f":{170 + os.getpid() % 60}"
+    # -displayfd: the server picks a free display and writes its number once it accepts clients.
+    read_end, write_end = os.pipe()
     server = subprocess.Popen(
-        ["Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        pass_fds=(write_end,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    os.close(write_end)
     try:
-        env = {**os.environ, "DISPLAY": display}
-        # The server takes a moment to accept clients; each probe is a real round trip.
-        for _ in range(100):
-            probe = subprocess.run(
-                ["xdotool", "getdisplaygeometry"],
-                env=env,
-                capture_output=True,
-                timeout=10,
-                check=False,
-            )
-            if probe.returncode == 0:
-                break
-        assert probe.returncode == 0, probe.stderr
-        yield display
+        with os.fdopen(read_end) as ready:
+            number = ready.readline().strip()
+        assert number, "Xvfb did not start"
+        yield f":{number}"
     finally:
         server.terminate()
         server.wait(10)
