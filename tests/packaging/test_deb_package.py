@@ -23,6 +23,7 @@ def _inputs(tmp_path: Path) -> object:
     exe.write_text("#!/bin/sh\necho hermes-qt 9.9.9\n")
     exe.chmod(0o700)
     (bundle / "_internal" / "lib.so").write_bytes(b"\0" * 10)
+    (bundle / "_internal" / "lib.so").chmod(0o755)  # as PyInstaller leaves Qt's libraries
     png = tmp_path / "icon.png"
     png.write_bytes(b"\x89PNG fake")
     return deb.DebInputs(
