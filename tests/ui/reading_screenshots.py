@@ -87,10 +87,10 @@ def point_of(win: MainWindow, row: int, pos: int) -> QPoint:
     return (p + QPointF(view.visualRect(index).topLeft())).toPoint()
 
 
-def main(target: Path) -> None:
+def main(target: Path, mode: ThemeMode = ThemeMode.LIGHT) -> None:
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
-    theme = ThemeManager(app, ThemeMode.LIGHT)
+    theme = ThemeManager(app, mode)
     b = backend()
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
@@ -131,4 +131,4 @@ def main(target: Path) -> None:
 if __name__ == "__main__":
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
     out.mkdir(parents=True, exist_ok=True)
-    main(out)
+    main(out, ThemeMode(sys.argv[2]) if len(sys.argv) > 2 else ThemeMode.LIGHT)
