@@ -18,8 +18,6 @@ from desktop.core.storage import CachedMessage, StorageError, Store
 log = logging.getLogger(__name__)
 
 NEW_CHAT = "New chat"
-# Cached messages shown while a session opens (a long session's snapshot is paged too).
-CACHED_SHOWN = 200
 _ROLES = {r.value: r for r in Role}
 _MARKUP = re.compile(r"[*_`#>~]+|!?\[([^\]]*)\]\([^)]*\)")
 
@@ -281,9 +279,9 @@ class SessionIndex:
             log.warning("could not cache messages: %s", exc)
 
     def cached_messages(self, key: str) -> list[ChatMessage]:
-        """The end of the cached history, shown until the gateway's snapshot arrives."""
-        rows = self._store.messages(self._id, key, last=CACHED_SHOWN)
-        return [_from_cache(key, row) for row in rows]
+        """The cached history (what was loaded when it was last stored), shown offline and until
+        the gateway's snapshot arrives."""
+        return [_from_cache(key, row) for row in self._store.messages(self._id, key)]
 
 
 def _from_cache(key: str, row: CachedMessage) -> ChatMessage:

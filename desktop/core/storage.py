@@ -404,14 +404,12 @@ class Store:
                 ),
             )
 
-    def messages(self, profile_id: str, key: str, last: int = -1) -> list[CachedMessage]:
-        """A session's cached messages in order; with `last` >= 0 only that many of the end."""
+    def messages(self, profile_id: str, key: str) -> list[CachedMessage]:
         rows = self._read(
             "read cached messages",
-            "SELECT * FROM (SELECT idx, role, text, thinking, created_at, status, extra "
-            "FROM messages WHERE profile_id = ? AND session_key = ? ORDER BY idx DESC LIMIT ?) "
-            "ORDER BY idx",
-            (profile_id, key, last),
+            "SELECT idx, role, text, thinking, created_at, status, extra FROM messages "
+            "WHERE profile_id = ? AND session_key = ? ORDER BY idx",
+            (profile_id, key),
         )
         return [CachedMessage(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
 
