@@ -138,7 +138,7 @@ def main() -> int:
             None if her is None else her[3],
             "hermes-agent 0.19.0",
             None,
-            "after two turns; process tree",
+            "part: the gateway process alone; after two turns; process tree",
         )
     )
     emit(rows)
