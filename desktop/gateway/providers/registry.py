@@ -20,7 +20,6 @@ from .config import (
 )
 from .fallback import FallbackChain
 from .offline import OfflineProvider
-from .openai import OpenAICompatibleProvider
 
 
 def load_provider(
@@ -36,6 +35,9 @@ def load_provider(
         return OfflineProvider(
             config_dir / CONFIG_FILE, chunk_interval=offline_chunk_interval, clock=clock
         )
+    # httpx (about 2 MB resident in the gateway) only when a provider is configured.
+    from .openai import OpenAICompatibleProvider
+
     store = keys or KeyStore.default(config_dir)
     providers: list[Provider] = [
         OpenAICompatibleProvider(

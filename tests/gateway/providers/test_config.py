@@ -111,3 +111,18 @@ def test_version_1_files_keep_their_name_derived_keys_and_get_ids(tmp_path: Path
     assert a.id and b.id and a.id != b.id and a.key_ref != b.key_ref
     assert (a.name, store.get(a.key_ref)) == ("renamed", SECRET), "the old key is kept"
     assert store.get(b.key_ref) == "sk-2", "a new key for the twin does not overwrite the other"
+
+
+def test_the_offline_model_gateway_does_not_load_the_http_client(tmp_path: Path) -> None:
+    # httpx stays out of a gateway with no provider configured: ~2 MB the user pays for.
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, pathlib\n"
+        "from desktop.gateway.providers.registry import load_provider\n"
+        f"load_provider(pathlib.Path({str(tmp_path)!r}))\n"
+        "print('httpx' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
