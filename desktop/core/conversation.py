@@ -80,6 +80,10 @@ class Conversation:
         self._now = now or (lambda: 0.0)
         self._ids = itertools.count(1)
         self._listeners: list[ChangeListener] = []
+        # During a change announcement: the only messages the change touched, when a handler
+        # knows them (a reply starting or completing); None means "look at the whole list".
+        self.changed_only: tuple[ChatMessage, ...] | None = None
+        self._touched: tuple[ChatMessage, ...] | None = None
 
     # -- observers -----------------------------------------------------------------------
 
@@ -156,9 +160,11 @@ class Conversation:
         handler = _HANDLERS.get(event.type)
         if handler is None:
             return False
+        self._touched = None
         changed = handler(self, event.payload)
         if changed:
-            self._changed()
+            self._changed(self._touched)
+        self._touched = None
         return changed
 
     def _on_start(self, payload: dict[str, Any]) -> bool:
@@ -166,7 +172,10 @@ class Conversation:
         current = self.streaming_message
         if current is None or current.text or current.tools:
             self._seal("complete")
-            self.messages.append(self._new_assistant())
+            self.messages.append(new := self._new_assistant())
+            self._touched = (new,) if current is None else (current, new)
+        else:
+            self._touched = (current,)
         return True
 
     def _on_delta(self, payload: dict[str, Any]) -> bool:
@@ -238,6 +247,7 @@ class Conversation:
         msg.streaming = False
         self.running = False
         self._turn_over()
+        self._touched = (msg,)
         return True
 
     def _last_reply_text(self) -> str | None:
@@ -544,12 +554,16 @@ class Conversation:
     def _mint(self, kind: str) -> str:
         return f"{self.key}:{kind}:{next(self._ids)}"
 
-    def _changed(self) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(self)
-            except Exception:
-                log.exception("conversation listener failed")
+    def _changed(self, only: tuple[ChatMessage, ...] | None = None) -> None:
+        self.changed_only = only
+        try:
+            for listener in list(self._listeners):
+                try:
+                    listener(self)
+                except Exception:
+                    log.exception("conversation listener failed")
+        finally:
+            self.changed_only = None
 
 
 _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from desktop.core.clock import Clock
 from desktop.core.conversation import Conversation
 from desktop.core.listeners import Notify
-from desktop.core.models import SessionInfo
+from desktop.core.models import ChatMessage, SessionInfo
 from desktop.core.session_index import SessionIndex
 from desktop.core.session_keys import is_temp_key
 from desktop.core.sessions import SessionRouter
@@ -114,13 +114,22 @@ class ConversationFeed:
         if self._infos.get(key) != info:
             self._infos[key] = info
             self._notify("on_session_info", key, info)
-        messages = list(conv.messages)
+        messages = conv.messages
         streaming = conv.streaming_message
-        if streaming is not None and self._shown.get(key) == len(messages):
+        shown = self._shown.get(key)
+        if streaming is not None and shown == len(messages):
             self._notify("on_message_changed", key, streaming)
+            return
+        changed = _changed_in_place(messages, shown, conv.changed_only)
+        if changed is not None:
+            # A reply started or completed: only its bubbles changed, the rest stays as shown
+            # (re-sending the whole list would lay out every bubble again mid-stream).
+            self._shown[key] = len(messages)
+            for msg in changed:
+                self._notify("on_message_changed", key, msg)
         else:
             self._shown[key] = len(messages)
-            self._notify("on_session_messages", key, messages)
+            self._notify("on_session_messages", key, list(messages))
 
     def _sync_requests(self, key: str, conv: Conversation) -> None:
         """Cards follow `conv.pending`: each request shown once, removed when it is gone."""
@@ -132,3 +141,17 @@ class ConversationFeed:
             if request_id not in shown:
                 shown.add(request_id)
                 self._notify("on_approval_request", key, request)
+
+
+def _changed_in_place(
+    messages: list[ChatMessage], shown: int | None, only: tuple[ChatMessage, ...] | None
+) -> list[ChatMessage] | None:
+    """The messages to send one by one when a change touched just `only`, those of them new
+    at the end of the list; None when the whole list must be sent."""
+    if only is None or shown is None or shown > len(messages):
+        return None
+    added = messages[shown:]
+    if not all(any(m is o for o in only) for m in added):
+        return None
+    kept = [m for m in only if not any(m is a for a in added)]
+    return kept + added
