@@ -14,6 +14,7 @@ from desktop.ui.document import SafeDocument, code_block_rects
 from desktop.ui.markdown import (
     ends_in_open_fence,
     render_markdown,
+    render_markdown_finished,
     render_markdown_fresh,
     stream_chunks,
 )
@@ -160,7 +161,12 @@ def _markdown_doc(
 def message_doc(msg: ChatMessage, font: QFont, width: float, colors: Colors) -> QTextDocument:
     """The markdown document of a message's text, wrapped to at most `width`."""
     text = msg.text if msg.text or not msg.streaming else "…"
-    html = render_markdown(text, colors.pygments_style, colors.code_bg, colors.text)
+    style = (colors.pygments_style, colors.code_bg, colors.text)
+    if not msg.streaming and _streams.pop(msg.id, None) is not None:
+        # It just finished streaming here: its finished blocks' HTML is in the cache.
+        html = render_markdown_finished(text, *style)
+    else:
+        html = render_markdown(text, *style)
     return _markdown_doc(msg.role is Role.USER, font, width, colors, html)
 
 

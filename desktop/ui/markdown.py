@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # What a line still being written may grow into a list item from.
+# A link reference definition ("[x]: url") changes how text before it renders.
+_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:", re.MULTILINE)
 _LIST_START = re.compile(r"(?:[-+*]|\d{1,9}[.)]?)$")
 
 
@@ -252,6 +254,36 @@ def stream_chunks(text: str) -> tuple[list[str], str]:
         cuts.append(cut)
     chunks = [text[a:b] for a, b in zip([0, *cuts], cuts, strict=False)]
     return chunks, text[cut:]
+
+
+def finished_groups(text: str) -> list[str] | None:
+    """A finished reply cut into the block groups it streamed in, each rendering alone as it
+    does inside the whole text; None when the text cannot be cut that way.
+
+    The block still being written when the reply ended becomes the last group; the rule that
+    keeps a list whole joins it to the group before when it continues that group's list.
+    """
+    if _REF_DEF.search(text):
+        return None
+    # A block after a blank line, one that continues nothing, closes the real last block.
+    groups, tail = stream_chunks(text + "\n\nx")
+    if tail != "x" or "".join(groups) != text + "\n\n":
+        return None  # the text ends inside a code block, or ends without a newline in one
+    return groups
+
+
+@lru_cache(maxsize=64)
+def render_markdown_finished(
+    text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"
+) -> str:
+    """`render_markdown` of a reply that streamed: its finished groups come from the cache,
+    where they were rendered while it streamed, so only the last block is rendered now."""
+    groups = finished_groups(text)
+    if groups is None or len(groups) < 2:
+        return render_markdown(text, style, code_bg, code_fg)
+    *done, last = groups
+    rendered = [render_markdown(g, style, code_bg, code_fg) for g in done]
+    return "".join(rendered) + render_markdown_fresh(last, style, code_bg, code_fg)
 
 
 def render_markdown_streaming(

@@ -16,6 +16,7 @@ from desktop.ui.links import LinkOpener
 from desktop.ui.markdown import (
     code_blocks,
     render_markdown,
+    render_markdown_finished,
     render_markdown_fresh,
     split_streaming,
     stable_split,
@@ -117,6 +118,8 @@ def test_block_groups_render_exactly_like_the_finished_text(atoms: list[str]) ->
     style = ("friendly", "#fff", "#000")
     whole = render_markdown_fresh(prefix, *style)
     assert "".join(render_markdown_fresh(g, *style) for g in groups) == whole
+    # A finished reply built from the groups it streamed in renders as the whole text does.
+    assert render_markdown_finished(text, *style) == render_markdown_fresh(text, *style)
 
 
 def test_block_groups_never_cut_a_code_fence_or_a_loose_list() -> None:
