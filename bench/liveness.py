@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import Result, emit
-from desktop.core.clock import AsyncioClock
+from desktop.common.clock import AsyncioClock
 from desktop.core.epoch_store import MemoryEpochStore
 from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.models import ConnectionState, ConnectionStatus

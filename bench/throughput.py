@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.common import Result, emit, profile_to_file
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.errors import TransportClosedError
 from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.protocol import Event, encode_event

@@ -107,8 +107,8 @@ class Core:
     """Every Qt-free object of a running app, built once and closed in reverse order."""
 
     def __init__(self, paths: AppPaths) -> None:
+        from desktop.common.clock import AsyncioClock
         from desktop.core.attachments import AttachmentStore
-        from desktop.core.clock import AsyncioClock
         from desktop.core.controller import is_temp_key
         from desktop.core.drafts import DraftKeeper
         from desktop.core.epoch_store import FileEpochStore

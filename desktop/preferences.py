@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from desktop.core.atomic import write_atomic
+from desktop.common.atomic import write_atomic
 from desktop.core.profiles import Profile, ProfileKind, TlsOptions, TokenStore, new_token_ref
 from desktop.ui.settings_values import AppSettings, ProfileSettings, ProviderSettings
 from desktop.ui.settings_values import ProfileKind as UiProfileKind

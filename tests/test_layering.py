@@ -26,7 +26,7 @@ def _modules(sub: str) -> list[Path]:
     return sorted((PKG / sub).rglob("*.py"))
 
 
-@pytest.mark.parametrize("layer", ["core", "gateway"])
+@pytest.mark.parametrize("layer", ["core", "gateway", "common"])
 def test_core_and_gateway_import_no_qt(layer: str) -> None:
     offenders = {
         str(p.relative_to(PKG)): sorted(m for m in _imports(p) if m.split(".")[0] in QT_ROOTS)
@@ -44,6 +44,33 @@ def test_core_does_not_import_ui_or_gateway_server() -> None:
         for p in _modules("core") + _modules("gateway")
     }
     assert {k: v for k, v in bad.items() if v} == {}
+
+
+def _importing(modules: list[Path], prefixes: tuple[str, ...]) -> dict[str, list[str]]:
+    bad = {
+        str(p.relative_to(PKG)): sorted(
+            m
+            for m in _imports(p)
+            if m in prefixes or m.startswith(tuple(f"{x}." for x in prefixes))
+        )
+        for p in modules
+    }
+    return {k: v for k, v in bad.items() if v}
+
+
+def test_embedded_gateway_stands_alone_without_the_client_core() -> None:
+    # What both sides need (clock, JSON codec, atomic writes, shared limits) is in desktop.common.
+    assert _importing(_modules("gateway"), ("desktop.core",)) == {}
+
+
+def test_client_core_does_not_import_the_embedded_gateway() -> None:
+    assert _importing(_modules("core"), ("desktop.gateway",)) == {}
+
+
+def test_common_imports_neither_side() -> None:
+    sides = ("desktop.core", "desktop.gateway", "desktop.ui", "desktop.app")
+    assert _modules("common"), "desktop/common is missing"
+    assert _importing(_modules("common"), sides) == {}
 
 
 def test_exactly_one_client_module_imports_websockets() -> None:

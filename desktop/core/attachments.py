@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from desktop.common.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES, MIB
 from desktop.core.errors import GatewayError
-from desktop.core.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES, MIB
 from desktop.core.models import Attachment
 from desktop.core.storage import Store
 

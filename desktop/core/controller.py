@@ -16,9 +16,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from desktop.common.clock import Clock
 from desktop.core.agent_commands import AgentCommands
 from desktop.core.attachments import AttachmentStore
-from desktop.core.clock import Clock
 from desktop.core.composer_drafts import ComposerDrafts
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.drafts import DraftKeeper

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from desktop.core.clock import Clock
+from desktop.common.clock import Clock
 from desktop.core.conversation import Conversation
 from desktop.core.listeners import Notify
 from desktop.core.models import ChatMessage, SessionInfo

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from desktop.core.clock import Clock, TimerHandle
+from desktop.common.clock import Clock, TimerHandle
 from desktop.core.models import Attachment
 from desktop.core.storage import DraftRecord, StorageError, Store, merge_drafts
 

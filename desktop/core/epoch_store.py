@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Protocol
 
-from desktop.core.atomic import write_atomic
+from desktop.common.atomic import write_atomic
 
 
 class EpochStore(Protocol):

@@ -9,7 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from desktop.core.atomic import write_atomic
+from desktop.common.atomic import write_atomic
 from desktop.core.session_keys import draft_key
 from desktop.core.storage import CachedMessage, StorageError, Store
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
-from desktop.core.clock import AsyncioClock, Clock, TimerHandle
+from desktop.common.clock import AsyncioClock, Clock, TimerHandle
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,
     CLOSE_TOO_BIG,

@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
+from desktop.common.clock import Clock, TimerHandle
 from desktop.core.attachments import AttachmentError, is_image
-from desktop.core.clock import Clock, TimerHandle
 from desktop.core.errors import (
     CallTimeoutError,
     ConnectionLostError,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from desktop.core.atomic import write_atomic
+from desktop.common.atomic import write_atomic
 from desktop.core.errors import InsecureTransportError
 
 

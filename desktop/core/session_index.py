@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from desktop.core.clock import Clock
+from desktop.common.clock import Clock
 from desktop.core.conversation import Conversation
 from desktop.core.listeners import Notify
 from desktop.core.models import ChatMessage, DeliveryState, Role, SessionSummary, ToolCall

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from desktop.common.clock import Clock, TimerHandle
 from desktop.core.backoff import Backoff
-from desktop.core.clock import Clock, TimerHandle
 from desktop.core.epoch_store import EpochStore
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,

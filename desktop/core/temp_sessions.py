@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from desktop.core.clock import Clock
+from desktop.common.clock import Clock
 from desktop.core.composer_drafts import ComposerDrafts
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError

@@ -18,6 +18,7 @@ from websockets.exceptions import (
     PayloadTooBig,
 )
 
+from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.core.errors import (
     CLOSE_TOO_BIG,
     AuthError,
@@ -25,7 +26,6 @@ from desktop.core.errors import (
     InsecureTransportError,
     TransportClosedError,
 )
-from desktop.core.protocol import MAX_FRAME_BYTES
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop.core.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
+from desktop.common.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
 from desktop.gateway.faults import invalid_params
 from desktop.gateway.text import scrub
 

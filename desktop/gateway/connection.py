@@ -12,8 +12,9 @@ from typing import Any
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from desktop.core.clock import Clock
-from desktop.core.protocol import MAX_FRAME_BYTES, dumps, loads
+from desktop.common.clock import Clock
+from desktop.common.codec import dumps, loads
+from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.gateway.events import LoggedEvent
 from desktop.gateway.faults import (
     FRAME_TOO_LARGE,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from desktop.core.protocol import MAX_FRAME_BYTES, dumps
+from desktop.common.codec import dumps
+from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.gateway.frames import fits, truncate_strings
 
 DEFAULT_REPLAY_LIMIT = 2000

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.core.protocol import MAX_FRAME_BYTES, dumps
+from desktop.common.codec import dumps
+from desktop.common.limits import MAX_FRAME_BYTES
 
 # Room for the JSON-RPC envelope around a result or an event payload.
 ENVELOPE = 1024

@@ -7,8 +7,8 @@ import hashlib
 import logging
 from typing import Any
 
-from desktop.core.clock import Clock, TimerHandle
-from desktop.core.protocol import MAX_FRAME_BYTES
+from desktop.common.clock import Clock, TimerHandle
+from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.gateway.attachments import MAX_STAGED, DecodedAttachment
 from desktop.gateway.events import DEFAULT_REPLAY_LIMIT, EventLog
 from desktop.gateway.faults import (

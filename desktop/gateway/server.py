@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
-from desktop.core.clock import AsyncioClock, Clock
-from desktop.core.protocol import MAX_FRAME_BYTES
+from desktop.common.clock import AsyncioClock, Clock
+from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.gateway.auth import is_loopback, request_token, token_matches
 from desktop.gateway.connection import SEND_QUEUE_BYTES, SEND_QUEUE_LIMIT, Connection
 from desktop.gateway.hub import HEARTBEAT_DEADLINE, IDLE_SESSION_TIMEOUT, SessionHub

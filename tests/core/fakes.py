@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from desktop.core.clock import Clock
+from desktop.common.clock import Clock
 from desktop.core.errors import GatewayError, TransportClosedError
 from desktop.core.protocol import encode_event, encode_reply
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop.common.clock import ManualClock
 from desktop.core.attachments import AttachmentStore
-from desktop.core.clock import ManualClock
 from desktop.core.controller import ProfileController, SupervisorPort, is_temp_key
 from desktop.core.drafts import DraftKeeper
 from desktop.core.epoch_store import MemoryEpochStore

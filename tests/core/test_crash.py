@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.drafts import DraftKeeper
 from desktop.core.models import DeliveryState
 from desktop.core.outbox import NOT_CONFIRMED, Outbox
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # test itself waits on the child's output line, then kills it without any clean shutdown.
 TYPING = """
 import asyncio, sys
-from desktop.core.clock import AsyncioClock
+from desktop.common.clock import AsyncioClock
 from desktop.core.drafts import DraftKeeper
 from desktop.core.storage import Store
 
@@ -44,7 +44,7 @@ asyncio.run(main())
 
 SENDING = """
 import asyncio, sys
-from desktop.core.clock import AsyncioClock
+from desktop.common.clock import AsyncioClock
 from desktop.core.outbox import Outbox
 from desktop.core.storage import Store
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.drafts import DraftKeeper
 from desktop.core.models import Attachment
 from desktop.core.storage import DraftRecord, Store

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.clock import AsyncioClock
+from desktop.common.clock import AsyncioClock
 from desktop.core.epoch_store import FileEpochStore
 from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.launcher import EmbeddedGatewayLauncher

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.errors import (
     AuthError,
     CallTimeoutError,

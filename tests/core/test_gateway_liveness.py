@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.gateway import ClientState, JsonRpcGatewayClient
 from tests.core.fakes import CURRENT_READY, LEGACY_READY, FakeGateway, settle
 

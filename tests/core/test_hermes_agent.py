@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from desktop.common.clock import AsyncioClock
 from desktop.core.attachments import AttachmentStore
-from desktop.core.clock import AsyncioClock
 from desktop.core.controller import ProfileController, SupervisorPort, is_temp_key
 from desktop.core.conversation import Conversation
 from desktop.core.drafts import DraftKeeper

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.clock import AsyncioClock
+from desktop.common.clock import AsyncioClock
 from desktop.core.conversation import Conversation
 from desktop.core.epoch_store import MemoryEpochStore
 from desktop.core.gateway import JsonRpcGatewayClient

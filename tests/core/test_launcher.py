@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.epoch_store import MemoryEpochStore
 from desktop.core.launcher import (
     EmbeddedGatewayLauncher,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.drafts import DraftKeeper
 from desktop.core.errors import CallTimeoutError, ConnectionLostError, NotConnectedError, RpcError
 from desktop.core.models import Attachment, DeliveryState

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from desktop.common import codec
+from desktop.common.codec import dumps, loads
 from desktop.core import protocol
 from desktop.core.errors import ProtocolError
 from desktop.core.protocol import (
@@ -19,11 +21,9 @@ from desktop.core.protocol import (
     Invalid,
     Reply,
     decode_frame,
-    dumps,
     encode_event,
     encode_reply,
     encode_request,
-    loads,
 )
 
 FRAMES = st.fixed_dictionaries(
@@ -194,8 +194,8 @@ def test_codec_round_trips_the_same_with_and_without_orjson(
     fast: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not fast:
-        monkeypatch.setattr(protocol, "orjson", None)
-    elif protocol.orjson is None:
+        monkeypatch.setattr(codec, "orjson", None)
+    elif codec.orjson is None:
         pytest.skip("orjson is not installed")
     text = encode_event("message.delta", {"text": "héllo 🌍"}, session_id="r1", seq=3)
     assert "héllo 🌍" in text  # not \u-escaped: smaller frames, same meaning
@@ -246,7 +246,7 @@ def test_stdlib_reader_accepts_and_refuses_exactly_what_json_loads_does(
         expected: object = json.loads(text)
     except ValueError:
         expected = ValueError
-    with mock.patch.object(protocol, "orjson", None):
+    with mock.patch.object(codec, "orjson", None):
         try:
             got: object = loads(text)
         except ValueError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.conversation import Conversation
 from desktop.core.models import ChatMessage, DeliveryState, Role, ToolCall
 from desktop.core.requests import APPROVAL_CHOICES, WAITING_KIND

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.session_index import SessionIndex
 from desktop.core.storage import Store
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.core.conversation import Conversation
 from desktop.core.epoch_store import MemoryEpochStore
 from desktop.core.errors import RpcError

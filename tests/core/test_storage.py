@@ -222,7 +222,7 @@ def test_read_only_uri_database_is_refused_on_write(data_dir: Path) -> None:
 def test_a_turn_end_stores_only_the_new_messages_and_the_cache_stays_whole(
     data_dir: Path,
 ) -> None:
-    from desktop.core.clock import ManualClock
+    from desktop.common.clock import ManualClock
     from desktop.core.conversation import Conversation
     from desktop.core.models import ChatMessage, Role
     from desktop.core.session_index import SessionIndex

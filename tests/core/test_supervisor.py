@@ -6,8 +6,8 @@ import asyncio
 import itertools
 from pathlib import Path
 
+from desktop.common.clock import ManualClock
 from desktop.core.backoff import Backoff
-from desktop.core.clock import ManualClock
 from desktop.core.epoch_store import FileEpochStore, MemoryEpochStore
 from desktop.core.errors import AuthError, ConnectError, ProtocolError
 from desktop.core.gateway import JsonRpcGatewayClient

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.gateway.connection import Connection
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.methods import Methods

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from tests.gateway.scripted import ScriptedProvider
 from tests.gateway.wsclient import RpcFailure, client, gateway
 

@@ -7,7 +7,7 @@ import base64
 import os
 from pathlib import Path
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.gateway.hub import IDLE_SESSION_TIMEOUT
 from tests.gateway.scripted import ScriptedProvider
 from tests.gateway.wsclient import RpcFailure, client, gateway

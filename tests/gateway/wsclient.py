@@ -13,7 +13,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.gateway.providers.base import Provider
 from desktop.gateway.server import GatewayConfig, GatewayServer
 

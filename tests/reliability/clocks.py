@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable
 
-from desktop.core.clock import AsyncioClock
+from desktop.common.clock import AsyncioClock
 
 
 class _Handle:
@@ -30,7 +30,7 @@ class _Handle:
 
 
 class ScaledClock:
-    """Clock protocol of desktop.core.clock, `scale` times faster than the wall."""
+    """Clock protocol of desktop.common.clock, `scale` times faster than the wall."""
 
     def __init__(self, scale: float = 1.0) -> None:
         self.scale = scale

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.clock import AsyncioClock, Clock
+from desktop.common.clock import AsyncioClock, Clock
+from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.core.composer_drafts import ComposerDrafts
 from desktop.core.drafts import DraftKeeper
 from desktop.core.epoch_store import FileEpochStore
@@ -26,7 +27,6 @@ from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.models import ConnectionState, ConnectionStatus, DeliveryState, Role
 from desktop.core.outbox import Outbox
 from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.protocol import MAX_FRAME_BYTES
 from desktop.core.sessions import SessionRouter
 from desktop.core.storage import OutboxEntry, Store
 from desktop.core.supervisor import ConnectionSupervisor, Endpoint

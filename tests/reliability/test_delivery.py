@@ -115,7 +115,7 @@ async def test_20_cut_after_submit_written(
 
 CHILD = """
 import asyncio, sys, time
-from desktop.core.clock import AsyncioClock
+from desktop.common.clock import AsyncioClock
 from desktop.core.drafts import DraftKeeper
 from desktop.core.gateway import JsonRpcGatewayClient
 from desktop.core.outbox import Outbox

@@ -10,8 +10,8 @@ from PySide6.QtCore import QCoreApplication, QMimeData, QPoint, QPointF, Qt, QUr
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtTest import QTest
 
+from desktop.common.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
 from desktop.core.attachments import AttachmentStore
-from desktop.core.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
 from desktop.gateway import attachments as gateway_attachments
 from desktop.ui.composer import MAX_EDIT_HEIGHT, MIN_EDIT_HEIGHT, AttachmentChip, Composer
 from tests.ui.fakes import FakeBackend

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import platformdirs
 
-from desktop.core.atomic import write_atomic
+from desktop.common.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 

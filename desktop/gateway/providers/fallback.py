@@ -7,7 +7,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 
-from desktop.core.clock import AsyncioClock, Clock
+from desktop.common.clock import AsyncioClock, Clock
 
 from .base import ChatMessage, Chunk, ChunkKind, HealthProbe, Provider, ProviderError, Usage
 

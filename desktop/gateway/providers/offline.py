@@ -6,7 +6,7 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from desktop.core.clock import AsyncioClock, Clock
+from desktop.common.clock import AsyncioClock, Clock
 
 from .base import ChatMessage, Chunk, ChunkKind, Usage
 

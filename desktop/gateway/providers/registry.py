@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from desktop.core.clock import Clock
+from desktop.common.clock import Clock
 
 from .base import ChatMessage, Chunk, Provider, Usage
 from .config import (

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.gateway.providers.base import (
     ChatMessage,
     Chunk,

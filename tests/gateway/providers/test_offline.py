@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from desktop.core.clock import ManualClock
+from desktop.common.clock import ManualClock
 from desktop.gateway.providers.base import ChatMessage, ChunkKind
 from desktop.gateway.providers.offline import OfflineProvider
 

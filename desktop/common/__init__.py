@@ -1,0 +1,1 @@
+"""What the client core and the embedded gateway both need: clock, JSON, file writes, limits."""
