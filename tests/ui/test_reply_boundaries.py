@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.core.clock import AsyncioClock
+from desktop.common.clock import AsyncioClock
 from desktop.core.conversation import Conversation
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.protocol import Event
