@@ -53,6 +53,10 @@ PIXMAP_SCREENS = 6
 PIXMAP_FLOOR = 4 * 2**20
 # Finished block groups of streaming replies, drawn once each; a reply's groups must all fit.
 BLOCK_PIXMAP_SCREENS = 4
+# A finished bubble taller than this many screens is drawn in tiles of half a screen, each
+# when it first shows: a long reply that just finished costs the tiles on screen, not all.
+TILE_SCREENS = 0.5
+TILE_MIN = 120
 # Rows at the end of a session estimated one by one when it opens (several screens' worth).
 EXACT_ROWS = 200
 
@@ -289,15 +293,17 @@ class BubbleDelegate(QStyledItemDelegate):
             self._draw_bubble(painter, msg, lay, sel, find_term=term, current_match=current)
             painter.restore()
         else:
-            part = area
+            shown = self._view.viewport().rect().translated(-option.rect.topLeft())
             if msg.streaming:
                 # A growing reply is drawn anew every frame: only its part on screen (a long
                 # reply's table or code block can be screens tall).
-                part = area & self._view.viewport().rect().translated(-option.rect.topLeft())
-                if part.isEmpty():
-                    return
-            pix = self._pixmap(msg, rev, lay, part)
-            painter.drawPixmap(option.rect.topLeft() + part.topLeft(), pix)
+                parts = [area & shown]
+            else:
+                parts = [t for t in self._tiles(area) if t.intersects(shown)]
+            for part in parts:
+                if not part.isEmpty():
+                    pix = self._pixmap(msg, rev, lay, part)
+                    painter.drawPixmap(option.rect.topLeft() + part.topLeft(), pix)
         if index.row() in (self.focus_row, self.match_row):
             self._draw_focus(painter, lay.bubble.translated(QPointF(option.rect.topLeft())))
 
@@ -336,13 +342,32 @@ class BubbleDelegate(QStyledItemDelegate):
         msg: ChatMessage | None = index.data(MESSAGE_ROLE)
         if msg is None or msg.streaming:
             return True
-        return (msg.id, index.data(REVISION_ROLE) or 0, self._width()) in self._pixmaps
+        rev, width = index.data(REVISION_ROLE) or 0, self._width()
+        if (msg.id, rev, width) in self._pixmaps:
+            return True
+        area = self._bubble_area(self.layout_for(index))
+        return all((msg.id, rev, width, *t.getRect()) in self._pixmaps for t in self._tiles(area))
 
     def prepare(self, index: _Index) -> None:
         """Lay out and draw a row now (idle time, before it scrolls into view)."""
         msg: ChatMessage | None = index.data(MESSAGE_ROLE)
         if msg is not None and not msg.streaming:
-            self._pixmap(msg, index.data(REVISION_ROLE) or 0, self.layout_for(index))
+            lay = self.layout_for(index)
+            tiles = self._tiles(self._bubble_area(lay))
+            for tile in tiles:
+                self._pixmap(msg, index.data(REVISION_ROLE) or 0, lay, tile)
+
+    def _tiles(self, area: QRect) -> list[QRect]:
+        """The parts a finished bubble is drawn in: itself, or tiles when it is tall."""
+        step = max(TILE_MIN, round(self._view.viewport().height() * TILE_SCREENS))
+        dpr = self._view.devicePixelRatioF()
+        if area.height() <= 2 * step or dpr != int(dpr):
+            return [area]  # (a fractional pixel ratio would show the seams)
+        bottom = area.y() + area.height()
+        return [
+            QRect(area.x(), y, area.width(), min(step, bottom - y))
+            for y in range(area.y(), bottom, step)
+        ]
 
     @staticmethod
     def _bubble_area(lay: BubbleLayout) -> QRect:

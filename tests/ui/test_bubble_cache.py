@@ -271,3 +271,29 @@ def test_a_growing_reply_taller_than_the_view_draws_only_what_shows(
     sizes = [pix.height() / pix.devicePixelRatio() for pix, _ in view.bubbles._pixmaps.values()]
     assert sizes and max(sizes) <= view.viewport().height(), "drew more than the screen shows"
     assert len(view.bubbles._pixmaps) == 1, "the previous frame's drawing was not dropped"
+
+
+def test_a_long_reply_that_finishes_draws_what_shows_and_looks_the_same(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = "".join(f"| {i} | row {i} |\n" for i in range(120))
+    reply = assistant("a1", "| # | name |\n|---|---|\n" + lines, streaming=True)
+    view.show_messages([reply])
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    reply.streaming = False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(reply)
+    view.scrollToBottom()
+    shot = view.viewport().grab().toImage()
+    rev = view.chat_model.revision_of("a1")
+    drawn = sum(
+        pix.height() / pix.devicePixelRatio()
+        for key, (pix, _) in view.bubbles._pixmaps.items()
+        if key[1] == rev
+    )
+    assert drawn <= 2 * view.viewport().height(), "drew screens of the reply nobody sees"
+    # Drawn whole, the same reply shows the same pixels: no seams between the parts.
+    monkeypatch.setattr("desktop.ui.chat_delegate.TILE_SCREENS", 100.0)
+    view.bubbles._pixmaps.clear()
+    view.viewport().update()
+    assert view.viewport().grab().toImage() == shot
