@@ -271,7 +271,7 @@ async def test_23_two_clients_one_session(tmp_path: Path, record_figure: RecordF
                 await b.router.open(key)
             await a.wait_reply(key, expected_reply("owned by A", 40))
             await a.sup.close()
-            a.proxy.wait_until(lambda p: p.connections == 1, 5)  # only B's socket is left
+            await until(lambda: a.proxy.connections == 1, "only B's socket left", 5)
             await until(lambda: b.online, "B online", 5)
             b.router.unroute(key)
             conv_b = await b.router.open(key)

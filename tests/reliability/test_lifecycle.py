@@ -113,7 +113,7 @@ async def test_10_user_close_zero_reconnects(tmp_path: Path, record_figure: Reco
         await r.wait_online()
         accepted = r.proxy.accepted
         await r.sup.close()
-        r.proxy.wait_until(lambda p: p.connections == 0, 5)
+        await until(lambda: r.proxy.connections == 0, "no sockets left", 5)
         record_figure(
             "10",
             "0 reconnects, 0 timers, 0 sockets after close",
@@ -146,7 +146,7 @@ async def test_11_close_racing_backoff_and_handshake(
         await r2.sup.close()
         handshake_close = time.monotonic() - t0
         r2.proxy.set_mode("pass")
-        r2.proxy.wait_until(lambda p: p.connections == 0, 5)
+        await until(lambda: r2.proxy.connections == 0, "no sockets left", 5)
         handshake_ok = clock.pending == 0 and r2.proxy.accepted == 1
         live = r2.history.sockets.live["p1"]
     record_figure(
