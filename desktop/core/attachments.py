@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from desktop.common.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES, MIB
-from desktop.core.errors import GatewayError
+from desktop.core.errors import HermesQtError
 from desktop.core.models import Attachment
 from desktop.core.storage import Store
 
@@ -21,7 +21,7 @@ CHUNK = 256 * 1024
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
-class AttachmentError(GatewayError):
+class AttachmentError(HermesQtError):
     """An attachment cannot be added or read (missing, too large, unreadable)."""
 
     retryable = False

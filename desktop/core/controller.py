@@ -22,7 +22,7 @@ from desktop.core.attachments import AttachmentStore
 from desktop.core.composer_drafts import ComposerDrafts
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.drafts import DraftKeeper
-from desktop.core.errors import GatewayError
+from desktop.core.errors import GatewayError, HermesQtError
 from desktop.core.export import export_conversation
 from desktop.core.listeners import ListenerSet
 from desktop.core.models import (
@@ -119,6 +119,7 @@ class ProfileController:
             temps=self._temps,
             outbox=outbox,
             spawn=self._spawn,
+            notify=notify,
         )
         self._commands = AgentCommands(
             supervisor, router, self._feed, notify, spawn=self._spawn, now=clock.wall
@@ -402,6 +403,24 @@ class ProfileController:
         task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._report)
+
+    def _report(self, task: asyncio.Task[Any]) -> None:
+        """A background job stopped by this computer (disk, attachment) tells the user.
+
+        Gateway errors are handled where they happen (retried on the next connect); an error
+        of the local side must not pass for one of those, nor vanish.
+        """
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is None:
+            return
+        if isinstance(exc, HermesQtError) and not isinstance(exc, GatewayError):
+            log.warning("a background job failed: %s", exc)
+            self._listeners.notify("on_notice", "", str(exc))
+        else:
+            log.error("a background job failed", exc_info=exc)
 
 
 def _dialect(caps: Any) -> str:

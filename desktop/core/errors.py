@@ -1,11 +1,20 @@
-"""The client's error tree: one base class, one `is_retryable()` deciding retry versus fatal."""
+"""The client's error tree: one base class, one `is_retryable()` deciding retry versus fatal.
+
+    HermesQtError                 every error the core raises to its callers
+      GatewayError                talking to a gateway (this module: socket, call, reply)
+      StorageError                the local store (storage.py; ExportError in export.py)
+      AttachmentError             a file the user attached (attachments.py)
+      OutboxError                 a request the prompt's state does not allow (outbox.py)
+
+Catching `GatewayError` never swallows a disk or attachment error as a connection one.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-class GatewayError(Exception):
+class HermesQtError(Exception):
     """Base of every error the core raises to its callers."""
 
     retryable: bool = True
@@ -13,6 +22,10 @@ class GatewayError(Exception):
     def is_retryable(self) -> bool:
         """True when trying again later (new socket, backoff) may succeed."""
         return self.retryable
+
+
+class GatewayError(HermesQtError):
+    """Talking to a gateway failed: opening the socket, a call, or the gateway's answer."""
 
 
 class RpcError(GatewayError):

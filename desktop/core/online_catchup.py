@@ -9,9 +9,11 @@ from typing import Any
 
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError
+from desktop.core.listeners import Notify
 from desktop.core.outbox import Outbox
 from desktop.core.session_index import SessionIndex
 from desktop.core.sessions import SessionRouter
+from desktop.core.storage import StorageError
 from desktop.core.supervisor import ConnectionSupervisor
 from desktop.core.supervisor_port import SupervisorPort
 from desktop.core.temp_sessions import TempSessions
@@ -48,6 +50,7 @@ class OnlineCatchUp:
         temps: TempSessions,
         outbox: Outbox,
         spawn: Spawn,
+        notify: Notify,
     ) -> None:
         self._id = profile_id
         self._sup = supervisor
@@ -58,6 +61,7 @@ class OnlineCatchUp:
         self._temps = temps
         self._outbox = outbox
         self._spawn = spawn
+        self._notify = notify
         self._snapshots: dict[str, dict[str, Any]] = {}  # session key -> latest snapshot
         self._closed = False
 
@@ -100,7 +104,11 @@ class OnlineCatchUp:
                 runtime = self._router.runtime_id(key) or ""
                 await self._outbox.reconcile_via(self._port, key, runtime, profile_id=self._id)
             except GatewayError as exc:
-                log.info("reconciling %s failed: %s", key, exc)
+                log.info("reconciling %s failed: %s", key, exc)  # the next connect settles it
+            except StorageError as exc:
+                # Not a connection problem: the user hears of it, the other sessions go on.
+                log.warning("settling the prompts of %s failed: %s", key, exc)
+                self._notify("on_notice", key, f"could not record the delivery: {exc}")
 
     async def _refresh_list(self, epoch: int) -> None:
         limit = FIRST_PAGE

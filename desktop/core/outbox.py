@@ -15,7 +15,7 @@ from desktop.core.attachments import AttachmentError, is_image
 from desktop.core.errors import (
     CallTimeoutError,
     ConnectionLostError,
-    GatewayError,
+    HermesQtError,
     NotConnectedError,
     RpcError,
 )
@@ -63,7 +63,7 @@ StateListener = Callable[[OutboxEntry], None]
 RestoreListener = Callable[[OutboxEntry], bool | None]
 
 
-class OutboxError(GatewayError):
+class OutboxError(HermesQtError):
     """An outbox request the entry's state does not allow (e.g. editing a sent prompt)."""
 
     retryable = False

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 from desktop.core.conversation import LOCAL_PREFIX
 from desktop.core.conversation_feed import ConversationFeed
-from desktop.core.errors import GatewayError
 from desktop.core.listeners import Notify
 from desktop.core.models import ChatMessage, DeliveryState, Draft, Role, SessionSummary
-from desktop.core.outbox import Outbox
+from desktop.core.outbox import Outbox, OutboxError
 from desktop.core.session_index import SessionIndex, title_from
-from desktop.core.storage import OutboxEntry
+from desktop.core.storage import OutboxEntry, StorageError
 
 
 def bubble_id(submission_ref: str) -> str:
@@ -141,8 +139,14 @@ class PromptBubbles:
             return
         ref = ref_of(message_id)
         if ref:
-            with contextlib.suppress(GatewayError):
+            try:
                 self._outbox.cancel(ref)
+            except OutboxError:
+                pass  # already on its way: the outbox settles it, the bubble goes now
+            except StorageError as exc:
+                # Still queued on disk: hiding its bubble would hide a prompt about to be sent.
+                self._notify("on_notice", found[0], f"could not discard the message: {exc}")
+                return
         self._drop(found[0], message_id)
 
     def edit_unsent(self, message_id: str) -> Draft | None:
@@ -155,7 +159,7 @@ class PromptBubbles:
         if ref and bubble.delivery is DeliveryState.PENDING:
             try:
                 self._outbox.cancel(ref)
-            except GatewayError as exc:
+            except (OutboxError, StorageError) as exc:
                 self._notify("on_notice", key, str(exc))
                 return None
         self._drop(key, message_id)

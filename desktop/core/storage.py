@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.errors import GatewayError
+from desktop.core.errors import HermesQtError
 from desktop.core.migrations import LATEST, migrate
 from desktop.core.models import Attachment, DeliveryState, SessionSummary
 
 BUSY_TIMEOUT_MS = 2000
 
 
-class StorageError(GatewayError):
+class StorageError(HermesQtError):
     """The local store could not read or write; the caller keeps its in-memory value."""
 
     def __init__(self, message: str, *, retryable: bool = True) -> None:

@@ -18,7 +18,7 @@ from desktop.core.errors import (
     AUTH_CLOSE_CODES,
     AuthError,
     ConnectError,
-    GatewayError,
+    HermesQtError,
     NotConnectedError,
 )
 from desktop.core.models import ConnectionState, ConnectionStatus
@@ -115,12 +115,12 @@ def _repeat_message(count: int, reason: str) -> str:
 
 def is_fatal(exc: BaseException) -> bool:
     """One place deciding retry versus stop: only errors that say so are fatal."""
-    return isinstance(exc, GatewayError) and not exc.is_retryable()
+    return isinstance(exc, HermesQtError) and not exc.is_retryable()
 
 
 def _describe(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
-    return text if isinstance(exc, GatewayError) else f"{type(exc).__name__}: {text}"
+    return text if isinstance(exc, HermesQtError) else f"{type(exc).__name__}: {text}"
 
 
 class ConnectionSupervisor:

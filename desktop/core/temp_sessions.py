@@ -18,6 +18,7 @@ from desktop.core.prompt_bubbles import PromptBubbles
 from desktop.core.session_index import NEW_CHAT, SessionIndex
 from desktop.core.session_keys import is_temp_key, new_temp_key
 from desktop.core.sessions import SessionRouter
+from desktop.core.storage import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,11 @@ class TempSessions:
             params: dict[str, Any] = {"title": title} if title else {}
             real_key = await self._router.create(**params)
         except GatewayError as exc:
-            log.info("creating a session failed: %s", exc)
+            log.info("creating a session failed: %s", exc)  # created on the next connect
+            return None
+        except StorageError as exc:
+            log.warning("recording a new session failed: %s", exc)
+            self._notify("on_notice", temp_key, f"could not save the new chat: {exc}")
             return None
         finally:
             self._creating.pop(temp_key, None)

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.errors import GatewayError
 from desktop.core.models import (
     Attachment,
     ChatMessage,
@@ -36,6 +35,7 @@ from desktop.core.models import (
     SessionInfo,
     SessionSummary,
 )
+from desktop.core.storage import StorageError
 from desktop.ui.announce import announce
 from desktop.ui.approval import ApprovalCard
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
@@ -571,7 +571,7 @@ class MainWindow(QMainWindow):
             return
         try:
             backend.export_session(key, path)
-        except GatewayError as exc:
+        except StorageError as exc:  # ExportError: the chat or the file could not be written
             self.statusBar().showMessage(f"Export failed: {exc}", 8000)
             return
         self.statusBar().showMessage(f"Exported to {path}", 5000)

@@ -18,7 +18,7 @@ from desktop.core.models import ChatMessage, DeliveryState, Role, SessionSummary
 from desktop.core.outbox import Outbox
 from desktop.core.profiles import Profile, ProfileKind
 from desktop.core.sessions import SessionRouter
-from desktop.core.storage import StorageError, Store
+from desktop.core.storage import StorageError, StorageReadOnlyError, Store
 from desktop.core.supervisor import ConnectionSupervisor
 from tests.core.supervisor_fakes import FakeCaps, FakeNet, until
 
@@ -89,6 +89,7 @@ class Rig:
     port: SupervisorPort
     drafts: DraftKeeper
     seen: Recorder
+    clock: ManualClock
 
     async def online(self) -> None:
         self.ctl.start()
@@ -141,7 +142,7 @@ async def rig(tmp_path: Path, *, seed: Callable[[Store], None] | None = None) ->
     seen = Recorder()
     ctl.add_listener(seen)
     try:
-        yield Rig(ctl, gw, net, store, outbox, port, drafts, seen)
+        yield Rig(ctl, gw, net, store, outbox, port, drafts, seen, clock)
     finally:
         await ctl.close()
         await outbox.aclose()
@@ -425,3 +426,58 @@ async def test_a_gateway_without_commands_or_models_hides_them_quietly(tmp_path:
         assert r.seen.of("on_commands") == [("s1", [])]  # -32601: the UI offers none
         assert r.seen.of("on_models") == [("s1", [])]
         assert r.seen.of("on_notice") == []
+
+
+# -- errors: where they come from --------------------------------------------------------------
+
+
+async def test_a_disk_error_reaches_the_user_while_a_busy_gateway_is_retried_quietly(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.ctl.open_session("s1")
+        r.ctl.send("s1", "first", ())
+        r.ctl.send("s1", "second", ())  # offline: both wait in the outbox
+        second = user_bubbles(r.ctl.open_session("s1"))[1]
+
+        def read_only(*_: Any) -> Any:
+            raise StorageReadOnlyError("could not delete the prompt: the disk is read-only")
+
+        healthy = r.store.outbox_delete
+        r.store.outbox_delete = read_only  # type: ignore[method-assign]
+        r.ctl.discard(second.id)
+        # The disk error is told, not taken for a connection error and swallowed: the prompt
+        # is still queued, so its bubble stays on screen.
+        assert r.seen.of("on_notice") == [
+            (
+                "s1",
+                "could not discard the message: could not delete the prompt: the disk is read-only",
+            )
+        ]
+        assert [m.text for m in user_bubbles(r.ctl.open_session("s1"))] == ["first", "second"]
+        r.store.outbox_delete = healthy  # type: ignore[method-assign]
+
+        # A gateway error on the other hand is retried without a word to the user.
+        busy = [RpcError(4009, "session busy", method="prompt.submit")]
+
+        def busy_once(method: str, params: dict[str, Any]) -> Any:
+            if method == "prompt.submit" and busy:
+                return busy.pop()
+            return r.gw.handle(method, params)
+
+        r.net.handler = busy_once
+        await r.online()
+        await settle(lambda: not busy, "the first attempt refused")
+        await r.outbox.idle()
+        assert len(r.gw.calls("prompt.submit")) == 1, "nothing more until the retry is due"
+        r.clock.advance(1.0)  # the outbox's first retry delay
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 3, "both prompts sent")
+        await r.outbox.idle()
+        assert [p["text"] for p in r.gw.calls("prompt.submit")] == ["first", "first", "second"]
+        assert len(r.seen.of("on_notice")) == 1, "the busy gateway was not reported"
+        shown = user_bubbles(r.ctl.open_session("s1"))
+        assert [(m.text, m.delivery) for m in shown] == [
+            ("first", DeliveryState.CONFIRMED),
+            ("second", DeliveryState.CONFIRMED),
+        ]
