@@ -36,14 +36,6 @@ class StorageReadOnlyError(StorageError):
 
 
 @dataclass(frozen=True, slots=True)
-class ProfileRecord:
-    id: str
-    name: str = ""
-    url: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
 class SessionRecord:
     """A persisted session: the stored key is durable, the runtime id is only a hint."""
 
@@ -279,27 +271,6 @@ class Store:
         except sqlite3.Error as exc:
             raise translate(exc, action) from exc
 
-    # -- profiles ---------------------------------------------------------------------------
-
-    def upsert_profile(self, profile: ProfileRecord) -> None:
-        with self._tx("save the profile") as c:
-            c.execute(
-                "INSERT INTO profiles (id, name, url, extra, created_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET name=excluded.name, url=excluded.url, "
-                "extra=excluded.extra",
-                (profile.id, profile.name, profile.url, json.dumps(profile.extra), time.time()),
-            )
-
-    def profiles(self) -> list[ProfileRecord]:
-        rows = self._read("read profiles", "SELECT id, name, url, extra FROM profiles ORDER BY id")
-        return [ProfileRecord(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
-
-    def delete_profile(self, profile_id: str) -> None:
-        with self._tx("delete the profile") as c:
-            c.execute("DELETE FROM messages WHERE profile_id = ?", (profile_id,))
-            c.execute("DELETE FROM sessions WHERE profile_id = ?", (profile_id,))
-            c.execute("DELETE FROM profiles WHERE id = ?", (profile_id,))
-
     # -- sessions ---------------------------------------------------------------------------
 
     def upsert_session(self, profile_id: str, key: str, **fields: Any) -> SessionRecord:
@@ -459,10 +430,6 @@ class Store:
             "SELECT session_key, text, cursor, attachments, updated_at, revision FROM drafts",
         )
         return [_draft_row(r) for r in rows]
-
-    def delete_draft(self, session_key: str) -> None:
-        with self._tx("delete the draft") as c:
-            c.execute("DELETE FROM drafts WHERE session_key = ?", (session_key,))
 
     def adopt_draft(self, temp_key: str, real_key: str) -> DraftRecord | None:
         """Move the draft typed under `temp_key` (e.g. "new:<uuid>") to the created session.

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import random as _random
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -553,12 +553,6 @@ class ConnectionSupervisor:
                 log.exception("status listener failed")
 
 
-async def close_all(supervisors: Sequence[ConnectionSupervisor]) -> None:
-    """Close several supervisors concurrently (app shutdown)."""
-    coros: list[Awaitable[None]] = [s.close() for s in supervisors]
-    await asyncio.gather(*coros, return_exceptions=True)
-
-
 __all__ = [
     "AUTH_CLOSE_CODES",
     "AuthError",
@@ -568,6 +562,5 @@ __all__ = [
     "Endpoint",
     "GatewayClientPort",
     "LauncherPort",
-    "close_all",
     "is_fatal",
 ]

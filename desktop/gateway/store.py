@@ -346,10 +346,6 @@ class Store:
             )
             self._db.execute("UPDATE sessions SET running_epoch = NULL WHERE id = ?", (sid,))
 
-    def mark_idle(self, sid: str) -> None:
-        with self._tx():
-            self._db.execute("UPDATE sessions SET running_epoch = NULL WHERE id = ?", (sid,))
-
     def prune_submissions(self, now: float) -> int:
         with self._tx():
             cur = self._db.execute(

@@ -114,11 +114,6 @@ def estimate(msg: ChatMessage, m: Metrics) -> float:
     return h + 2 * ROW_MARGIN_V
 
 
-def estimate_height(msg: ChatMessage, view_width: float, font: QFont) -> float:
-    """`estimate` for one row (measures the font; use `metrics` + `estimate` for many rows)."""
-    return estimate(msg, metrics(view_width, font))
-
-
 def _plain_doc(
     text: str, font: QFont, width: float, color: str, mono: bool = False
 ) -> QTextDocument:

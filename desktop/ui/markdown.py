@@ -286,21 +286,6 @@ def render_markdown_finished(
     return "".join(rendered) + render_markdown_fresh(last, style, code_bg, code_fg)
 
 
-def render_markdown_streaming(
-    text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"
-) -> str:
-    """HTML for a reply that is still growing: the finished prefix comes from the cache.
-
-    Each delta re-renders only the last paragraph or open code block, so the cost stays flat
-    as the reply grows; the complete reply is rendered whole (`render_markdown`).
-    """
-    cut = stable_split(text)
-    tail = render_markdown_fresh(text[cut:], style, code_bg, code_fg)
-    if not cut:
-        return tail
-    return render_markdown(text[:cut], style, code_bg, code_fg) + tail
-
-
 def code_blocks(text: str) -> list[str]:
     """The source text of each fenced or indented code block, in document order."""
     return [

@@ -11,21 +11,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import platformdirs
-
 from desktop.common.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 
-APP_NAME = "hermes-qt"
 KEYRING_SERVICE = "hermes-qt"
 CONFIG_FILE = "providers.json"
 KEYS_FILE = "provider-keys.json"  # fallback when no keyring is usable; mode 0600
 VERSION = 2  # 2: every provider has a stable `id`; its key follows the id, not the name
-
-
-def default_config_dir() -> Path:
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
 def new_provider_id() -> str:
