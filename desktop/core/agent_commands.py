@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from desktop.common.codes import METHOD_NOT_FOUND
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError, RpcError
 from desktop.core.listeners import Notify
@@ -21,7 +22,6 @@ from desktop.core.supervisor import ConnectionSupervisor
 
 log = logging.getLogger(__name__)
 
-METHOD_NOT_FOUND = -32601
 Spawn = Callable[[Coroutine[Any, Any, Any]], None]
 
 

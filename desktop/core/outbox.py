@@ -11,6 +11,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from desktop.common.clock import Clock, TimerHandle
+from desktop.common.codes import (
+    METHOD_NOT_FOUND,
+    RESUME_TARGET_NOT_FOUND,
+    SESSION_BUSY,
+    SESSION_NOT_FOUND,
+)
 from desktop.core.attachments import AttachmentError, is_image
 from desktop.core.errors import (
     CallTimeoutError,
@@ -22,10 +28,6 @@ from desktop.core.errors import (
 from desktop.core.models import Attachment, DeliveryState
 from desktop.core.storage import OutboxEntry, Store, Wire
 
-SESSION_NOT_FOUND = 4001
-RESUME_NOT_FOUND = 4007
-SESSION_BUSY = 4009
-METHOD_NOT_FOUND = -32601
 log = logging.getLogger(__name__)
 SESSION_GONE = "session no longer exists"
 NOT_CONFIRMED = "delivery not confirmed"
@@ -337,7 +339,7 @@ class Outbox:
                     timeout=self.call_timeout,
                 )
             except RpcError as exc2:
-                if exc2.code not in (RESUME_NOT_FOUND, SESSION_NOT_FOUND):
+                if exc2.code not in (RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND):
                     raise
                 return self._fail_session(session_key, profile_id)
             runtime_id = str(snapshot.get("session_id") or runtime_id)
@@ -472,7 +474,7 @@ class Outbox:
             if runtime_id is not None:
                 self.rebind(entry.profile_id, entry.session_key, runtime_id)
                 return True  # the worker picks the entry up again with the new runtime id
-        if exc.code in (SESSION_NOT_FOUND, RESUME_NOT_FOUND):
+        if exc.code in (SESSION_NOT_FOUND, RESUME_TARGET_NOT_FOUND):
             self._fail(entry, SESSION_GONE)
             return True
         self._fail(entry, exc.message or str(exc))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.common.codes import FRAME_TOO_LARGE, RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND
 from desktop.core.conversation import Conversation
 from desktop.core.errors import CLOSE_TOO_BIG, ConnectionLostError, GatewayError, RpcError
 from desktop.core.models import ConnectionState, ConnectionStatus
@@ -17,14 +18,10 @@ from desktop.core.supervisor import ConnectionSupervisor
 
 log = logging.getLogger(__name__)
 
-SESSION_NOT_FOUND = 4001
 # Messages a snapshot carries, and a page of older ones, on gateways that page their history:
 # a 100,000-message session opens as fast, and in as little memory, as a short one.
 HISTORY_WINDOW = 200
 HISTORY_PAGE = 200
-RESUME_TARGET_NOT_FOUND = 4007
-# The embedded gateway's answer to a request whose result cannot fit one frame.
-FRAME_TOO_LARGE = 4130
 
 # stored id, runtime id: called whenever the pair is learned or the runtime id changes.
 IdSink = Callable[[str, str], None]

@@ -14,17 +14,10 @@ from websockets.exceptions import ConnectionClosed
 
 from desktop.common.clock import Clock
 from desktop.common.codec import dumps, loads
+from desktop.common.codes import FRAME_TOO_LARGE, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.gateway.events import LoggedEvent
-from desktop.gateway.faults import (
-    FRAME_TOO_LARGE,
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    RpcFault,
-    invalid_params,
-    storage_fault,
-)
+from desktop.gateway.faults import RpcFault, invalid_params, storage_fault
 from desktop.gateway.frames import fits, utf8_size
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.methods import Methods

@@ -1,20 +1,11 @@
-"""JSON-RPC error codes the gateway answers with, and the exception that carries one to a reply."""
+"""The exception that carries a JSON-RPC error code (desktop.common.codes) to a reply."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Any
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-SESSION_NOT_FOUND = 4001
-RESUME_TARGET_NOT_FOUND = 4007
-STREAM_OWNED = 4091
-# A result too large for one frame (the client would have to close its socket on it).
-FRAME_TOO_LARGE = 4130
+from desktop.common.codes import INTERNAL_ERROR, INVALID_PARAMS
 
 STREAM_OWNED_MESSAGE = "session stream is owned by another active client"
 

@@ -8,17 +8,11 @@ import logging
 from typing import Any
 
 from desktop.common.clock import Clock, TimerHandle
+from desktop.common.codes import RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND, STREAM_OWNED
 from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.gateway.attachments import MAX_STAGED, DecodedAttachment
 from desktop.gateway.events import DEFAULT_REPLAY_LIMIT, EventLog
-from desktop.gateway.faults import (
-    RESUME_TARGET_NOT_FOUND,
-    SESSION_NOT_FOUND,
-    STREAM_OWNED,
-    STREAM_OWNED_MESSAGE,
-    RpcFault,
-    invalid_params,
-)
+from desktop.gateway.faults import STREAM_OWNED_MESSAGE, RpcFault, invalid_params
 from desktop.gateway.providers.base import Provider
 from desktop.gateway.sessions import (
     Peer,

@@ -6,8 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from desktop import __version__
+from desktop.common.codes import METHOD_NOT_FOUND
 from desktop.gateway.attachments import decode_attachment
-from desktop.gateway.faults import METHOD_NOT_FOUND, RpcFault, invalid_params
+from desktop.gateway.faults import RpcFault, invalid_params
 from desktop.gateway.frames import ENVELOPE, page, prompt_cap, tail_start, utf8_size
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.sessions import Peer
