@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -348,14 +349,19 @@ class BubbleDelegate(QStyledItemDelegate):
         area = self._bubble_area(self.layout_for(index))
         return all((msg.id, rev, width, *t.getRect()) in self._pixmaps for t in self._tiles(area))
 
-    def prepare(self, index: _Index) -> None:
-        """Lay out and draw a row now (idle time, before it scrolls into view)."""
+    def prepare(self, index: _Index, deadline: float | None = None) -> bool:
+        """Lay out and draw a row now (idle time, before it scrolls into view); a tall one
+        tile by tile until `deadline` (perf_counter). True when all of it is drawn."""
         msg: ChatMessage | None = index.data(MESSAGE_ROLE)
-        if msg is not None and not msg.streaming:
-            lay = self.layout_for(index)
-            tiles = self._tiles(self._bubble_area(lay))
-            for tile in tiles:
-                self._pixmap(msg, index.data(REVISION_ROLE) or 0, lay, tile)
+        if msg is None or msg.streaming:
+            return True
+        lay = self.layout_for(index)
+        rev = index.data(REVISION_ROLE) or 0
+        for tile in self._tiles(self._bubble_area(lay)):
+            if deadline is not None and time.perf_counter() > deadline:
+                return False
+            self._pixmap(msg, rev, lay, tile)
+        return True
 
     def _tiles(self, area: QRect) -> list[QRect]:
         """The parts a finished bubble is drawn in: itself, or tiles when it is tall."""

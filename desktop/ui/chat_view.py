@@ -66,6 +66,8 @@ PREFETCH_SCREENS = 3
 # at most AHEAD_SLICE seconds, so a page step blits cached bubbles instead of laying them out.
 AHEAD_SCREENS = 1
 AHEAD_SLICE = 0.004
+# While a reply grows on screen, a slice is shorter: its next words wait for the slice to end.
+AHEAD_SLICE_STREAMING = 0.001
 SINGLE_STEP = 24
 # Passes of measuring the rows on screen before a paint: a measured row can change which rows
 # are on screen, which are measured in the next pass.
@@ -217,15 +219,16 @@ class ChatView(QListView):
         above = range(top - 1, first - 1, -1)
         below = range(bottom + 1, last + 1)
         order = [r for pair in zip_longest(above, below) for r in pair if r is not None]
-        deadline = time.perf_counter() + AHEAD_SLICE
+        model = self.chat_model
+        live = any(model.message_at(r).streaming for r in range(top, min(bottom + 1, n)))
+        deadline = time.perf_counter() + (AHEAD_SLICE_STREAMING if live else AHEAD_SLICE)
         for row in order:
             index = self.chat_model.index(row)
             if self.bubbles.is_prepared(index):
                 continue
-            if time.perf_counter() > deadline:
+            if time.perf_counter() > deadline or not self.bubbles.prepare(index, deadline):
                 self._ahead.start(0)  # more to draw: after the events that are waiting
                 return
-            self.bubbles.prepare(index)
 
     def _want_older(self) -> None:
         """Ask for older history while the top of what is loaded is a few screens away."""
