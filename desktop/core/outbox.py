@@ -6,7 +6,7 @@ import asyncio
 import base64
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -58,8 +58,6 @@ class GatewayPort(Protocol):
 
 
 PortLookup = Callable[[str], GatewayPort | None]
-# (profile_id, stored session key) -> new runtime id, or None when the session is gone.
-ResumeSession = Callable[[str, str], Awaitable[str | None]]
 StateListener = Callable[[OutboxEntry], None]
 # Returns False when the prompt could not be kept (then the entry stays and is offered again).
 RestoreListener = Callable[[OutboxEntry], bool | None]
@@ -98,7 +96,6 @@ class Outbox:
         gateway: GatewayPort | PortLookup,
         clock: Clock,
         *,
-        resume_session: ResumeSession | None = None,
         call_timeout: float = 30.0,
         retry_initial: float = 1.0,
         retry_max: float = 30.0,
@@ -109,7 +106,6 @@ class Outbox:
         self._holds = holds or (lambda _key: False)
         self._gateway = gateway
         self._clock = clock
-        self._resume_session = resume_session
         self.call_timeout = call_timeout
         self._retry_initial = retry_initial
         self._retry_max = retry_max
@@ -481,8 +477,6 @@ class Outbox:
         return True
 
     async def _resume(self, entry: OutboxEntry) -> str | None:
-        if self._resume_session is not None:
-            return await self._resume_session(entry.profile_id, entry.session_key)
         port = self._port(entry.profile_id)
         if port is None:
             return None
