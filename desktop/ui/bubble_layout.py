@@ -10,7 +10,7 @@ from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.delivery import bubble_error_text
-from desktop.ui.document import SafeDocument, code_block_rects
+from desktop.ui.document import SafeDocument, code_block_rects, used_width
 from desktop.ui.markdown import (
     ends_in_open_fence,
     render_markdown,
@@ -134,8 +134,8 @@ def _plain_doc(
 
 
 def _markdown_doc(
-    user: bool, font: QFont, width: float, colors: Colors, rendered: str
-) -> QTextDocument:
+    user: bool, font: QFont, width: float, colors: Colors, rendered: str, *, fit: bool = True
+) -> SafeDocument:
     doc = SafeDocument()
     doc.setDocumentMargin(0)
     doc.setDefaultFont(font)
@@ -149,7 +149,13 @@ def _markdown_doc(
     if not code_block_rects(doc):
         ideal = doc.idealWidth()
         if ideal + 1 < width:
-            doc.setTextWidth(ideal + 1)
+            if fit or "<hr" in rendered:
+                doc.setTextWidth(ideal + 1)
+            else:
+                # Not laid out a second time (a growing table's block is redone every frame):
+                # left-aligned text lays out the same at any width it fits in, and the bubble
+                # still takes the text's width. A rule would reach across the wider document.
+                doc.text_width = ideal + 1
     return doc
 
 
@@ -208,7 +214,8 @@ def streaming_docs(
     del groups[len(chunks) :]
     # The tail is rendered uncached: it changes with every delta.
     rendered = render_markdown_fresh(tail or "…", *style, open_fence=ends_in_open_fence(tail))
-    return [doc for _, doc in groups], _markdown_doc(user, font, width, colors, rendered)
+    tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
+    return [doc for _, doc in groups], tail_doc
 
 
 def build_layout(
@@ -268,7 +275,7 @@ def build_layout(
             elif part is not lay.doc:
                 lay.head_docs.append((part, QPointF(0, y)))
             size = part.size()
-            content_w = max(content_w, size.width())
+            content_w = max(content_w, used_width(part))
             for r in code_block_rects(part):
                 rect = QRectF(r.right() - 30, y + r.top() + 4, 26, 24)
                 lay.zones.append(Zone("copy", copies, rect))

@@ -16,11 +16,19 @@ class SafeDocument(QTextDocument):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.refused: list[str] = []
+        # Set when the text is narrower than the document was laid out to (see used_width).
+        self.text_width: float | None = None
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         # Every resource: http(s) would leak the user's IP, file:// would read local files.
         self.refused.append(name.toString() if isinstance(name, QUrl) else str(name))
         return None
+
+
+def used_width(doc: QTextDocument) -> float:
+    """How wide a document's content is: its text width unless it was left wider."""
+    narrow = doc.text_width if isinstance(doc, SafeDocument) else None
+    return narrow if narrow is not None else doc.size().width()
 
 
 def code_block_rects(doc: QTextDocument) -> list[QRectF]:

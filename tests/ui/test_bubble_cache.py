@@ -297,3 +297,26 @@ def test_a_long_reply_that_finishes_draws_what_shows_and_looks_the_same(
     view.bubbles._pixmaps.clear()
     view.viewport().update()
     assert view.viewport().grab().toImage() == shot
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["| # | name |\n|---|---|\n| 1 | `one` |\n| 22 | two |\n", "narrow\n***\nrule above"],
+)
+def test_the_block_being_written_looks_as_if_laid_out_to_fit(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch, tail: str
+) -> None:
+    reply = assistant("a1", "A table:\n\n" + tail, streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    lay = view.bubbles.layout_for(view.chat_model.index(1))
+    assert lay.tail_doc is not None
+    shot = view.viewport().grab().toImage()
+    fitted = bubble_layout._markdown_doc
+    monkeypatch.setattr(
+        bubble_layout, "_markdown_doc", lambda *a, **k: fitted(*a, **{**k, "fit": True})
+    )
+    bubble_layout._streams.clear()
+    view.bubbles.clear_cache()
+    view.viewport().update()
+    assert view.viewport().grab().toImage() == shot, "the growing block looks different"
