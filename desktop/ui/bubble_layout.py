@@ -146,7 +146,8 @@ def _markdown_doc(
     )
     doc.setHtml(rendered)
     doc.setTextWidth(width)
-    if not code_block_rects(doc):
+    doc.code_rects = code_block_rects(doc)  # the width changes below only without code
+    if not doc.code_rects:
         ideal = doc.idealWidth()
         if ideal + 1 < width:
             if fit or "<hr" in rendered:

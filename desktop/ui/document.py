@@ -18,6 +18,8 @@ class SafeDocument(QTextDocument):
         self.refused: list[str] = []
         # Set when the text is narrower than the document was laid out to (see used_width).
         self.text_width: float | None = None
+        # Its code blocks' rects once laid out for good (a finished block is reused per frame).
+        self.code_rects: list[QRectF] | None = None
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         # Every resource: http(s) would leak the user's IP, file:// would read local files.
@@ -33,6 +35,8 @@ def used_width(doc: QTextDocument) -> float:
 
 def code_block_rects(doc: QTextDocument) -> list[QRectF]:
     """Bounding rects of the code-block tables, in document order (markdown tables excluded)."""
+    if isinstance(doc, SafeDocument) and doc.code_rects is not None:
+        return doc.code_rects
     layout = doc.documentLayout()
     rects: list[QRectF] = []
 
