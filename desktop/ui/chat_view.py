@@ -220,7 +220,8 @@ class ChatView(QListView):
         below = range(bottom + 1, last + 1)
         order = [r for pair in zip_longest(above, below) for r in pair if r is not None]
         model = self.chat_model
-        live = any(model.message_at(r).streaming for r in range(top, min(bottom + 1, n)))
+        shown = range(top, min(bottom + 1, model.rowCount()))  # the model may be ahead or behind
+        live = any(model.message_at(r).streaming for r in shown)
         deadline = time.perf_counter() + (AHEAD_SLICE_STREAMING if live else AHEAD_SLICE)
         for row in order:
             index = self.chat_model.index(row)
