@@ -263,7 +263,9 @@ def finished_groups(text: str) -> list[str] | None:
     The block still being written when the reply ended becomes the last group; the rule that
     keeps a list whole joins it to the group before when it continues that group's list.
     """
-    if _REF_DEF.search(text):
+    if _REF_DEF.search(text) or text != text.rstrip(" \t"):
+        # Reference links resolve across groups; spaces that end the whole text are dropped by
+        # the parser there but kept as content (in a quoted code block) when a group ends them.
         return None
     # A block after a blank line, one that continues nothing, closes the real last block.
     groups, tail = stream_chunks(text + "\n\nx")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
@@ -110,6 +110,7 @@ _ATOMS = ["word ", "\n", "\n\n", "- ", "1. ", "```\n", "  ", "    ", "> ", "*x* 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_ATOMS), max_size=30))
+@example(["\n", "> ", "```\n", "> ", "  "])  # a quoted code block ending in spaces
 def test_block_groups_render_exactly_like_the_finished_text(atoms: list[str]) -> None:
     text = "".join(atoms)
     groups, tail = stream_chunks(text)
