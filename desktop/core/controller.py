@@ -212,11 +212,15 @@ class ProfileController:
 
     async def _load_older(self, key: str) -> None:
         try:
-            self._feed.prepended(key, await self._router.load_older(key))
+            added = await self._router.load_older(key)
         except GatewayError as exc:
             log.info("loading older messages of %s failed: %s", key, exc)
+            return
         finally:
             self._loading_older.discard(key)
+        # Announced once the next page may be asked for: the view (still near the top, or
+        # going to an older search hit) asks for it while handling this one.
+        self._feed.prepended(key, added)
 
     async def _open_remote(self, key: str) -> None:
         self._feed.route(key)

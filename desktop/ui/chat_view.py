@@ -439,10 +439,25 @@ class ChatView(QListView):
         self.bubbles.match_row = row
         self.viewport().update()
 
-    def row_of_hit(self, idx: int | None, term: str) -> int:
-        """The row of a search hit: its stored position, checked against the matched term."""
+    def first_position(self, key: str) -> int | None:
+        """Where the first loaded message sits in the whole history of session `key`, read from
+        its id (`key:position`); None when the ids do not say (e.g. a local bubble first)."""
+        if not self.chat_model.rowCount():
+            return None
+        prefix = f"{key}:"
+        first = self.chat_model.message_at(0).id
+        tail = first[len(prefix) :] if first.startswith(prefix) else ""
+        return int(tail) if tail.isdigit() else None
+
+    def row_of_hit(self, idx: int | None, term: str, key: str = "") -> int:
+        """The row of a search hit: the message at its stored position (by id when the history
+        is paged, else by row), checked against the matched term."""
         folded = term.casefold()
         messages = self.chat_model.messages()
+        if idx is not None and key:
+            row = self.chat_model.row_of(f"{key}:{idx}")
+            if row is not None and (not folded or folded in messages[row].text.casefold()):
+                return row
         if (
             idx is not None
             and 0 <= idx < len(messages)

@@ -105,6 +105,9 @@ class MainWindow(QMainWindow):
         self._models: dict[tuple[str, str], list[ModelChoice]] = {}
         self._profile_id = ""
         self._session_key: str | None = None
+        # The session whose search hit is shown again when its history is replaced, and whether
+        # it waits for older pages of a paged history (see jump_to_hit).
+        self._pending_hit: tuple[str, bool] | None = None
         self._draft_announced = False
         self.close_to_tray = False
         self.settings_checks: SettingsChecks | None = None  # run by Settings' Test buttons
@@ -439,6 +442,7 @@ class MainWindow(QMainWindow):
         if backend is None:
             return
         self._session_key = key
+        self._pending_hit = None
         self._settings.setValue(f"ui/last_session/{self._profile_id}", key)
         messages = backend.open_session(key)
         self.chat_view.show_messages(messages)
@@ -700,15 +704,31 @@ class MainWindow(QMainWindow):
         self.jump_to_hit(str(key))
 
     def jump_to_hit(self, key: str) -> None:
-        """Show the search hit of session `key`: its message centred, the terms highlighted."""
+        """Show the search hit of session `key`: its message centred, the terms highlighted.
+
+        The hit is shown again when the gateway's history replaces the cached one just shown
+        (a reset), and, when it is older than a paged history's loaded window, once the older
+        pages holding it arrive.
+        """
+        shown = self._show_hit(key)
+        self._pending_hit = (key, shown == "older") if shown else None
+
+    def _show_hit(self, key: str) -> str:
+        """Show the hit if it is loaded: "landed"; else ask for older pages: "older"; "" when
+        there is no message hit to show."""
         hit = self.session_filter.hits.get(key)
         query = self.search_box.text().strip()
         if hit is None or key != self._session_key or not query:
-            return
+            return ""
         terms = [t for t, match in snippet_runs(hit.snippet) if match]
         term = terms[0] if terms else query
         idx = hit.message_idx if hit.source == "message" else None
-        row = self.chat_view.row_of_hit(idx, term)
+        first = self.chat_view.first_position(key)
+        backend = self.backend
+        if idx is not None and first is not None and idx < first and backend is not None:
+            backend.load_older(key)  # answered by _on_bridge_messages_prepended
+            return "older"
+        row = self.chat_view.row_of_hit(idx, term, key)
         # The whole query when it appears as typed, else the word the index matched.
         find = query if self.chat_view.find(query) else term
         self.find_bar.open(find)
@@ -720,6 +740,7 @@ class MainWindow(QMainWindow):
         elif row >= 0:
             self.chat_view.jump_to_row(row)
         self.find_bar.set_count(self._find_match + 1, len(matches))
+        return "landed" if idx is not None else ""
 
     def _on_find_bar_query_changed(self, text: str) -> None:
         total = self.chat_view.find(text)
@@ -734,6 +755,7 @@ class MainWindow(QMainWindow):
         self.find_bar.set_count(self._find_match + 1, total)
 
     def _on_find_bar_closed(self) -> None:
+        self._pending_hit = None
         self.chat_view.clear_find()
         self._find_match = -1
         self.chat_view.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -903,12 +925,16 @@ class MainWindow(QMainWindow):
     ) -> None:
         if self._current(profile_id, key):
             self.chat_view.show_messages(messages)
+            if self._pending_hit is not None and self._pending_hit[0] == key:
+                self.jump_to_hit(key)  # e.g. the snapshot replaced the cached messages shown
 
     def _on_bridge_messages_prepended(
         self, profile_id: str, key: str, messages: list[ChatMessage]
     ) -> None:
         if self._current(profile_id, key):
             self.chat_view.prepend_messages(messages)
+            if self._pending_hit == (key, True):
+                self.jump_to_hit(key)
 
     def _on_chat_view_older_wanted(self) -> None:
         backend, key = self.backend, self._session_key

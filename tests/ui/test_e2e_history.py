@@ -1,4 +1,4 @@
-"""End to end: a long-lived gateway with thousands of chats is listed and searched in full."""
+"""End to end: thousands of chats listed and searched in full, a deep search hit landed on."""
 
 from __future__ import annotations
 
@@ -7,13 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from desktop.app import AppPaths
+from desktop.app import EMBEDDED_PROFILE_ID, AppPaths
 from desktop.core.models import SessionSummary
 from desktop.core.online_catchup import FIRST_PAGE
+from desktop.core.sessions import HISTORY_WINDOW
+from desktop.core.storage import CachedMessage
+from desktop.core.storage import Store as LocalStore
 from desktop.gateway.store import Store
 from tests.ui.e2e_support import App, until
+from tests.ui.test_search import CURRENT, _marked
 
 pytestmark = pytest.mark.slow
 
@@ -70,5 +75,64 @@ async def test_every_chat_of_a_long_history_is_listed_and_found(
             assert again.window.session_model.rowCount() == CHATS
         finally:
             await again.close()
+    finally:
+        await app.close()
+
+
+LONG = 1000
+HIT = 20  # far older than the window a long session opens with
+
+
+async def test_a_search_hit_older_than_the_loaded_window_is_landed_on(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    texts = [f"filler message number {i} about nothing" for i in range(LONG)]
+    texts[HIT] = "The quokka is a small macropod that seems to smile."
+    roles = ["user" if i % 2 == 0 else "assistant" for i in range(LONG)]
+    paths = AppPaths.create(str(tmp_path))
+    gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
+    gateway.create_session("long", "Long", "desktop", 1.0)
+    gateway.import_messages("long", [(roles[i], texts[i], 2.0 + i) for i in range(LONG)])
+    gateway.close()
+    # The app's own cache (and search index) holds the whole chat, as after reading it once.
+    local = LocalStore(paths.data / "hermes-qt.sqlite3")
+    local.upsert_session(EMBEDDED_PROFILE_ID, "long", title="Long", message_count=LONG)
+    local.replace_messages(
+        EMBEDDED_PROFILE_ID,
+        "long",
+        [CachedMessage(i, roles[i], texts[i], created_at=2.0 + i) for i in range(LONG)],
+    )
+    local.close()
+    app = App.open(tmp_path, qtbot)
+    try:
+        await app.wait_online()
+        win, view = app.window, app.window.chat_view
+        QTest.keyClicks(win.search_box, "quokka")
+        await until(lambda: win.session_filter.rowCount() == 1, "the chat found")
+        bridge = win._bridges[EMBEDDED_PROFILE_ID]
+        snapshots: list[int] = []  # the cached history, then the gateway's window replacing it
+        pages: list[int] = []  # older pages prepended
+        bridge.messages_reset.connect(lambda _p, _k, rows: snapshots.append(len(rows)))
+        bridge.messages_prepended.connect(lambda _p, _k, rows: pages.append(len(rows)))
+        QTest.keyClick(win.search_box, Qt.Key.Key_Return)
+        assert win.session_key == "long"
+
+        def landed() -> bool:
+            index = view.currentIndex()
+            return (
+                snapshots[-1:] == [HISTORY_WINDOW]
+                and index.isValid()
+                and view.chat_model.message_at(index.row()).id == f"long:{HIT}"
+                and view.bubbles.match_row == index.row()
+            )
+
+        await until(landed, f"message {HIT} of {LONG} centred and marked")
+        # It opened with its last messages only: older pages were fetched to reach the hit.
+        assert snapshots[-1] == HISTORY_WINDOW and sum(pages) >= LONG - HISTORY_WINDOW - HIT
+        index = view.currentIndex()
+        rect, middle = view.visualRect(index), view.viewport().rect().center().y()
+        assert rect.top() <= middle <= rect.bottom() or abs(rect.center().y() - middle) < 60
+        await until(lambda: _marked(view, view.currentIndex().row(), CURRENT) > 20, "highlighted")
+        assert not view.at_bottom
     finally:
         await app.close()
