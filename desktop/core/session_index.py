@@ -237,9 +237,12 @@ class SessionIndex:
         """Store the settled messages, shown offline or before the gateway answers."""
         if is_temp_key(key):
             return
+        # A long session holds only a window of its history (from `history_start`): rows are
+        # stored at their place in the whole history, so the older cached rows stay as they are.
+        start = conv.history_start
         rows = [
             CachedMessage(
-                idx=i,
+                idx=start + i,
                 role=m.role.value,
                 text=m.text,
                 thinking=m.thinking,
@@ -262,7 +265,7 @@ class SessionIndex:
                 return
         changed = rows[first:]
         old = before[first:] if before is not None else []
-        from_idx = min([r.idx for r in changed[:1] + old[:1]], default=0) if first else 0
+        from_idx = min([r.idx for r in changed[:1] + old[:1]], default=start) if first else start
         try:
             self._store.replace_messages(self._id, key, changed, from_idx=from_idx)
             self._cached[key] = rows
@@ -270,7 +273,7 @@ class SessionIndex:
                 last = preview(rows[-1].text)
                 now = self._clock.wall()
                 self._store.upsert_session(
-                    self._id, key, message_count=len(rows), preview=last, updated_at=now
+                    self._id, key, message_count=start + len(rows), preview=last, updated_at=now
                 )
                 state = self._sessions.get(key)
                 if state is not None:

@@ -246,3 +246,39 @@ def test_a_turn_end_stores_only_the_new_messages_and_the_cache_stays_whole(
     # Rewriting the 302 rows and their search index would be thousands of row changes.
     assert store._conn.total_changes - written < 100, "the whole conversation was rewritten"
     store.close()
+
+
+def test_a_windowed_session_cached_keeps_its_older_history_and_search(data_dir: Path) -> None:
+    """A long session opens with only its last messages loaded: caching it must not drop or
+    renumber the older cached rows (the offline view and the local search read them)."""
+    from desktop.common.clock import ManualClock
+    from desktop.core.conversation import Conversation
+    from desktop.core.models import ChatMessage, Role
+    from desktop.core.session_index import SessionIndex
+
+    store = Store(str(data_dir / "w.sqlite3"))
+    store.upsert_session("p", "s1", title="long")
+    store.replace_messages(
+        "p",
+        "s1",
+        [
+            CachedMessage(i, "user" if i % 2 == 0 else "assistant", f"m{i}", "", float(i))
+            for i in range(1000)
+        ],
+    )
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    conv = Conversation("s1")
+    conv.history_start = 800  # the gateway's window: the last 200 of 1,000, plus a new turn
+    conv.messages = [
+        ChatMessage(f"s1:{i}", Role.USER if i % 2 == 0 else Role.ASSISTANT, f"m{i}")
+        for i in range(800, 1002)
+    ]
+    for m in conv.messages[::2]:
+        m.delivery = DeliveryState.CONFIRMED
+    index.cache_conversation("s1", conv)
+    cached = store.messages("p", "s1")
+    assert [m.idx for m in cached] == list(range(1002))
+    assert [m.text for m in cached] == [f"m{i}" for i in range(1002)]
+    # The local search still finds an old message, at its place in the whole history.
+    assert 20 in {hit.message_idx for hit in store.search("p", "m20", limit=500)}
+    store.close()
