@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.core.models import SessionSummary
 from desktop.ui.backend import HIT_END, HIT_START, SearchHit
+from desktop.ui.dates import day_and_month, weekday
 from desktop.ui.resources import icon
 
 SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -42,8 +43,8 @@ def relative_time(then: float, now: float) -> str:
     if age < 86400:
         return f"{int(age // 3600)}h"
     if age < 7 * 86400:
-        return time.strftime("%a", time.localtime(then))
-    return time.strftime("%d %b", time.localtime(then))
+        return weekday(then)
+    return day_and_month(then)
 
 
 class SessionListModel(QAbstractListModel):

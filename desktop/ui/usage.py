@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from desktop.core.models import ChatMessage, Role
+from desktop.ui.dates import clock_time
 
 
 def _count(value: Any) -> int | None:
@@ -41,7 +41,7 @@ def usage_line(usage: dict[str, Any]) -> str:
 
 def footer_text(msg: ChatMessage) -> str:
     """What a bubble's footer says: status, time and (replies) usage."""
-    stamp = time.strftime("%H:%M", time.localtime(msg.created_at)) if msg.created_at else ""
+    stamp = clock_time(msg.created_at) if msg.created_at else ""
     if msg.role is Role.ASSISTANT and msg.status in ("error", "interrupted"):
         stamp = f"{msg.status} · {stamp}" if stamp else msg.status
     if msg.role is Role.ASSISTANT and msg.usage and not msg.streaming:

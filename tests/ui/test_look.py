@@ -75,3 +75,29 @@ def test_tray_absent_is_safe_and_only_notifies_when_unfocused(qtbot: Any) -> Non
     tray.notifications_enabled = False
     assert tray.reply_finished("Chat", "again") is False
     assert tray.notified == [("Chat", "done now")]
+
+
+def test_times_and_dates_follow_the_locale() -> None:
+    from PySide6.QtCore import QDateTime, QLocale
+
+    from desktop.core.models import ChatMessage, Role
+    from desktop.ui.usage import footer_text
+
+    at = QDateTime.fromString("2026-03-12T17:56:00", "yyyy-MM-ddTHH:mm:ss")
+    when = at.toMSecsSinceEpoch() / 1000
+    now = when + 30 * 86400
+    before = QLocale()
+    try:
+        QLocale.setDefault(QLocale(QLocale.Language.English, QLocale.Country.UnitedStates))
+        assert "5:56" in footer_text(ChatMessage("m", Role.USER, "hi", created_at=when))
+        assert "PM" in footer_text(ChatMessage("m", Role.USER, "hi", created_at=when))
+        assert relative_time(when, now) == "12 Mar"
+        QLocale.setDefault(QLocale(QLocale.Language.German, QLocale.Country.Germany))
+        assert footer_text(ChatMessage("m", Role.USER, "hi", created_at=when)) == "17:56"
+        assert relative_time(when, now) == "12 März"
+        assert relative_time(now - 2 * 86400, now) == QLocale().dayName(
+            QDateTime.fromMSecsSinceEpoch(int((now - 2 * 86400) * 1000)).date().dayOfWeek(),
+            QLocale.FormatType.ShortFormat,
+        )
+    finally:
+        QLocale.setDefault(before)
