@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,35 +11,13 @@ import pytest
 from desktop.gateway.cli import main
 from desktop.gateway.store import Store
 from tests.gateway.wsclient import TOKEN, client
-
-ROOT = Path(__file__).resolve().parents[2]
-PROVIDER = "tests.gateway.scripted:subprocess_provider"
-
-
-@contextmanager
-def gateway_process(data_dir: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    env = {**os.environ, "HERMES_QT_GATEWAY_TOKEN": TOKEN}
-    cmd = [sys.executable, "-m", "desktop.gateway", "--port", "0", "--data-dir", str(data_dir)]
-    with (data_dir / "stderr.log").open("a") as err:
-        proc = subprocess.Popen(
-            [*cmd, "--provider", PROVIDER, *extra],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-        )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # blocks until the gateway listens (or dies)
-        assert line.startswith("HERMES_QT_GATEWAY_READY url=ws://127.0.0.1:"), line
-        yield proc, line.strip().split("url=", 1)[1]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        assert proc.stdout is not None
-        proc.stdout.close()
+from tests.support.gateway_process import (
+    PROVIDER,
+    ROOT,
+    gateway_command,
+    gateway_env,
+    gateway_process,
+)
 
 
 async def test_kill_9_mid_turn_then_restart_repairs_the_session(data_dir: Path) -> None:
@@ -111,13 +85,11 @@ def test_non_loopback_bind_is_refused_without_allow_remote_and_tls(
 
 
 def test_a_second_gateway_on_a_data_dir_in_use_exits_with_a_clear_error(data_dir: Path) -> None:
-    env = {**os.environ, "HERMES_QT_GATEWAY_TOKEN": TOKEN}
-    cmd = [sys.executable, "-m", "desktop.gateway", "--port", "0", "--data-dir", str(data_dir)]
     with gateway_process(data_dir) as (first, _url):
         second = subprocess.run(
-            [*cmd, "--provider", PROVIDER],
+            gateway_command(data_dir),
             cwd=ROOT,
-            env=env,
+            env=gateway_env(),
             capture_output=True,
             text=True,
             timeout=20,
@@ -152,9 +124,8 @@ async def test_gateway_log_file_rotates(data_dir: Path) -> None:
 
 def test_a_gateway_the_app_starts_waits_for_its_predecessor_to_stop(data_dir: Path) -> None:
     """After the app was killed its orphaned gateway may still be stopping: wait, then serve."""
-    env = {**os.environ, "HERMES_QT_GATEWAY_TOKEN": TOKEN}
-    cmd = [sys.executable, "-m", "desktop.gateway", "--port", "0", "--data-dir", str(data_dir)]
-    cmd += ["--provider", PROVIDER, "--exit-with-parent"]
+    env = gateway_env()
+    cmd = gateway_command(data_dir, "--exit-with-parent")
     first = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     procs = [first]
     try:
