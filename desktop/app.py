@@ -11,10 +11,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop import __version__
 from desktop.display import display_problem
+
+if TYPE_CHECKING:
+    from desktop.core.launcher import ProcessLauncher
+    from desktop.core.transport import TransportFactory
 
 GATEWAY_SUBCOMMAND = "gateway"
 APP_NAME = "hermes-qt"
@@ -106,7 +110,10 @@ def _log_dirs(data_dir: str | None) -> list[Path]:
 class Core:
     """Every Qt-free object of a running app, built once and closed in reverse order."""
 
-    def __init__(self, paths: AppPaths) -> None:
+    def __init__(
+        self, paths: AppPaths, *, transport_factory: TransportFactory | None = None
+    ) -> None:
+        """`transport_factory` opens every gateway socket (default: the real WebSocket)."""
         from desktop.common.clock import AsyncioClock
         from desktop.core.attachments import AttachmentStore
         from desktop.core.controller import is_temp_key
@@ -128,6 +135,9 @@ class Core:
         self.ports: dict[str, object] = {}
         self.outbox = Outbox(self.store, self.ports.get, self.clock, holds=is_temp_key)  # type: ignore[arg-type]
         self.controllers: dict[str, Any] = {}  # profile id -> its ProfileController
+        # profile id -> the launcher of the gateway child it starts, if any
+        self.launchers: dict[str, ProcessLauncher] = {}
+        self.transport_factory = transport_factory
 
     def controller_for(self, profile: object) -> object:
         from desktop.core.controller import ProfileController, SupervisorPort
@@ -138,6 +148,8 @@ class Core:
 
         assert isinstance(profile, Profile)
         launcher = self._launcher_for(profile)
+        if launcher is not None:
+            self.launchers[profile.id] = launcher
         ssl_context = _ssl_context(profile)
         token = self.preferences.token(profile)
 
@@ -148,6 +160,7 @@ class Core:
                 clock=self.clock,
                 allow_insecure=ep.allow_insecure,
                 ssl=ssl_context if ep.url.startswith("wss://") else None,
+                transport_factory=self.transport_factory,
             )
 
         supervisor = ConnectionSupervisor(
@@ -178,7 +191,7 @@ class Core:
         self.controllers[profile.id] = controller
         return controller
 
-    def _launcher_for(self, profile: object) -> object | None:
+    def _launcher_for(self, profile: object) -> ProcessLauncher | None:
         from desktop.core.launcher import (
             EmbeddedGatewayLauncher,
             HermesServeLauncher,
@@ -205,6 +218,7 @@ class Core:
         """A profile was removed or changed: close it on purpose (it never reconnects)."""
         controller = self.controllers.pop(profile_id, None)
         self.ports.pop(profile_id, None)
+        self.launchers.pop(profile_id, None)
         if controller is not None:
             await controller.close()
 

@@ -172,6 +172,10 @@ class ProfileController:
     def status(self) -> ConnectionStatus:
         return self._sup.status
 
+    def is_online(self) -> bool:
+        """Online with every open session re-attached: a prompt sent now goes out, not queued."""
+        return self._port.is_online()
+
     def sessions(self) -> list[SessionSummary]:
         return self._index.summaries()
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,7 @@ class Rig:
     store: Store
     outbox: Outbox
     port: SupervisorPort
+    router: SessionRouter
     drafts: DraftKeeper
     seen: Recorder
     clock: ManualClock
@@ -142,7 +144,7 @@ async def rig(tmp_path: Path, *, seed: Callable[[Store], None] | None = None) ->
     seen = Recorder()
     ctl.add_listener(seen)
     try:
-        yield Rig(ctl, gw, net, store, outbox, port, drafts, seen, clock)
+        yield Rig(ctl, gw, net, store, outbox, port, router, drafts, seen, clock)
     finally:
         await ctl.close()
         await outbox.aclose()
@@ -309,7 +311,7 @@ async def test_a_finished_turn_marks_unread_only_the_sessions_not_on_screen(
         r.ctl.open_session("s2")
         r.ctl.open_session("s1")  # s1 is on screen now
         await settle(lambda: len(r.gw.calls("session.resume")) == 2, "both resumed")
-        await settle(lambda: r.ctl._router.runtime_id("s2") == "r2", "s2 routed")
+        await settle(lambda: r.router.runtime_id("s2") == "r2", "s2 routed")
 
         r.emit("message.complete", "r2", text="done in the background")
         r.emit("message.complete", "r1", text="done right here")
@@ -411,7 +413,8 @@ async def test_each_request_reaches_the_window_once_and_each_answer_has_hermes_s
         closed = r.seen.of("on_approval_closed")
         assert [rid for _, rid in closed] == ["a1", "p1", "q1"]
         # A password is sent, never kept: not in the local store.
-        dump = "\n".join(r.store._conn.iterdump())
+        with closing(sqlite3.connect(tmp_path / "hermes-qt.sqlite3")) as on_disk:
+            dump = "\n".join(on_disk.iterdump())
         assert "hunter2" not in dump
 
 

@@ -21,8 +21,10 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.app import EMBEDDED_PROFILE_ID, AppPaths, Core
 from desktop.core.controller import ProfileController
-from desktop.core.models import ChatMessage, ConnectionState, DeliveryState, Role
+from desktop.core.launcher import ProcessLauncher
+from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.core.profiles import Profile
+from desktop.core.transport import Transport, WebSocketTransport, open_websocket
 from desktop.gateway.providers.config import ProviderSettings
 from desktop.gateway.providers.registry import save_providers
 from desktop.ui.main_window import MainWindow, ProfileEntry
@@ -52,6 +54,23 @@ def add_profiles(root: Path, profiles: list[Profile]) -> None:
     (config / "profiles.json").write_text(json.dumps([p.to_json() for p in profiles]), "utf-8")
 
 
+class Sockets:
+    """The app's transport factory: the real WebSocket, each one kept so a test can drop it."""
+
+    def __init__(self) -> None:
+        self.opened: list[WebSocketTransport] = []
+
+    async def __call__(self, url: str, **options: Any) -> Transport:
+        transport = await open_websocket(url, **options)
+        assert isinstance(transport, WebSocketTransport)
+        self.opened.append(transport)
+        return transport
+
+    def drop_newest(self) -> None:
+        """Tear the newest socket down without a close handshake, as a dropped network does."""
+        self.opened[-1].abort()
+
+
 @dataclass
 class App:
     """One running app: its Core, controllers and shown window."""
@@ -60,12 +79,14 @@ class App:
     core: Core
     window: MainWindow
     controllers: dict[str, ProfileController] = field(default_factory=dict)
+    sockets: Sockets = field(default_factory=Sockets)
     closed: bool = False
 
     @classmethod
     def open(cls, root: Path, qtbot: Any, *, start: bool = True) -> App:
         paths = AppPaths.create(str(root))
-        core = Core(paths)
+        sockets = Sockets()
+        core = Core(paths, transport_factory=sockets)
         controllers: dict[str, ProfileController] = {}
         entries = []
         for profile in _profiles(core):
@@ -80,7 +101,7 @@ class App:
         window.resize(900, 600)
         window.show()
         window.focus_composer()
-        app = cls(paths, core, window, controllers)
+        app = cls(paths, core, window, controllers, sockets)
         if start:
             for controller in controllers.values():
                 controller.start()
@@ -90,15 +111,14 @@ class App:
     def embedded(self) -> ProfileController:
         return self.controllers[EMBEDDED_PROFILE_ID]
 
+    @property
+    def gateway_child(self) -> ProcessLauncher:
+        """The launcher of the embedded gateway's child process (its pid, whether it runs)."""
+        return self.core.launchers[EMBEDDED_PROFILE_ID]
+
     async def wait_online(self, profile_id: str = EMBEDDED_PROFILE_ID) -> None:
         controller = self.controllers[profile_id]
-        await until(
-            lambda: (
-                controller.status().state is ConnectionState.ONLINE
-                and controller._router.synced_epoch == controller._sup.epoch
-            ),
-            f"{profile_id} online",
-        )
+        await until(controller.is_online, f"{profile_id} online")
 
     # -- what the user sees -----------------------------------------------------------------
 
@@ -148,11 +168,6 @@ def _profiles(core: Core) -> list[Profile]:
     prefs = getattr(core, "preferences", None)
     source = prefs.profiles if prefs is not None else core.profiles  # type: ignore[attr-defined]
     return list(source())
-
-
-def launcher_of(controller: ProfileController) -> Any:
-    """The embedded gateway launcher behind a controller's supervisor."""
-    return controller._sup._launcher
 
 
 def monotonic() -> float:

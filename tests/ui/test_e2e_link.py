@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.core.models import ConnectionState, Role
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.ui.e2e_support import App, launcher_of, until, use_fake_provider
+from tests.ui.e2e_support import App, until, use_fake_provider
 
 pytestmark = pytest.mark.slow
 
@@ -43,16 +43,14 @@ async def test_socket_dropped_mid_reply_reconnects_and_completes_once(
     ctl = app.embedded
     try:
         await app.wait_online()
-        epoch = ctl._sup.epoch
+        epoch = ctl.diagnostics().epoch
         app.type_and_send(qtbot, "Stream me something long")
         await until(
             lambda: any(m.streaming and len(m.text) > 40 for m in app.bubbles(Role.ASSISTANT)),
             "the reply is streaming",
         )
-        client = ctl._sup._client
-        assert client is not None
-        client.invalidate("test: link dropped")
-        await until(lambda: ctl._sup.epoch > epoch, "a new connection attempt")
+        app.sockets.drop_newest()
+        await until(lambda: ctl.diagnostics().epoch > epoch, "a new connection attempt")
         await app.wait_online()
         await until(lambda: len(app.finished_replies()) == 1, "the reply finished", 30)
         replies = app.bubbles(Role.ASSISTANT)
@@ -72,7 +70,7 @@ async def test_gateway_child_killed_mid_reply_is_restarted_and_prompt_not_lost(
     use_fake_provider(tmp_path, provider.base_url)
     app = App.open(tmp_path, qtbot)
     ctl = app.embedded
-    launcher = launcher_of(ctl)
+    launcher = app.gateway_child
     try:
         await app.wait_online()
         app.type_and_send(qtbot, "first question")
@@ -98,7 +96,6 @@ async def test_idle_app_runs_no_qt_timers_and_closing_stops_the_gateway(
 ) -> None:
     use_fake_provider(tmp_path, provider.base_url)
     app = App.open(tmp_path, qtbot)
-    ctl = app.embedded
     try:
         await app.wait_online()
         app.type_and_send(qtbot, "hello")
@@ -111,11 +108,11 @@ async def test_idle_app_runs_no_qt_timers_and_closing_stops_the_gateway(
             "no active QTimer in the idle window",
             5,
         )
-        pid = launcher_of(ctl).pid
+        pid = app.gateway_child.pid
         assert pid is not None and _alive(pid)
     finally:
         await app.close()
     assert not app.window.isVisible()
     assert not _alive(pid), "closing the app stopped the gateway child"
-    assert not launcher_of(ctl).running
+    assert not app.gateway_child.running
     assert QApplication.instance() is not None
