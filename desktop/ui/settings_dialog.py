@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.launcher import default_hermes_home
+from desktop.ui import settings_form
 from desktop.ui.settings_form import CheckRunner, clear_invalid, mark_invalid, named, show_result
 from desktop.ui.settings_providers import ProvidersPage
 from desktop.ui.settings_values import (
@@ -116,9 +116,7 @@ class SettingsDialog(QDialog):
         self.p_kind.currentIndexChanged.connect(self._on_kind_changed)
         self.p_url = _named(QLineEdit(page), "Gateway URL", URL_HINT)
         self.p_url.setPlaceholderText("wss://host:port/api/ws")
-        self.p_url_hint = QLabel(URL_HINT, page)
-        self.p_url_hint.setObjectName("settingsHint")
-        self.p_url_hint.setWordWrap(True)
+        self.p_url_hint = settings_form.hint_label(URL_HINT, page)
         self.p_token = _named(QLineEdit(page), "Token", "Sent to the gateway; kept in the keyring")
         self.p_token.setEchoMode(QLineEdit.EchoMode.Password)
         self.p_token.setPlaceholderText("Saved; type to replace")
@@ -144,55 +142,36 @@ class SettingsDialog(QDialog):
             QPushButton("Test connection", page), "Test connection", "Connect once and disconnect"
         )
         self.test_profile.clicked.connect(self._on_test_profile_clicked)
-        self.p_result = _named(QLabel(page), "Connection test result")
-        self.p_result.setWordWrap(True)
-        self.p_result.setVisible(False)
+        self.p_result = settings_form.result_label("Connection test result", page)
         self._profile_runner = CheckRunner(self.test_profile, self.p_result, self)
         for edit in (self.p_name, self.p_url, self.p_hermes):
             edit.textEdited.connect(lambda _t, w=edit: self._on_flagged_edited(w))
         # A result is about what was tested: editing what it depends on takes it away.
         for edit in (self.p_url, self.p_token, self.p_home, self.p_hermes):
             edit.textEdited.connect(lambda _t: self._profile_runner.cancel())
-        ca_row = QHBoxLayout()
-        ca_row.addWidget(self.p_ca)
-        ca_row.addWidget(browse)
-        hermes_row = QHBoxLayout()
-        hermes_row.addWidget(self.p_hermes)
-        hermes_row.addWidget(self.p_hermes_browse)
-        test_row = QHBoxLayout()
-        test_row.addWidget(self.test_profile)
-        test_row.addStretch(1)
-        self.p_form = form = QFormLayout()
-        form.addRow("Name", self.p_name)
-        form.addRow("Kind", self.p_kind)
-        form.addRow("URL", self.p_url)
-        form.addRow("", self.p_url_hint)
-        form.addRow("Token", self.p_token)
-        form.addRow("CA file", ca_row)
-        form.addRow("", self.p_insecure)
-        form.addRow("Hermes home", self.p_home)
-        form.addRow("Hermes program", hermes_row)
-        form.addRow("", test_row)
-        form.addRow(self.p_result)
+        ca_row = settings_form.row_of(self.p_ca, browse)
+        hermes_row = settings_form.row_of(self.p_hermes, self.p_hermes_browse)
+        test_row = settings_form.row_of(self.test_profile, space_after=True)
+        self.p_form = form = settings_form.form_of(
+            ("Name", self.p_name),
+            ("Kind", self.p_kind),
+            ("URL", self.p_url),
+            ("", self.p_url_hint),
+            ("Token", self.p_token),
+            ("CA file", ca_row),
+            ("", self.p_insecure),
+            ("Hermes home", self.p_home),
+            ("Hermes program", hermes_row),
+            ("", test_row),
+            self.p_result,
+        )
         self._remote_rows = [self.p_url, self.p_url_hint, self.p_token, ca_row, self.p_insecure]
         self._hermes_rows = [self.p_home, hermes_row]
-        left = QVBoxLayout()
-        left.addWidget(self.profile_list)
-        row = QHBoxLayout()
-        row.addWidget(add)
-        row.addWidget(remove)
-        left.addLayout(row)
-        lay = QHBoxLayout(page)
-        lay.addLayout(left, 1)
-        lay.addLayout(form, 2)
+        settings_form.list_beside_form(page, self.profile_list, (add, remove), form)
         return page
 
     def _load_profiles(self) -> None:
-        self.profile_list.clear()
-        for p in self.values.profiles:
-            self.profile_list.addItem(p.name)
-        if self.values.profiles:
-            self.profile_list.setCurrentRow(0)
+        settings_form.fill_list(self.profile_list, (p.name for p in self.values.profiles))
 
     def _store_profile(self) -> None:
         row = self._profile_row

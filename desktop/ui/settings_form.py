@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QAbstractButton, QLabel, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QListWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.ui.settings_values import CheckError
 
@@ -24,6 +33,68 @@ def named(widget: _W, name: str, description: str = "") -> _W:
     if description:
         widget.setAccessibleDescription(description)
     return widget
+
+
+def hint_label(text: str, parent: QWidget) -> QLabel:
+    """Small wrapped help text under a field (styled by the theme's `settingsHint`)."""
+    label = QLabel(text, parent)
+    label.setObjectName("settingsHint")
+    label.setWordWrap(True)
+    return label
+
+
+def result_label(name: str, parent: QWidget) -> QLabel:
+    """Where a check's outcome is shown (see `show_result`); hidden until there is one."""
+    label = named(QLabel(parent), name)
+    label.setWordWrap(True)
+    label.setVisible(False)
+    return label
+
+
+def row_of(*widgets: QWidget, grow_first: bool = False, space_after: bool = False) -> QHBoxLayout:
+    """Widgets side by side in one form row; the first takes the width, or free space ends it."""
+    row = QHBoxLayout()
+    for i, widget in enumerate(widgets):
+        row.addWidget(widget, 1 if grow_first and i == 0 else 0)
+    if space_after:
+        row.addStretch(1)
+    return row
+
+
+FormRow = tuple[str, QWidget | QLayout] | QWidget
+
+
+def form_of(*rows: FormRow) -> QFormLayout:
+    """A form of labelled fields; a bare widget spans the whole row (a result, a hint)."""
+    form = QFormLayout()
+    for row in rows:
+        if isinstance(row, tuple):
+            form.addRow(*row)
+        else:
+            form.addRow(row)
+    return form
+
+
+def list_beside_form(
+    page: QWidget, items: QListWidget, buttons: Iterable[QWidget], form: QFormLayout
+) -> None:
+    """A settings page: the list with its buttons under it on the left, the chosen item's form
+    on the right at twice the width."""
+    left = QVBoxLayout()
+    left.addWidget(items)
+    left.addLayout(row_of(*buttons))
+    lay = QHBoxLayout(page)
+    lay.addLayout(left, 1)
+    lay.addLayout(form, 2)
+
+
+def fill_list(items: QListWidget, names: Iterable[str]) -> None:
+    """Show `names` in the list and select the first, if any (its form follows the selection)."""
+    items.clear()
+    for name in names:
+        items.addItem(name)
+    if items.count():
+        items.setCurrentRow(0)
 
 
 def mark_invalid(widget: QWidget, message: str) -> None:

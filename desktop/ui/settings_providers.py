@@ -8,17 +8,14 @@ import uuid
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
     QLineEdit,
     QListWidget,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from desktop.gateway.providers.presets import PRESETS, preset_for
+from desktop.ui import settings_form
 from desktop.ui.settings_form import CheckRunner, clear_invalid, named
 from desktop.ui.settings_values import ProviderSettings, SettingsChecks
 
@@ -74,12 +71,8 @@ class ProvidersPage(QWidget):
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
         self.test = named(QPushButton("Test", self), "Test provider", "Send one tiny request")
         self.test.clicked.connect(self._on_test_clicked)
-        self.result = named(QLabel(self), "Provider check result")
-        self.result.setWordWrap(True)
-        self.result.setVisible(False)
-        self.preset_hint = QLabel(self)
-        self.preset_hint.setObjectName("settingsHint")
-        self.preset_hint.setWordWrap(True)
+        self.result = settings_form.result_label("Provider check result", self)
+        self.preset_hint = settings_form.hint_label("", self)
         self._models_runner = CheckRunner(self.load_models, self.result, self)
         self._test_runner = CheckRunner(self.test, self.result, self)
         for edit in (self.name, self.base_url):
@@ -88,50 +81,33 @@ class ProvidersPage(QWidget):
         # A result is about what was checked: editing what it depends on takes it away.
         for edit in (self.base_url, self.api_key, self.model.lineEdit()):
             edit.textEdited.connect(self._on_inputs_edited)
-        hint = QLabel(
+        hint = settings_form.hint_label(
             "The first provider answers. The others take over, in order, when it cannot be "
             "reached, and it is switched back once healthy. With none, a clearly labelled "
             "offline model answers.",
             self,
         )
-        hint.setWordWrap(True)
-        hint.setObjectName("settingsHint")
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.model, 1)
-        model_row.addWidget(self.load_models)
-        test_row = QHBoxLayout()
-        test_row.addWidget(self.test)
-        test_row.addStretch(1)
-        self.form = form = QFormLayout()
-        form.addRow("Preset", self.preset)
-        form.addRow("Name", self.name)
-        form.addRow("Base URL", self.base_url)
-        form.addRow("", self.preset_hint)
-        form.addRow("API key", self.api_key)
-        form.addRow("Model", model_row)
-        form.addRow("", test_row)
-        form.addRow(self.result)
-        form.addRow(hint)
-        left = QVBoxLayout()
-        left.addWidget(self.provider_list)
-        row = QHBoxLayout()
-        for b in buttons:
-            row.addWidget(b)
-        left.addLayout(row)
-        lay = QHBoxLayout(self)
-        lay.addLayout(left, 1)
-        lay.addLayout(form, 2)
+        model_row = settings_form.row_of(self.model, self.load_models, grow_first=True)
+        test_row = settings_form.row_of(self.test, space_after=True)
+        self.form = form = settings_form.form_of(
+            ("Preset", self.preset),
+            ("Name", self.name),
+            ("Base URL", self.base_url),
+            ("", self.preset_hint),
+            ("API key", self.api_key),
+            ("Model", model_row),
+            ("", test_row),
+            self.result,
+            hint,
+        )
+        settings_form.list_beside_form(self, self.provider_list, buttons, form)
         self._load()
         self._set_form_enabled(bool(self.providers))
 
     # -- list -------------------------------------------------------------------------------
 
     def _load(self) -> None:
-        self.provider_list.clear()
-        for p in self.providers:
-            self.provider_list.addItem(p.name)
-        if self.providers:
-            self.provider_list.setCurrentRow(0)
+        settings_form.fill_list(self.provider_list, (p.name for p in self.providers))
 
     def store(self) -> None:
         """Write the form back into the selected provider."""
