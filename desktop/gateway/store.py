@@ -292,7 +292,9 @@ class Store:
                 )
             self._bump("served_submits")
             if start_epoch is not None:
-                self._start_turn(sid, ref, text, attachments, epoch=start_epoch, now=now)
+                self.start_turn(
+                    sid, ref=ref, text=text, attachments=attachments, epoch=start_epoch, now=now
+                )
 
     def start_turn(
         self,
@@ -306,25 +308,13 @@ class Store:
     ) -> int:
         """Persist the user's prompt and mark the session running under this process's epoch."""
         with self._tx():
-            return self._start_turn(sid, ref, text, attachments, epoch=epoch, now=now)
-
-    def _start_turn(
-        self,
-        sid: str,
-        ref: str | None,
-        text: str,
-        attachments: list[dict[str, Any]] | None,
-        *,
-        epoch: str,
-        now: float,
-    ) -> int:
-        msg_id = self._insert_message(
-            sid, role="user", text=text, status="complete", now=now, attachments=attachments
-        )
-        if ref is not None:
-            self._db.execute("UPDATE submissions SET state = 'started' WHERE ref = ?", (ref,))
-        self._db.execute("UPDATE sessions SET running_epoch = ? WHERE id = ?", (epoch, sid))
-        return msg_id
+            msg_id = self._insert_message(
+                sid, role="user", text=text, status="complete", now=now, attachments=attachments
+            )
+            if ref is not None:
+                self._db.execute("UPDATE submissions SET state = 'started' WHERE ref = ?", (ref,))
+            self._db.execute("UPDATE sessions SET running_epoch = ? WHERE id = ?", (epoch, sid))
+            return msg_id
 
     def begin_reply(self, sid: str, now: float) -> int:
         with self._tx():
@@ -376,15 +366,23 @@ def _lenient_text(raw: bytes) -> str:
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on error (autocommit connection underneath)."""
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on error (autocommit connection underneath).
+
+    Used inside another one it joins it: the outer transaction commits or rolls back the whole.
+    """
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        self._outer = False
 
     def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        self._outer = not self._db.in_transaction
+        if self._outer:
+            self._db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if not self._outer:
+            return
         if not exc_type:
             self._db.execute("COMMIT")
         elif self._db.in_transaction:
