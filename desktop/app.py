@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop import __version__
+from desktop.common.dirs import APP_NAME
 from desktop.display import display_problem
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from desktop.core.transport import TransportFactory
 
 GATEWAY_SUBCOMMAND = "gateway"
-APP_NAME = "hermes-qt"
 EMBEDDED_PROFILE_ID = "embedded"
 
 log = logging.getLogger("desktop.app")
@@ -55,13 +55,9 @@ class AppPaths:
             base = Path(root).expanduser().resolve()
             paths = cls(base / "data", base / "config", base / "state")
         else:
-            import platformdirs
+            from desktop.common import dirs
 
-            paths = cls(
-                Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
-                Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
-                Path(platformdirs.user_state_dir(APP_NAME, appauthor=False)),
-            )
+            paths = cls(dirs.user_data_dir(), dirs.user_config_dir(), dirs.user_state_dir())
         for p in (paths.data, paths.config, paths.state):
             p.mkdir(parents=True, exist_ok=True)
         return paths
@@ -99,9 +95,9 @@ def _log_dirs(data_dir: str | None) -> list[Path]:
     """Where run() keeps its log (state/logs), for errors raised before it opened it."""
     if data_dir:
         return [Path(data_dir).expanduser().resolve() / "state" / "logs"]
-    import platformdirs
+    from desktop.common import dirs
 
-    return [Path(platformdirs.user_state_dir(APP_NAME, appauthor=False)) / "logs"]
+    return [dirs.user_state_dir() / "logs"]
 
 
 # -- the core --------------------------------------------------------------------------------

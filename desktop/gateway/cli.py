@@ -12,6 +12,7 @@ import sys
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
+from desktop.common import dirs
 from desktop.gateway.auth import TOKEN_ENV, load_or_create_token
 from desktop.gateway.hub import IDLE_SESSION_TIMEOUT
 from desktop.gateway.lock import DataDirInUse, DataDirLock
@@ -29,16 +30,9 @@ EXIT_DATA_DIR_IN_USE = 3
 LOCK_WAIT_WITH_PARENT = 10.0
 
 
-def _default_data_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("hermes-qt", appauthor=False)) / "gateway"
-
-
-def _default_config_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("hermes-qt", appauthor=False))
+def _data_dir(args: argparse.Namespace) -> Path:
+    # The app's embedded gateway keeps its files in <data>/gateway (see desktop/app.py).
+    return args.data_dir or dirs.user_data_dir() / "gateway"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,8 +118,8 @@ async def _watch_parent(stop: asyncio.Event) -> None:
 
 
 async def serve(args: argparse.Namespace) -> int:
-    data_dir: Path = args.data_dir or _default_data_dir()
-    config_dir: Path = args.config_dir or _default_config_dir()
+    data_dir = _data_dir(args)
+    config_dir: Path = args.config_dir or dirs.user_config_dir()
     config = GatewayConfig(
         data_dir=data_dir,
         token=_token(args, data_dir),
@@ -179,7 +173,7 @@ def _configure_logging(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(args)
-    lock = DataDirLock(args.data_dir or _default_data_dir())
+    lock = DataDirLock(_data_dir(args))
     try:
         lock.acquire(wait=LOCK_WAIT_WITH_PARENT if args.exit_with_parent else 0.0)
     except DataDirInUse as exc:
