@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import secrets
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from desktop.common.atomic import write_atomic
+from desktop.common.hosts import is_loopback_host
 from desktop.core.errors import InsecureTransportError
 
 
@@ -86,15 +86,6 @@ class Profile:
             hermes_home=str(data.get("hermes_home") or ""),
             hermes_path=str(data.get("hermes_path") or ""),
         )
-
-
-def is_loopback_host(host: str) -> bool:
-    if host.lower() in {"localhost", "localhost.localdomain"}:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def validate_url(url: str, *, allow_insecure: bool = False) -> None:

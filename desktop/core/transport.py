@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import ssl as ssl_lib
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from websockets.exceptions import (
     PayloadTooBig,
 )
 
+from desktop.common.hosts import is_loopback_host
 from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.core.errors import (
     CLOSE_TOO_BIG,
@@ -88,17 +88,6 @@ def redact_url(url: str) -> str:
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
     ]
     return urlunsplit(parts._replace(query=urlencode(pairs, safe="*")))
-
-
-def is_loopback_host(host: str | None) -> bool:
-    if not host:
-        return False
-    if host.lower() in {"localhost", "localhost.localdomain"}:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_transport_security(url: str, token: str | None, *, allow_insecure: bool) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -23,15 +22,6 @@ def token_matches(presented: str | None, expected: str) -> bool:
     if presented is None:
         return False
     return secrets.compare_digest(presented.encode(), expected.encode())
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def load_or_create_token(token_file: Path) -> tuple[str, bool]:

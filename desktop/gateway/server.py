@@ -14,8 +14,9 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from desktop.common.clock import AsyncioClock, Clock
+from desktop.common.hosts import is_loopback_host
 from desktop.common.limits import MAX_FRAME_BYTES
-from desktop.gateway.auth import is_loopback, request_token, token_matches
+from desktop.gateway.auth import request_token, token_matches
 from desktop.gateway.connection import SEND_QUEUE_BYTES, SEND_QUEUE_LIMIT, Connection
 from desktop.gateway.hub import HEARTBEAT_DEADLINE, IDLE_SESSION_TIMEOUT, SessionHub
 from desktop.gateway.methods import Methods, ready_payload
@@ -58,7 +59,7 @@ class GatewayConfig:
 
     def tls_context(self) -> ssl.SSLContext | None:
         """Validate the bind policy; a non-loopback host needs --allow-remote and TLS."""
-        if is_loopback(self.host):
+        if is_loopback_host(self.host):
             if self.tls_cert is None:
                 return None
         elif not self.allow_remote:

@@ -6,7 +6,8 @@ import asyncio
 import stat
 from pathlib import Path
 
-from desktop.gateway.auth import is_loopback, load_or_create_token, request_token
+from desktop.common.hosts import is_loopback_host
+from desktop.gateway.auth import load_or_create_token, request_token
 from desktop.gateway.events import EventLog
 from desktop.gateway.store import Store
 
@@ -34,8 +35,10 @@ def test_request_token_sources_and_loopback_policy() -> None:
     assert request_token("/api/ws?token=abc", None) == "abc"
     assert request_token("/api/ws", "Bearer xyz") == "xyz"
     assert request_token("/api/ws", None) is None
-    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
-    assert not is_loopback("0.0.0.0") and not is_loopback("example.org")
+    assert (
+        is_loopback_host("127.0.0.1") and is_loopback_host("::1") and is_loopback_host("localhost")
+    )
+    assert not is_loopback_host("0.0.0.0") and not is_loopback_host("example.org")
 
 
 def test_dead_worker_is_repaired_and_queued_prompts_kept(tmp_path: Path) -> None:
