@@ -113,7 +113,6 @@ class ProfileController:
             profile_id,
             supervisor=supervisor,
             router=router,
-            port=self._port,
             index=self._index,
             feed=self._feed,
             temps=self._temps,

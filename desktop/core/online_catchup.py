@@ -15,7 +15,6 @@ from desktop.core.session_index import SessionIndex
 from desktop.core.sessions import SessionRouter
 from desktop.core.storage import StorageError
 from desktop.core.supervisor import ConnectionSupervisor
-from desktop.core.supervisor_port import SupervisorPort
 from desktop.core.temp_sessions import TempSessions
 
 log = logging.getLogger(__name__)
@@ -44,7 +43,6 @@ class OnlineCatchUp:
         *,
         supervisor: ConnectionSupervisor,
         router: SessionRouter,
-        port: SupervisorPort,
         index: SessionIndex,
         feed: ConversationFeed,
         temps: TempSessions,
@@ -55,7 +53,6 @@ class OnlineCatchUp:
         self._id = profile_id
         self._sup = supervisor
         self._router = router
-        self._port = port
         self._index = index
         self._feed = feed
         self._temps = temps
@@ -101,8 +98,7 @@ class OnlineCatchUp:
                     result = self._outbox.reconcile(key, snapshot, profile_id=self._id)
                     if not result.unresolved:
                         continue
-                runtime = self._router.runtime_id(key) or ""
-                await self._outbox.reconcile_via(self._port, key, runtime, profile_id=self._id)
+                await self._outbox.reconcile_via(self._id, key)
             except GatewayError as exc:
                 log.info("reconciling %s failed: %s", key, exc)  # the next connect settles it
             except StorageError as exc:

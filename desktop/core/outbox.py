@@ -8,7 +8,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from desktop.common.clock import Clock, TimerHandle
 from desktop.common.codes import (
@@ -43,7 +43,6 @@ class Capabilities(Protocol):
     def raw(self) -> Mapping[str, Any]: ...
 
 
-@runtime_checkable
 class GatewayPort(Protocol):
     """The slice of one profile's gateway client the outbox needs."""
 
@@ -56,7 +55,16 @@ class GatewayPort(Protocol):
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float = ...
     ) -> Any: ...
 
+    async def reattach(self, session_key: str, runtime_hint: str) -> Mapping[str, Any] | None:
+        """The session's snapshot without messages (attached again); None when it is gone."""
+        ...
 
+    async def resume(self, session_key: str) -> str | None:
+        """Resume the session by its stored id; its new runtime id, None when it is gone."""
+        ...
+
+
+# The profile's port by profile id; None while the profile is not running.
 PortLookup = Callable[[str], GatewayPort | None]
 StateListener = Callable[[OutboxEntry], None]
 # Returns False when the prompt could not be kept (then the entry stays and is offered again).
@@ -93,7 +101,7 @@ class Outbox:
     def __init__(
         self,
         store: Store,
-        gateway: GatewayPort | PortLookup,
+        ports: PortLookup,
         clock: Clock,
         *,
         call_timeout: float = 30.0,
@@ -104,7 +112,7 @@ class Outbox:
         self._store = store
         # Sessions whose prompts must wait (e.g. not yet created on the gateway).
         self._holds = holds or (lambda _key: False)
-        self._gateway = gateway
+        self._ports = ports
         self._clock = clock
         self.call_timeout = call_timeout
         self._retry_initial = retry_initial
@@ -218,6 +226,9 @@ class Outbox:
         """The session got a new runtime id (resumed cold): send its prompts there."""
         if self._store.session(profile_id, session_key) is not None:
             self._store.upsert_session(profile_id, session_key, runtime_id=runtime_id)
+        self._retarget(profile_id, session_key, runtime_id)
+
+    def _retarget(self, profile_id: str, session_key: str, runtime_id: str) -> None:
         for e in self._store.outbox_entries(profile_id, session_key):
             if e.runtime_id != runtime_id:
                 self._store.outbox_update(e.submission_ref, runtime_id=runtime_id)
@@ -308,40 +319,28 @@ class Outbox:
             self._kick(entry.profile_id, entry.session_key)
         return result
 
-    async def reconcile_via(
-        self,
-        port: GatewayPort,
-        session_key: str,
-        runtime_id: str,
-        *,
-        profile_id: str | None = None,
-    ) -> ReconcileResult:
-        """Fetch the session's snapshot (and history when needed) and reconcile with them."""
+    async def reconcile_via(self, profile_id: str, session_key: str) -> ReconcileResult:
+        """Fetch the session's snapshot (and history when needed) and reconcile with them.
+
+        The session is attached by the profile's port (the session router: activate, on 4001
+        resume), which adopts a new runtime id so the replies that follow show at once.
+        """
+        port = self._port(profile_id)
+        if port is None:
+            raise NotConnectedError(f"profile {profile_id} is not connected")
+        hint = self._known_runtime(profile_id, session_key)
         try:
-            snapshot = await port.call(
-                # Without messages (a history may not fit one frame): the tail page below
-                # settles what the snapshot's `inflight` does not.
-                "session.activate",
-                {"session_id": runtime_id, "omit_messages": True},
-                timeout=self.call_timeout,
-            )
+            snapshot = await port.reattach(session_key, hint)
         except RpcError as exc:
             if exc.code != SESSION_NOT_FOUND:
                 raise
-            try:
-                snapshot = await port.call(
-                    "session.resume",
-                    {"session_id": session_key, "omit_messages": True},
-                    timeout=self.call_timeout,
-                )
-            except RpcError as exc2:
-                if exc2.code not in (RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND):
-                    raise
-                return self._fail_session(session_key, profile_id)
-            runtime_id = str(snapshot.get("session_id") or runtime_id)
+            snapshot = None
+        if snapshot is None:
+            return self._fail_session(session_key, profile_id)
         result = self.reconcile(session_key, snapshot, profile_id=profile_id)
         if not result.unresolved:
             return result
+        runtime_id = str(snapshot.get("session_id") or hint)
         history = await port.call(
             "session.history", {"session_id": runtime_id}, timeout=self.call_timeout
         )
@@ -354,9 +353,7 @@ class Outbox:
     # -- workers ----------------------------------------------------------------------------
 
     def _port(self, profile_id: str) -> GatewayPort | None:
-        if isinstance(self._gateway, GatewayPort):
-            return self._gateway
-        return self._gateway(profile_id)
+        return self._ports(profile_id)
 
     def _dedup(self, profile_id: str) -> bool:
         port = self._port(profile_id)
@@ -468,7 +465,7 @@ class Outbox:
             self._resumed.add(entry.submission_ref)
             runtime_id = await self._resume(entry)
             if runtime_id is not None:
-                self.rebind(entry.profile_id, entry.session_key, runtime_id)
+                self._retarget(entry.profile_id, entry.session_key, runtime_id)
                 return True  # the worker picks the entry up again with the new runtime id
         if exc.code in (SESSION_NOT_FOUND, RESUME_TARGET_NOT_FOUND):
             self._fail(entry, SESSION_GONE)
@@ -477,19 +474,14 @@ class Outbox:
         return True
 
     async def _resume(self, entry: OutboxEntry) -> str | None:
+        """The session router resumes the session (and follows its new runtime id)."""
         port = self._port(entry.profile_id)
         if port is None:
             return None
         try:
-            # Only the new runtime id is needed: a long history need not (and may not) come.
-            snap = await port.call(
-                "session.resume",
-                {"session_id": entry.session_key, "omit_messages": True},
-                timeout=self.call_timeout,
-            )
+            return await port.resume(entry.session_key)
         except RpcError:
             return None
-        return str(snap.get("session_id")) if isinstance(snap, Mapping) else None
 
     async def _clear_staged(self, port: GatewayPort, runtime_id: str) -> None:
         try:
@@ -526,6 +518,14 @@ class Outbox:
         if cached is not None and cached.runtime_id:
             return cached.runtime_id
         return entry.runtime_id
+
+    def _known_runtime(self, profile_id: str, session_key: str) -> str:
+        """The runtime id last recorded for the session (by the router, or with its prompts)."""
+        entries = self._store.outbox_entries(profile_id, session_key)
+        if entries:
+            return self._runtime_id(entries[0])
+        cached = self._store.session(profile_id, session_key)
+        return cached.runtime_id or "" if cached is not None else ""
 
     # -- settling ---------------------------------------------------------------------------
 

@@ -51,6 +51,8 @@ class RoutedSession:
     overlap_guard: bool = False
     # Its snapshot closes the socket (a frame over our limit): never asked for again.
     blocked: bool = False
+    # False for a session asked about once (the outbox's, not on screen): not followed.
+    followed: bool = True
 
 
 class SnapshotTooLargeError(ConnectionLostError):
@@ -203,6 +205,29 @@ class SessionRouter:
                 raise
             self._on_refused_as_too_large(routed, exc)
         return conv
+
+    async def reattach(self, stored_id: str, runtime_hint: str = "") -> dict[str, Any] | None:
+        """Attach a session for the outbox: its snapshot (without messages), None when gone.
+
+        The same "activate, on 4001 resume" as after a reconnect, so a new runtime id is
+        adopted here and reported through `on_ids`. A session not routed (a prompt queued
+        for a chat not on screen) is asked about once, by `runtime_hint`, and not followed.
+        """
+        return await self._activate(self._target(stored_id, runtime_hint))
+
+    async def resume(self, stored_id: str) -> str | None:
+        """The runtime id was refused (4001): resume by stored id; the new runtime id, or None
+        when the gateway no longer has the session. Live events follow the new id at once."""
+        routed = self._target(stored_id, "")
+        snap = await self._resume(routed)
+        return routed.runtime_id if snap is not None else None
+
+    def _target(self, stored_id: str, runtime_hint: str) -> RoutedSession:
+        routed = self._sessions.get(stored_id)
+        if routed is not None:
+            return routed
+        conv = Conversation(stored_id, now=self._now)
+        return RoutedSession(stored_id, runtime_hint or None, conv, followed=False)
 
     async def close(self) -> None:
         """Stop listening and cancel reactivations in flight."""
@@ -419,11 +444,15 @@ class SessionRouter:
                     self._on_gone(routed.stored_id, exc.message or "session not found")
                 return None
             raise
-        if self._sessions.get(routed.stored_id) is not routed:
+        if routed.followed and self._sessions.get(routed.stored_id) is not routed:
             return None  # unrouted (deleted) while the call was out: don't bring it back
         snap = result if isinstance(result, dict) else {}
         runtime_id = snap.get("session_id")
         if isinstance(runtime_id, str) and runtime_id:
+            if routed.runtime_id and runtime_id != routed.runtime_id:
+                # A new runtime numbers its events from 1 again: the old watermark would drop
+                # them all (the reply to a prompt sent there would never show).
+                routed.conversation.reset_watermark()
             self._adopt_runtime(routed, runtime_id)
         return snap
 
@@ -524,10 +553,11 @@ class SessionRouter:
     def _adopt_runtime(self, routed: RoutedSession, runtime_id: str) -> None:
         if routed.runtime_id == runtime_id:
             return
-        if routed.runtime_id:
+        if routed.runtime_id and routed.followed:
             self._by_runtime.pop(routed.runtime_id, None)
         routed.runtime_id = runtime_id
-        self._by_runtime[runtime_id] = routed.stored_id
+        if routed.followed:
+            self._by_runtime[runtime_id] = routed.stored_id
         if self._on_ids is not None:
             self._on_ids(routed.stored_id, runtime_id)
 

@@ -10,7 +10,11 @@ from desktop.core.supervisor import ConnectionSupervisor
 
 
 class SupervisorPort:
-    """The outbox's view of one profile: online only once the routed sessions are re-attached."""
+    """The outbox's view of one profile: online only once the routed sessions are re-attached.
+
+    Attaching a session (activate, on 4001 resume) is the session router's: the outbox asks
+    it here, so the router adopts every new runtime id and the replies that follow show.
+    """
 
     def __init__(self, supervisor: ConnectionSupervisor, router: SessionRouter) -> None:
         self._sup = supervisor
@@ -30,3 +34,9 @@ class SupervisorPort:
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
     ) -> Any:
         return await self._sup.call(method, params, timeout=timeout)
+
+    async def reattach(self, session_key: str, runtime_hint: str) -> dict[str, Any] | None:
+        return await self._router.reattach(session_key, runtime_hint)
+
+    async def resume(self, session_key: str) -> str | None:
+        return await self._router.resume(session_key)

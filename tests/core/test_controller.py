@@ -40,6 +40,7 @@ class Gateway:
         self.runtime_of: dict[str, str] = {}  # stored id -> runtime id
         self.listing: list[dict[str, Any]] = []
         self.submit_error: RpcError | None = None
+        self.reaped: set[str] = set()  # runtime ids the gateway forgot (4001)
         net.handler = self.handle
 
     def calls(self, method: str) -> list[dict[str, Any]]:
@@ -47,6 +48,8 @@ class Gateway:
 
     def handle(self, method: str, params: dict[str, Any]) -> Any:
         sid = params.get("session_id", "")
+        if sid in self.reaped and method in ("session.activate", "prompt.submit"):
+            return RpcError(4001, "session not found", method=method)
         if method == "session.create":
             n = len(self.calls("session.create"))
             self.runtime_of[f"s{n}"] = f"r{n}"
@@ -293,6 +296,35 @@ async def test_retrying_a_failed_prompt_sends_it_again_from_a_single_bubble(
         refs = [c.get("submission_ref") for c in r.gw.calls("prompt.submit")]
         assert refs[0] == refs[1], "a retry goes out under the prompt's original idempotency key"
         assert r.outbox.entries("p") == [], "nothing is left to be offered again on reconnect"
+
+
+async def test_the_reply_to_a_prompt_whose_session_was_resumed_on_sending_shows_at_once(
+    tmp_path: Path,
+) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.ctl.open_session("s1")
+        await r.online()
+        await settle(lambda: bool(r.seen.of("on_session_messages")), "s1 resumed")
+        epoch = r.ctl.status().epoch
+        # The gateway reaps the idle session while the socket stays up: r1 is unknown now.
+        r.gw.reaped.add("r1")
+        r.gw.runtime_of["s1"] = "r9"
+
+        r.ctl.send("s1", "still there?", ())
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 2, "sent again after resume")
+        await r.outbox.idle()
+        r.emit("message.complete", "r9", text="yes, right here")
+
+        assert [p["session_id"] for p in r.gw.calls("prompt.submit")] == ["r1", "r9"]
+        shown = [(m.role, m.text) for m in r.ctl.open_session("s1")]
+        assert shown == [(Role.USER, "still there?"), (Role.ASSISTANT, "yes, right here")]
+        assert r.ctl.status().epoch == epoch  # no reconnect was needed to see it
+        s1 = r.store.session("p", "s1")
+        assert s1 is not None and s1.runtime_id == "r9"
 
 
 # -- the session list ------------------------------------------------------------------------

@@ -61,7 +61,8 @@ class Port:
         await asyncio.Event().wait()  # the reply never comes: we are killed first
 
 async def main():
-    outbox = Outbox(Store(sys.argv[1]), Port(), AsyncioClock())
+    port = Port()
+    outbox = Outbox(Store(sys.argv[1]), lambda _profile: port, AsyncioClock())
     outbox.submit("p", "s1", "rt1", "the prompt", history_len=2)
     await asyncio.Event().wait()
 
@@ -107,7 +108,7 @@ async def test_kill_9_while_sending_on_legacy_gateway_is_settled_never_resent(
     assert line == "wrote prompt.submit -"
     with Store(db) as store:
         gw = FakeGateway(dedup=False)
-        outbox = Outbox(store, gw, ManualClock())
+        outbox = Outbox(store, lambda _profile: gw, ManualClock())
         keeper = DraftKeeper(store, ManualClock())
         outbox.on_restore(lambda e: keeper.restore(e.session_key, e.text, e.attachments).saved)
         (entry,) = outbox.entries()
@@ -120,7 +121,7 @@ async def test_kill_9_while_sending_on_legacy_gateway_is_settled_never_resent(
         else:  # only the identical, older prompt is in history: not proof of delivery
             gw.snapshot = {"running": False}
             gw.history = {"count": 2, "messages": old}
-        result = await outbox.reconcile_via(gw, "s1", "rt1")
+        result = await outbox.reconcile_via("p", "s1")
         assert outbox.entries() == []
         if outcome == "ran":
             assert len(result.confirmed) == 1 and keeper.load("s1").empty
@@ -139,7 +140,7 @@ async def test_kill_9_while_sending_on_dedup_gateway_resends_same_ref_once(
     with Store(db) as store:
         gw = FakeGateway(dedup=True)
         gw._refs[ref] = {"status": "streaming"}  # the killed process's submit had run
-        outbox = Outbox(store, gw, ManualClock())
+        outbox = Outbox(store, lambda _profile: gw, ManualClock())
         await outbox.flush()
         assert [p["submission_ref"] for p in gw.submits()] == [ref]
         assert gw.executed == [] and outbox.entries() == []

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from desktop.common.clock import ManualClock
+from desktop.common.codes import RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND
 from desktop.core.drafts import DraftKeeper
 from desktop.core.errors import CallTimeoutError, ConnectionLostError, NotConnectedError, RpcError
 from desktop.core.models import Attachment, DeliveryState
@@ -42,6 +43,8 @@ class FakeGateway:
         self.staged: dict[str, list[str]] = {}
         self.script: dict[str, list[Any]] = {}
         self.hook: Callable[[str, dict[str, Any]], None] | None = None
+        # What the session router does with a runtime id it adopts (records it in the store).
+        self.on_ids: Callable[[str, str], None] | None = None
         self.hold: asyncio.Event | None = None  # prompt.submit waits on it when set
         self.entered = asyncio.Event()
         self.snapshot: dict[str, Any] = {}
@@ -83,6 +86,31 @@ class FakeGateway:
         if action == TIMEOUT:
             raise CallTimeoutError("no reply in time")
         return result
+
+    # The session router's part of the port, reduced to what these tests script.
+    async def reattach(self, session_key: str, runtime_hint: str) -> dict[str, Any] | None:
+        try:
+            return await self.call("session.activate", {"session_id": runtime_hint})
+        except RpcError as exc:
+            if exc.code != SESSION_NOT_FOUND:
+                raise
+        return await self._resumed(session_key)
+
+    async def resume(self, session_key: str) -> str | None:
+        snap = await self._resumed(session_key)
+        if snap is None:
+            return None
+        if self.on_ids is not None:
+            self.on_ids(session_key, str(snap["session_id"]))
+        return str(snap["session_id"])
+
+    async def _resumed(self, session_key: str) -> dict[str, Any] | None:
+        try:
+            return await self.call("session.resume", {"session_id": session_key})
+        except RpcError as exc:
+            if exc.code != RESUME_TARGET_NOT_FOUND:
+                raise
+        return None
 
     def _run(self, method: str, params: dict[str, Any]) -> Any:
         sid = str(params.get("session_id", ""))
@@ -147,7 +175,7 @@ class Recorder:
 
 
 def _make(store: Store, gw: FakeGateway, clock: ManualClock | None = None) -> Outbox:
-    return Outbox(store, gw, clock or ManualClock())
+    return Outbox(store, lambda _profile: gw, clock or ManualClock())
 
 
 async def test_entry_and_ref_are_persisted_before_the_first_byte_is_sent(store: Store) -> None:
@@ -327,7 +355,7 @@ async def test_reconcile_without_history_stays_unconfirmed_and_via_fetches_it(
     gw.online = True
     gw.snapshot = {"session_id": "rt1", "running": False}
     gw.history = {"count": 2, "messages": [{"role": "user", "text": "summarise"}]}
-    result = await outbox.reconcile_via(gw, "s1", "rt1")
+    result = await outbox.reconcile_via("p", "s1")
     assert [e.text for e in result.confirmed] == ["summarise"]
     assert gw.methods()[-2:] == ["session.activate", "session.history"]
 
@@ -414,12 +442,11 @@ async def test_reaped_runtime_id_is_resumed_and_the_prompt_sent_there(store: Sto
     gw = FakeGateway(dedup=False)
     gw.script["prompt.submit"] = [RpcError(4001, "session not found")]
     store.upsert_session("p", "s1", runtime_id="rt-old")
+    gw.on_ids = lambda key, runtime: store.upsert_session("p", key, runtime_id=runtime)
     outbox = _make(store, gw)
     outbox.submit("p", "s1", "rt-old", "still there?")
     await outbox.idle()
     assert [e["session"] for e in gw.executed] == ["rt-resumed"]
-    s1 = store.session("p", "s1")
-    assert s1 is not None and s1.runtime_id == "rt-resumed"
 
 
 async def test_file_attachment_without_gateway_support_fails_clearly(

@@ -323,9 +323,10 @@ class Rig:
         )
         self.store = Store(self.tmp / f"client-{o.profile_id}.sqlite3")
         self.router = SessionRouter(self.sup, on_ids=self._on_ids, on_gone=self._on_gone)
+        self.port = SupervisorPort(self.sup, self.router)
         self.outbox = Outbox(
             self.store,
-            SupervisorPort(self.sup, self.router),
+            {o.profile_id: self.port}.get,
             AsyncioClock(),
             call_timeout=o.call_timeout,
             retry_initial=0.1,
@@ -370,14 +371,10 @@ class Rig:
         self.outbox.on_online(self.opt.profile_id)
         caps = self.sup.capabilities
         if caps is not None and not caps.submission_ref:
-            port = SupervisorPort(self.sup, self.router)
             for key in self.outbox.unconfirmed_sessions(self.opt.profile_id):
-                runtime = self.router.runtime_id(key)
-                if runtime:
+                if self.router.runtime_id(key):
                     with contextlib.suppress(Exception):
-                        await self.outbox.reconcile_via(
-                            port, key, runtime, profile_id=self.opt.profile_id
-                        )
+                        await self.outbox.reconcile_via(self.opt.profile_id, key)
 
     def _on_entry_state(self, entry: OutboxEntry) -> None:
         if entry.state is DeliveryState.UNCONFIRMED:

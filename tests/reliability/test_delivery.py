@@ -146,7 +146,8 @@ async def main():
     await client.connect()
     print("connected", flush=True)
     sys.stdin.readline()
-    outbox = Outbox(store, Port(client), AsyncioClock(), call_timeout=600)
+    port = Port(client)
+    outbox = Outbox(store, lambda _profile: port, AsyncioClock(), call_timeout=600)
     e = outbox.submit("p1", key, runtime, "sent then killed", history_len=0)
     while store.outbox_get(e.submission_ref).wire < Wire.SUBMITTED:
         await asyncio.sleep(0.005)
