@@ -129,6 +129,7 @@ class ProfileController:
             supervisor.subscribe(events.on_supervisor_event),
             router.on_synced(self._catchup.on_router_synced),
             router.on_snapshot(self._catchup.on_router_snapshot),
+            router.on_failure(self._tell_local_failure),
             outbox.on_state(self._bubbles.on_outbox_state),
             outbox.on_removed(self._bubbles.on_outbox_removed),
             outbox.on_restore(self._drafts.on_outbox_restore),
@@ -425,9 +426,13 @@ class ProfileController:
             return
         if isinstance(exc, HermesQtError) and not isinstance(exc, GatewayError):
             log.warning("a background job failed: %s", exc)
-            self._listeners.notify("on_notice", "", str(exc))
+            self._tell_local_failure("", exc)
         else:
             log.error("a background job failed", exc_info=exc)
+
+    def _tell_local_failure(self, key: str, exc: HermesQtError) -> None:
+        """An error of this computer's side (disk, attachment) is shown to the user."""
+        self._listeners.notify("on_notice", key, str(exc))
 
 
 def _dialect(caps: Any) -> str:

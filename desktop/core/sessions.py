@@ -11,7 +11,13 @@ from typing import Any
 
 from desktop.common.codes import FRAME_TOO_LARGE, RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND
 from desktop.core.conversation import Conversation
-from desktop.core.errors import CLOSE_TOO_BIG, ConnectionLostError, GatewayError, RpcError
+from desktop.core.errors import (
+    CLOSE_TOO_BIG,
+    ConnectionLostError,
+    GatewayError,
+    HermesQtError,
+    RpcError,
+)
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.core.protocol import Event
 from desktop.core.supervisor import ConnectionSupervisor
@@ -29,6 +35,8 @@ IdSink = Callable[[str, str], None]
 GoneSink = Callable[[str, str], None]
 # stored id, snapshot dict (activate / resume / create result).
 SnapshotListener = Callable[[str, dict[str, Any]], None]
+# stored id ("" when not one session's), the error of this computer's side (a disk error).
+FailureListener = Callable[[str, HermesQtError], None]
 
 
 def _discard(items: list[Any], item: Any) -> None:
@@ -112,6 +120,7 @@ class SessionRouter:
         self.synced_epoch = 0
         self._synced_listeners: list[Callable[[int], None]] = []
         self._snapshot_listeners: list[SnapshotListener] = []
+        self._failure_listeners: list[FailureListener] = []
         self._unsubs = [
             supervisor.add_status_listener(self._on_supervisor_status),
             supervisor.subscribe(self._on_supervisor_event),
@@ -164,6 +173,21 @@ class SessionRouter:
         """
         self._snapshot_listeners.append(listener)
         return lambda: _discard(self._snapshot_listeners, listener)
+
+    def on_failure(self, listener: FailureListener) -> Callable[[], None]:
+        """listener(stored id or "", error) when a job of the router fails on this computer's
+        side (the store could not keep a runtime id). Not a connection problem: no reconnect
+        retries it, so the user must hear of it. Gateway errors never reach this listener."""
+        self._failure_listeners.append(listener)
+        return lambda: _discard(self._failure_listeners, listener)
+
+    def _failed(self, stored_id: str, exc: HermesQtError) -> None:
+        log.warning("session %s: %s", stored_id or "(all)", exc)
+        for listener in list(self._failure_listeners):
+            try:
+                listener(stored_id, exc)
+            except Exception:
+                log.exception("failure listener failed")
 
     def _emit_snapshot(self, stored_id: str, snapshot: dict[str, Any]) -> None:
         for listener in list(self._snapshot_listeners):
@@ -352,6 +376,9 @@ class SessionRouter:
         except GatewayError as exc:
             # Socket died mid-reactivation: the next ONLINE runs it again.
             log.info("reactivating %s failed: %s", routed.stored_id, exc)
+        except HermesQtError as exc:
+            # The disk, not the link: told now (the other sessions go on), never retried quietly.
+            self._failed(routed.stored_id, exc)
 
     def _on_too_large(self, routed: RoutedSession, exc: SnapshotTooLargeError) -> None:
         key = routed.stored_id
@@ -481,6 +508,8 @@ class SessionRouter:
             self._on_too_large(routed, exc)
         except GatewayError as exc:
             log.info("catch-up for %s failed: %s", routed.stored_id, exc)
+        except HermesQtError as exc:
+            self._failed(routed.stored_id, exc)
         finally:
             if epoch == self._sup.epoch:
                 self._flush(routed)
@@ -565,6 +594,16 @@ class SessionRouter:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._report)
+
+    def _report(self, task: asyncio.Task[None]) -> None:
+        # What the jobs above do not handle themselves: never left for the garbage collector.
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if isinstance(exc, HermesQtError) and not isinstance(exc, GatewayError):
+            self._failed("", exc)
+        else:
+            log.error("a session router job failed", exc_info=exc)
 
 
 def _event_from(raw: dict[str, Any]) -> Event:

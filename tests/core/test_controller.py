@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import ManualClock
+from desktop.common.codes import SESSION_NOT_FOUND
 from desktop.core.attachments import AttachmentStore
 from desktop.core.controller import ProfileController, SupervisorPort, is_temp_key
 from desktop.core.drafts import DraftKeeper
@@ -19,7 +20,7 @@ from desktop.core.models import ChatMessage, DeliveryState, Role, SessionSummary
 from desktop.core.outbox import Outbox
 from desktop.core.profiles import Profile, ProfileKind
 from desktop.core.sessions import SessionRouter
-from desktop.core.storage import StorageError, StorageReadOnlyError, Store
+from desktop.core.storage import StorageError, StorageFullError, StorageReadOnlyError, Store
 from desktop.core.supervisor import ConnectionSupervisor
 from tests.core.supervisor_fakes import FakeCaps, FakeNet, until
 
@@ -464,6 +465,46 @@ async def test_a_gateway_without_commands_or_models_hides_them_quietly(tmp_path:
 
 
 # -- errors: where they come from --------------------------------------------------------------
+
+
+async def test_a_disk_error_in_the_routers_own_reconnect_job_reaches_the_user(
+    tmp_path: Path,
+) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="One", updated_at=2.0)
+        store.upsert_session("p", "s2", runtime_id="r2", title="Two", updated_at=1.0)
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.ctl.open_session("s2")
+        r.ctl.open_session("s1")  # offline: the router re-attaches both once connected
+        # s1 was reaped while detached: the gateway resumes it under a new runtime id, which
+        # the router's own reconnect job stores, on a disk that has just filled up.
+        r.gw.runtime_of.update(s1="r7", s2="r2")
+
+        def reaped(method: str, params: dict[str, Any]) -> Any:
+            if method == "session.activate" and params["session_id"] == "r1":
+                return RpcError(SESSION_NOT_FOUND, "session not found", method=method)
+            return r.gw.handle(method, params)
+
+        def full(profile_id: str, key: str, **fields: Any) -> None:
+            if fields.get("runtime_id") == "r7":
+                raise StorageFullError("could not save the session: the disk is full")
+            healthy(profile_id, key, **fields)
+
+        r.net.handler = reaped
+        healthy = r.store.upsert_session
+        r.store.upsert_session = full  # type: ignore[method-assign]
+        await r.online()
+        await settle(lambda: bool(r.seen.of("on_notice")), "the disk error told")
+        assert r.seen.of("on_notice") == [("s1", "could not save the session: the disk is full")], (
+            "told once, on the chat it concerns; not taken for a connection error"
+        )
+        # The other chat was re-attached all the same, and nothing is retried behind the
+        # user's back: one resume, no reconnect.
+        assert r.router.runtime_id("s2") == "r2" and r.router.runtime_id("s1") == "r7"
+        assert len(r.gw.calls("session.resume")) == 1
+        assert r.ctl.diagnostics().reconnects == ()
+        r.store.upsert_session = healthy  # type: ignore[method-assign]
 
 
 async def test_a_disk_error_reaches_the_user_while_a_busy_gateway_is_retried_quietly(
