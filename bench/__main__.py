@@ -25,7 +25,7 @@ BENCHES: dict[str, tuple[str, float, str]] = {
     "startup": ("bench.startup", 300, "<= 0.8 s / <= 1.5 s"),
     "streaming": ("bench.streaming", 400, "delta on screen p99 <= 16.7 ms in 3 of 3 runs"),
     "long_session": ("bench.long_session", 600, "<= 200 ms first screen, steps <= 33 ms"),
-    "memory": ("bench.memory", 600, "<= 150 MB app + gateway"),
+    "memory": ("bench.memory", 900, "<= 150 MB app + gateway"),
     "idle": ("bench.idle", 180, "<= 1 % of a core"),
     "liveness": ("bench.liveness", 60, "<= 1.03 x deadline"),
     "throughput": ("bench.throughput", 90, ">= 100,000 events/s"),

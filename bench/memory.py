@@ -96,7 +96,7 @@ def smaps_summary(pid: int, top: int = 25) -> list[str]:
     return [f"  {kb / 1024:8.1f} MB  {n}" for n, kb in ordered]
 
 
-def write_memory_profile(case_name: str) -> None:
+def write_memory_profile(case_name: str, slug: str = "") -> None:
     """Where the tree's resident memory is: per mapping, and the Python heap by line."""
     import tracemalloc
 
@@ -112,7 +112,7 @@ def write_memory_profile(case_name: str) -> None:
         lines.append("Python heap of the app by file (tracemalloc, PYTHONTRACEMALLOC=1):")
         lines += [f"  {stat}" for stat in snapshot.statistics("filename")[:25]]
     PROFILES.mkdir(parents=True, exist_ok=True)
-    slug = "memory-long" if "100,000" in case_name else "memory"
+    slug = slug or ("memory-long" if "100,000" in case_name else "memory")
     (PROFILES / f"{slug}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -172,7 +172,9 @@ def main() -> int:
                 f"app alone {got['app_rss']:.0f} MB, {got['rows']:,} rows in the chat model" + note,
             )
         )
-    emit(rows)
+    from bench.scroll_memory import results as scrolled
+
+    emit(rows + scrolled(base))
     return 0
 
 

@@ -109,6 +109,7 @@ class ProfileController:
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loading_older: set[str] = set()  # sessions with a page of history on its way
+        self._loading_newer: set[str] = set()
         self._catchup = OnlineCatchUp(
             profile_id,
             supervisor=supervisor,
@@ -200,6 +201,7 @@ class ProfileController:
         self._index.open(key)
         conv = self._feed.get(key)
         if conv is not None and conv.messages:
+            conv.reattach()  # opened anew: at its live end, like any session
             return list(conv.messages)
         cached = self._index.cached_messages(key)
         if not is_temp_key(key) and conv is None:
@@ -225,6 +227,24 @@ class ProfileController:
         # Announced once the next page may be asked for: the view (still near the top, or
         # going to an older search hit) asks for it while handling this one.
         self._feed.prepended(key, added)
+
+    def load_newer(self, key: str) -> None:
+        key = self._resolve(key)
+        conv = self._feed.get(key)
+        if key in self._loading_newer or conv is None or conv.gap is None:
+            return
+        self._loading_newer.add(key)
+        self._spawn(self._load_newer(key))
+
+    async def _load_newer(self, key: str) -> None:
+        try:
+            added = await self._router.load_newer(key)
+        except GatewayError as exc:
+            log.info("loading newer messages of %s failed: %s", key, exc)
+            return
+        finally:
+            self._loading_newer.discard(key)
+        self._feed.appended(key, added)
 
     async def _open_remote(self, key: str) -> None:
         self._feed.route(key)

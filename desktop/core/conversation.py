@@ -74,6 +74,14 @@ class Conversation:
         # gateway that pages its history sends only the last messages; older pages come
         # through `prepend_history`.
         self.history_start = 0
+        # A long history is held as a bounded window: far up, the newest rows are dropped and
+        # only the live end (the tail) is kept, hidden, for live events. While detached,
+        # `messages[:_window]` is the window (rows `history_start` up to `_end_pos`) and the
+        # rest is the tail, from row `_tail_pos`; None: `messages` is one contiguous run.
+        self._window: int | None = None
+        self._end_pos = 0
+        self._tail_pos = 0
+        self._row_pos: dict[str, int] = {}  # bubble id -> its first row's history position
         self.pending: dict[str, ApprovalRequest] = {}
         # session.info / snapshot info: model, provider, approval mode, ...
         self.info: dict[str, Any] = {}
@@ -370,8 +378,10 @@ class Conversation:
             local = [m for m in self.messages if m.role is Role.USER and m.delivery in _UNSETTLED]
             start = snapshot.get("history_start")
             start = start if isinstance(start, int) and not isinstance(start, bool) else 0
+            self._row_pos = {}
             self.messages = self._rebuild(messages, max(0, start))
             self.history_start = max(0, start)
+            self._window = None
             self.messages.extend(local)
         if running:
             self.running = True
@@ -447,7 +457,113 @@ class Conversation:
         older = self._bubbles(rows[: self.history_start - start], start)
         self.messages[0:0] = older
         self.history_start = start
+        if self._window is not None:
+            self._window += len(older)
         return len(older)
+
+    # -- the loaded window of a long history ------------------------------------------------
+
+    @property
+    def detached(self) -> bool:
+        """Whether the window shown is far from the live end (newer rows not loaded)."""
+        return self._window is not None
+
+    @property
+    def shown(self) -> list[ChatMessage]:
+        """The messages a view shows: the window while detached, else all of them."""
+        return self.messages if self._window is None else self.messages[: self._window]
+
+    @property
+    def gap(self) -> tuple[int, int] | None:
+        """While detached, the history rows not loaded: (first, end) positions."""
+        return None if self._window is None else (self._end_pos, self._tail_pos)
+
+    def cached_part(self) -> tuple[int, list[ChatMessage]]:
+        """The contiguous run that ends at the live end, and its first row's position."""
+        if self._window is None:
+            return self.history_start, self.messages
+        return self._tail_pos, self.messages[self._window :]
+
+    def drop_newest(self, keep: int, tail: int) -> int:
+        """Hold at most `keep` window bubbles by dropping its newest ones (the user reads far
+        up); the last `tail` bubbles stay, hidden, for live events. How many bubbles the
+        view lets go (the hidden tail's included)."""
+        window = len(self.messages) if self._window is None else self._window
+        if window <= keep:
+            return 0
+        end = window
+        if self._window is None:
+            end = len(self.messages) - tail
+            tail_pos = self._position(end) if end > keep else None
+            if tail_pos is None:
+                return 0  # no history row to restart from at the tail: stay whole
+            self._tail_pos = tail_pos
+        end_pos = self._position(keep)
+        if end_pos is None:
+            return 0
+        self._end_pos = end_pos
+        for msg in self.messages[keep:end]:
+            self._row_pos.pop(msg.id, None)
+        del self.messages[keep:end]
+        self._window = keep
+        return window - keep
+
+    def drop_oldest(self, keep: int) -> int:
+        """Hold at most `keep` window bubbles by dropping its oldest ones (the user reads down
+        again); they are fetched again by `prepend_history`. How many were dropped."""
+        window = len(self.messages) if self._window is None else self._window
+        cut = window - keep
+        start = self._position(cut) if cut > 0 else None
+        if start is None:
+            return 0
+        for msg in self.messages[:cut]:
+            self._row_pos.pop(msg.id, None)
+        del self.messages[:cut]
+        self.history_start = start
+        if self._window is not None:
+            self._window -= cut
+        return cut
+
+    def append_history(self, rows: list[Any], start: int) -> int:
+        """Newer history rows (positions `start`...) go after the window; when they reach the
+        tail the window joins it. How many bubbles the window gained (the tail's included).
+        Listeners are not told: the caller announces the new rows."""
+        if self._window is None or start != self._end_pos:
+            return 0
+        rows = rows[: self._tail_pos - start]
+        have = {m.id for m in self.messages[self._window :]}
+        newer = [m for m in self._bubbles(rows, start) if m.id not in have]
+        self.messages[self._window : self._window] = newer
+        self._window += len(newer)
+        self._end_pos = start + len(rows)
+        if self._end_pos < self._tail_pos:
+            return len(newer)
+        gained = len(self.messages) - self._window + len(newer)
+        self._window = None
+        return gained
+
+    def reattach(self) -> bool:
+        """Drop the window and show the live end again (the session is opened anew)."""
+        if self._window is None:
+            return False
+        for msg in self.messages[: self._window]:
+            self._row_pos.pop(msg.id, None)
+        del self.messages[: self._window]
+        self.history_start = self._tail_pos
+        self._window = None
+        return True
+
+    def _position(self, index: int) -> int | None:
+        """The history position of bubble `index`: recorded when built, else read from its id
+        (`key:position`); None for a bubble that is not a history row (local, live)."""
+        if not 0 <= index < len(self.messages):
+            return None
+        msg = self.messages[index]
+        pos = self._row_pos.get(msg.id)
+        if pos is not None:
+            return pos
+        tail = msg.id[len(self.key) + 1 :] if msg.id.startswith(f"{self.key}:") else ""
+        return int(tail) if tail.isdigit() else None
 
     def _rebuild(self, messages: list[Any], start: int = 0) -> list[ChatMessage]:
         """Snapshot rows (from position `start`) as bubbles; what the snapshot lacks (times,
@@ -466,7 +582,7 @@ class Conversation:
         """
         out: list[ChatMessage] = []
         reply: ChatMessage | None = None
-        for raw in messages:
+        for at, raw in enumerate(messages, start):
             data = raw if isinstance(raw, dict) else {}
             role = _ROLES.get(_text(data.get("role")), Role.SYSTEM)
             text = _text(data.get("text")) or _text(data.get("content"))
@@ -475,6 +591,7 @@ class Conversation:
             if role in (Role.ASSISTANT, Role.TOOL):
                 if reply is None:
                     reply = ChatMessage(id=f"{self.key}:{start + len(out)}", role=Role.ASSISTANT)
+                    self._row_pos[reply.id] = at
                     out.append(reply)
                 if role is Role.TOOL:
                     call = ToolCall(id="", name=_text(data.get("name")) or "tool", done=True)
@@ -491,6 +608,7 @@ class Conversation:
                 continue
             reply = None
             msg = ChatMessage(id=f"{self.key}:{start + len(out)}", role=role, text=text)
+            self._row_pos[msg.id] = at
             msg.created_at = _stamp(data)
             if role is Role.USER:
                 msg.delivery = DeliveryState.CONFIRMED

@@ -10,7 +10,7 @@ from desktop.core.listeners import Notify
 from desktop.core.models import ChatMessage, SessionInfo
 from desktop.core.session_index import SessionIndex
 from desktop.core.session_keys import is_temp_key
-from desktop.core.sessions import SessionRouter
+from desktop.core.sessions import HISTORY_HELD, HISTORY_WINDOW, SessionRouter
 
 
 class ConversationFeed:
@@ -85,15 +85,31 @@ class ConversationFeed:
     def publish(self, key: str, conv: Conversation) -> None:
         """Send the whole message list of `key` to listeners."""
         self.watch(key, conv)
-        self._notify("on_session_messages", key, list(conv.messages))
+        self._notify("on_session_messages", key, list(conv.shown))
 
     def prepended(self, key: str, count: int) -> None:
-        """`count` older messages were put before the loaded ones: send just those."""
+        """`count` older messages were put before the loaded ones: send just those; then the
+        newest ones past the bound are dropped (the user reads far up)."""
         conv = self.get(key)
         if conv is None or count <= 0:
             return
         self._shown[key] = len(conv.messages)
         self._notify("on_messages_prepended", key, conv.messages[:count])
+        dropped = conv.drop_newest(HISTORY_HELD, HISTORY_WINDOW)
+        if dropped:
+            self._notify("on_messages_dropped", key, dropped, True)
+
+    def appended(self, key: str, count: int) -> None:
+        """`count` newer messages were put after the window (`load_newer`): send just those;
+        then the oldest ones past the bound are dropped."""
+        conv = self.get(key)
+        if conv is None or count <= 0:
+            return
+        self._shown[key] = len(conv.messages)
+        self._notify("on_messages_appended", key, conv.shown[-count:])
+        dropped = conv.drop_oldest(HISTORY_HELD)
+        if dropped:
+            self._notify("on_messages_dropped", key, dropped, False)
 
     def remove_message(self, key: str, message_id: str) -> None:
         conv = self.get(key)
@@ -114,6 +130,8 @@ class ConversationFeed:
         if self._infos.get(key) != info:
             self._infos[key] = info
             self._notify("on_session_info", key, info)
+        if conv.detached:
+            return  # the view shows a window far up: the live end shows when it is reached
         messages = conv.messages
         streaming = conv.streaming_message
         shown = self._shown.get(key)

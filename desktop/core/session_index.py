@@ -239,7 +239,8 @@ class SessionIndex:
             return
         # A long session holds only a window of its history (from `history_start`): rows are
         # stored at their place in the whole history, so the older cached rows stay as they are.
-        start = conv.history_start
+        # Far up, only its live end is (the window there is a copy of rows cached before).
+        start, messages = conv.cached_part()
         rows = [
             CachedMessage(
                 idx=start + i,
@@ -250,7 +251,7 @@ class SessionIndex:
                 status=m.status,
                 extra=_extra_of(m),
             )
-            for i, m in enumerate(conv.messages)
+            for i, m in enumerate(messages)
             if not m.streaming
             and not (m.role is Role.USER and m.delivery is not DeliveryState.CONFIRMED)
         ]

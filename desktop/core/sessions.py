@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 # a 100,000-message session opens as fast, and in as little memory, as a short one.
 HISTORY_WINDOW = 200
 HISTORY_PAGE = 200
+# Bubbles of a long history held at most while scrolling through it (a few dozen screens):
+# past that, those farthest from where the user reads are dropped and fetched again when
+# scrolled back to, so memory stays bounded however far back the user goes.
+HISTORY_HELD = 1200
 
 # stored id, runtime id: called whenever the pair is learned or the runtime id changes.
 IdSink = Callable[[str, str], None]
@@ -532,6 +536,23 @@ class SessionRouter:
         if conv.history_start != start or len(rows) != start - first:
             return 0  # a snapshot replaced the history meanwhile, or the page fell short
         return conv.prepend_history(rows, first)
+
+    async def load_newer(self, stored_id: str, limit: int = HISTORY_PAGE) -> int:
+        """Fetch the page of messages after the newest one loaded while the window is far up
+        (its newer rows were dropped); how many bubbles the window gained (the live end too
+        when the page reaches it)."""
+        routed = self._sessions.get(stored_id)
+        if routed is None or not routed.runtime_id:
+            return 0
+        conv = routed.conversation
+        gap = conv.gap
+        if gap is None:
+            return 0
+        first, end = gap[0], min(gap[1], gap[0] + limit)
+        rows = await self._rows(routed, routed.runtime_id, first, end)
+        if conv.gap != gap or len(rows) != end - first:
+            return 0  # a snapshot or reattach replaced the history meanwhile, or it fell short
+        return conv.append_history(rows, first)
 
     async def _rows(self, routed: RoutedSession, runtime: str, first: int, end: int) -> list[Any]:
         """History rows `first`..`end` (exclusive) by `session.history` pages, each of which

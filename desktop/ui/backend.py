@@ -46,6 +46,13 @@ class BackendListener(Protocol):
     def on_messages_prepended(self, key: str, messages: list[ChatMessage]) -> None:
         """Older messages of `key` were loaded (`load_older`); they go before the shown ones."""
 
+    def on_messages_appended(self, key: str, messages: list[ChatMessage]) -> None:
+        """Newer messages of `key` were loaded (`load_newer`); they go after the shown ones."""
+
+    def on_messages_dropped(self, key: str, count: int, newest: bool) -> None:
+        """The `count` newest (or oldest) shown messages of `key` were let go: far from where
+        the user reads, fetched again when scrolled back to."""
+
     def on_session_key_changed(self, old_key: str, new_key: str) -> None:
         """A locally created session got its durable key from the gateway."""
 
@@ -123,6 +130,11 @@ class ChatBackend(Protocol):
         """Fetch the messages before the oldest loaded one, if the gateway pages its history
         (the answer is `on_messages_prepended`); nothing when all are loaded or one is on its
         way."""
+        ...
+
+    def load_newer(self, key: str) -> None:
+        """Fetch the messages after the newest shown one while newer ones were let go (the
+        answer is `on_messages_appended`); nothing when the live end is shown."""
         ...
 
     def send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:

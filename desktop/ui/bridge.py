@@ -26,6 +26,8 @@ class BackendBridge(QObject):
         session_key_changed(str, str, str): profile id, old (local) key, new (durable) key.
         messages_reset(str, str, list): profile id, session key, all ChatMessages.
         messages_prepended(str, str, list): profile id, session key, older ChatMessages.
+        messages_appended(str, str, list): profile id, session key, newer ChatMessages.
+        messages_dropped(str, str, int, bool): profile id, session key, count, newest.
         message_changed(str, str, object): profile id, session key, ChatMessage.
         message_removed(str, str, str): profile id, session key, message id.
         running_changed(str, str, bool): profile id, session key, running.
@@ -45,6 +47,8 @@ class BackendBridge(QObject):
     session_key_changed = Signal(str, str, str)
     messages_reset = Signal(str, str, list)
     messages_prepended = Signal(str, str, list)
+    messages_appended = Signal(str, str, list)
+    messages_dropped = Signal(str, str, int, bool)
     message_changed = Signal(str, str, object)
     message_removed = Signal(str, str, str)
     running_changed = Signal(str, str, bool)
@@ -82,6 +86,12 @@ class BackendBridge(QObject):
 
     def on_messages_prepended(self, key: str, messages: list[ChatMessage]) -> None:
         self.messages_prepended.emit(self.profile_id, key, list(messages))
+
+    def on_messages_appended(self, key: str, messages: list[ChatMessage]) -> None:
+        self.messages_appended.emit(self.profile_id, key, list(messages))
+
+    def on_messages_dropped(self, key: str, count: int, newest: bool) -> None:
+        self.messages_dropped.emit(self.profile_id, key, count, newest)
 
     def on_message_changed(self, key: str, message: ChatMessage) -> None:
         self.message_changed.emit(self.profile_id, key, message)

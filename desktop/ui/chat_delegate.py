@@ -134,6 +134,13 @@ class BubbleDelegate(QStyledItemDelegate):
         self._estimates.clear()
         self._metrics = None
 
+    def forget_rows(self, message_ids: list[str]) -> None:
+        """Rows let go (far from the screen): their heights are not kept either."""
+        for message_id in message_ids:
+            self._exact.pop(message_id, None)
+            self._estimates.pop(message_id, None)
+            self._expanded.pop(message_id, None)
+
     def forget_expanded(self) -> None:
         """Collapse everything (a different session was opened)."""
         self._expanded.clear()

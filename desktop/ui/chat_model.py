@@ -106,6 +106,33 @@ class MessageListModel(QAbstractListModel):
         self._row_of = {m.id: i for i, m in enumerate(self._rows)}
         self.endInsertRows()
 
+    def append_rows(self, messages: list[ChatMessage]) -> None:
+        """Newer messages go after every row (a page of history was loaded again)."""
+        if not messages:
+            return
+        n = len(self._rows)
+        self.beginInsertRows(QModelIndex(), n, n + len(messages) - 1)
+        self._rows.extend(messages)
+        self._row_of.update((m.id, n + i) for i, m in enumerate(messages))
+        self.endInsertRows()
+
+    def drop(self, count: int, newest: bool) -> list[str]:
+        """Let the `count` newest (or oldest) rows go; their message ids."""
+        n = len(self._rows)
+        count = min(count, n)
+        if count <= 0:
+            return []
+        first, last = (n - count, n - 1) if newest else (0, count - 1)
+        self.beginRemoveRows(QModelIndex(), first, last)
+        gone = [m.id for m in self._rows[first : last + 1]]
+        del self._rows[first : last + 1]
+        for message_id in gone:
+            self._dirty.discard(message_id)
+            self._revision.pop(message_id, None)
+        self._row_of = {m.id: i for i, m in enumerate(self._rows)}
+        self.endRemoveRows()
+        return gone
+
     def upsert(self, message: ChatMessage) -> None:
         """Add a new message at once, or schedule a changed one for the next frame."""
         row = self._row_of.get(message.id)

@@ -105,6 +105,7 @@ class ChatView(QListView):
     code_copied = Signal(str)
     text_copied = Signal(str)
     older_wanted = Signal()
+    newer_wanted = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self._rows = RowHeights()
@@ -205,6 +206,41 @@ class ChatView(QListView):
         self.viewport().update()
         self._want_older()
 
+    def append_messages(self, messages: list[ChatMessage]) -> None:
+        """Newer messages (let go before, loaded again) go below the loaded ones; what is on
+        screen stays where it is."""
+        if not messages:
+            return
+        anchor, offset = self._anchor()
+        self.chat_model.append_rows(messages)
+        self._rebuild()
+        self._place(False, anchor, offset)
+        self.viewport().update()
+        self._want_newer()
+
+    def drop_messages(self, count: int, newest: bool) -> None:
+        """Let the `count` newest (or oldest) rows go, far from the screen; what is on screen
+        stays where it is."""
+        follow = self._at_bottom and not newest
+        anchor, offset = self._anchor()
+        gone = self.chat_model.drop(count, newest)
+        if not gone:
+            return
+        n = self.chat_model.rowCount()
+        shift = 0 if newest else len(gone)
+        self._matches = [r - shift for r in self._matches if 0 <= r - shift < n]
+        if self.bubbles.match_row >= 0:
+            row = self.bubbles.match_row - shift
+            self.bubbles.match_row = row if 0 <= row < n else -1
+        sel = self.bubbles.selection
+        if sel is not None and sel.message_id in gone:
+            self.bubbles.selection = None
+        self.bubbles.forget_rows(gone)
+        self._rebuild()
+        self._place(follow, anchor - shift, offset)
+        self._update_focus_row()
+        self.viewport().update()
+
     def _prepare_ahead(self) -> None:
         """Draw the nearest undrawn rows around the view, for one short slice of time."""
         n = len(self._rows)
@@ -237,6 +273,15 @@ class ChatView(QListView):
             self.verticalScrollBar().value() < PREFETCH_SCREENS * self.viewport().height()
         ):
             self.older_wanted.emit()
+
+    def _want_newer(self) -> None:
+        """Ask for newer history (let go while reading far up) while the bottom of what is
+        loaded is a few screens away; nothing comes when the live end is loaded."""
+        bar = self.verticalScrollBar()
+        if self.chat_model.rowCount() and (
+            bar.maximum() - bar.value() < PREFETCH_SCREENS * self.viewport().height()
+        ):
+            self.newer_wanted.emit()
 
     def update_message(self, message: ChatMessage) -> None:
         """A message arrived or changed (streaming deltas are coalesced by the model)."""
@@ -849,6 +894,7 @@ class ChatView(QListView):
         if not self._adjusting:
             self._at_bottom = value >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
             self._want_older()
+            self._want_newer()
 
     def _on_scrollbar_range_changed(self, _low: int, high: int) -> None:
         if self._at_bottom and not self._adjusting:

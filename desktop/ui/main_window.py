@@ -259,6 +259,7 @@ class MainWindow(QMainWindow):
         self.chat_view.text_copied.connect(self._on_chat_view_text_copied)
         self.chat_view.quote_requested.connect(self._on_chat_view_quote_requested)
         self.chat_view.older_wanted.connect(self._on_chat_view_older_wanted)
+        self.chat_view.newer_wanted.connect(self._on_chat_view_newer_wanted)
         # Hermes' transient status text while a turn runs (each replaces the last).
         self.activity_label = QLabel("", pane)
         self.activity_label.setObjectName("activityLabel")
@@ -365,6 +366,8 @@ class MainWindow(QMainWindow):
         b.session_key_changed.connect(self._on_bridge_session_key_changed)
         b.messages_reset.connect(self._on_bridge_messages_reset)
         b.messages_prepended.connect(self._on_bridge_messages_prepended)
+        b.messages_appended.connect(self._on_bridge_messages_appended)
+        b.messages_dropped.connect(self._on_bridge_messages_dropped)
         b.message_changed.connect(self._on_bridge_message_changed)
         b.message_removed.connect(self._on_bridge_message_removed)
         b.running_changed.connect(self._on_bridge_running_changed)
@@ -936,10 +939,27 @@ class MainWindow(QMainWindow):
             if self._pending_hit == (key, True):
                 self.jump_to_hit(key)
 
+    def _on_bridge_messages_appended(
+        self, profile_id: str, key: str, messages: list[ChatMessage]
+    ) -> None:
+        if self._current(profile_id, key):
+            self.chat_view.append_messages(messages)
+
+    def _on_bridge_messages_dropped(
+        self, profile_id: str, key: str, count: int, newest: bool
+    ) -> None:
+        if self._current(profile_id, key):
+            self.chat_view.drop_messages(count, newest)
+
     def _on_chat_view_older_wanted(self) -> None:
         backend, key = self.backend, self._session_key
         if backend is not None and key is not None:
             backend.load_older(key)
+
+    def _on_chat_view_newer_wanted(self) -> None:
+        backend, key = self.backend, self._session_key
+        if backend is not None and key is not None:
+            backend.load_newer(key)
 
     def _on_bridge_message_changed(self, profile_id: str, key: str, message: ChatMessage) -> None:
         if self._current(profile_id, key):

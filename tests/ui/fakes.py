@@ -42,6 +42,7 @@ class FakeBackend:
     drafts: dict[str, Draft] = field(default_factory=dict)
     diag: Diagnostics = field(default_factory=Diagnostics)
     older_asked: list[str] = field(default_factory=list)
+    newer_asked: list[str] = field(default_factory=list)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -74,6 +75,9 @@ class FakeBackend:
     def load_older(self, key: str) -> None:
         # Asked on every scroll near the top: kept apart from `calls`, which tests compare.
         self.older_asked.append(key)
+
+    def load_newer(self, key: str) -> None:
+        self.newer_asked.append(key)
 
     def send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:
         self.calls.append(("send", (key, text, attachments)))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +13,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from desktop.app import EMBEDDED_PROFILE_ID, AppPaths
-from desktop.core.models import SessionSummary
+from desktop.core.models import Role, SessionSummary
 from desktop.core.online_catchup import FIRST_PAGE
-from desktop.core.sessions import HISTORY_WINDOW
+from desktop.core.sessions import HISTORY_HELD, HISTORY_PAGE, HISTORY_WINDOW
 from desktop.core.storage import CachedMessage
 from desktop.core.storage import Store as LocalStore
 from desktop.gateway.store import Store
-from tests.ui.e2e_support import App, until
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.ui.e2e_support import App, until, use_fake_provider
 from tests.ui.test_search import CURRENT, _marked
 
 pytestmark = pytest.mark.slow
@@ -136,3 +139,96 @@ async def test_a_search_hit_older_than_the_loaded_window_is_landed_on(
         assert not view.at_bottom
     finally:
         await app.close()
+
+
+SCROLLED = 3000  # messages of the session scrolled far up and down again
+BOUND = HISTORY_HELD + HISTORY_PAGE  # rows a view may hold for a moment: a page before its drop
+HELD = BOUND + HISTORY_WINDOW  # and the conversation: that, and the live end kept hidden
+ESSAY = " ".join(f"word{i}" for i in range(300))
+
+
+async def drag_until(
+    app: App, up: bool, done: Callable[[], bool], what: str, seen: list[tuple[int, int]]
+) -> None:
+    """Drag the scroll bar to one end again and again (each arrival loads a page) until
+    `done()`; the rows the view held and the bubbles the conversation held after every drag
+    go into `seen`."""
+    view = app.window.chat_view
+    bar = view.verticalScrollBar()
+    conv = app.controllers[EMBEDDED_PROFILE_ID]._feed.get("long")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 120
+    while not done():
+        assert loop.time() < deadline, f"timed out scrolling to {what}"
+        bar.setValue(bar.minimum() if up else bar.maximum())
+        before = (view.chat_model.rowCount(), view.first_position("long"))
+        await until(
+            lambda b=before: (
+                done()  # type: ignore[misc]
+                or (view.chat_model.rowCount(), view.first_position("long")) != b
+            ),
+            f"a page while scrolling to {what}",
+            timeout=5,
+        )
+        assert conv is not None
+        seen.append((view.chat_model.rowCount(), len(conv.messages)))
+
+
+async def test_scrolling_far_up_holds_a_bounded_window_and_down_again_shows_the_live_end(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(ESSAY, chunk_size=8, chunk_delay=0.01) as provider:
+        use_fake_provider(tmp_path, provider.base_url)
+        paths = AppPaths.create(str(tmp_path))
+        gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
+        gateway.create_session("long", "Long", "desktop", 1.0)
+        roles = ["user" if i % 2 == 0 else "assistant" for i in range(SCROLLED)]
+        gateway.import_messages("long", [(roles[i], f"m{i}", 2.0 + i) for i in range(SCROLLED)])
+        gateway.close()
+        app = App.open(tmp_path, qtbot)
+        try:
+            await app.wait_online()
+            win, view = app.window, app.window.chat_view
+            await until(lambda: win.session_model.row_of("long") is not None, "listed")
+            win.open_session("long")
+            await until(
+                lambda: [m.text for m in app.messages()[-1:]] == [f"m{SCROLLED - 1}"],
+                "opened",
+            )
+            # A reply starts streaming, then the user scrolls far up while it runs.
+            app.type_and_send(qtbot, "Write an essay")
+            await until(
+                lambda: any(m.text for m in app.bubbles(Role.ASSISTANT) if m.streaming), "streaming"
+            )
+            held: list[tuple[int, int]] = []
+            await drag_until(app, True, lambda: view.first_position("long") == 0, "the top", held)
+            assert max(v for v, _ in held) <= BOUND, f"rows shown scrolling up: {held}"
+            assert max(c for _, c in held) <= HELD, f"bubbles held scrolling up: {held}"
+            # Far up, the live end is not shown; the reply finishes meanwhile.
+            await until(
+                lambda: bool(provider.requests) and not win.composer.stop_button.isVisibleTo(win),
+                "reply done",
+            )
+            assert all(
+                m.role is not Role.ASSISTANT or m.text.startswith("m") for m in app.messages()
+            )
+            await drag_until(
+                app,
+                False,
+                lambda: view.at_bottom and app.messages()[-1].text == ESSAY,
+                "the end",
+                held,
+            )
+            assert max(v for v, _ in held) <= BOUND, f"rows shown scrolling down: {held}"
+            assert max(c for _, c in held) <= HELD, f"bubbles held scrolling down: {held}"
+            shown = app.messages()
+            history = [m.text for m in shown[:-2]]
+            first = int(history[0][1:])
+            assert history == [f"m{i}" for i in range(first, SCROLLED)], "in order, none missing"
+            assert [(m.role, m.text) for m in shown[-2:]] == [
+                (Role.USER, "Write an essay"),
+                (Role.ASSISTANT, ESSAY),
+            ]
+            assert len({m.id for m in shown}) == len(shown), "no message shown twice"
+        finally:
+            await app.close()
