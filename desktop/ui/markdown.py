@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -151,18 +152,31 @@ def render_markdown_fresh(
     return str(_md(text).render(text, env))
 
 
-def ends_in_open_fence(text: str) -> bool:
-    """Whether `text` ends inside a fenced code block (its closing fence not written yet)."""
+def _fence_walk(lines: list[str]) -> Iterator[tuple[int, str, bool, bool]]:
+    """Each line (with its end) as (offset after it, line, inside a fence before it, inside one
+    after it): a fence's opening line is (.., False, True), its closing line (.., True, False).
+
+    The one place that says where fenced code blocks open and close in a growing text.
+    """
     fence = ""
-    for line in text.splitlines():
+    pos = 0
+    for line in lines:
+        pos += len(line)
+        before = bool(fence)
         m = _FENCE.match(line)
         if m:
             mark = m.group(1)
             if not fence:
                 fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip(" `~"):
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip(" `~\r\n"):
                 fence = ""
-    return bool(fence)
+        yield pos, line, before, bool(fence)
+
+
+def ends_in_open_fence(text: str) -> bool:
+    """Whether `text` ends inside a fenced code block (its closing fence not written yet)."""
+    walk = _fence_walk(text.splitlines(keepends=True))
+    return any(inside and pos == len(text) for pos, _line, _before, inside in walk)
 
 
 @lru_cache(maxsize=1024)
@@ -179,19 +193,9 @@ def stable_split(text: str) -> int:
     Text before the offset no longer changes its rendering as more text streams in (bar the
     rare reference link defined later), so it can be rendered once and cached.
     """
-    fence = ""
     cut = 0
-    pos = 0
-    for line in text.splitlines(keepends=True):
-        pos += len(line)
-        m = _FENCE.match(line)
-        if m:
-            mark = m.group(1)
-            if not fence:
-                fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip(" `~\n"):
-                fence = ""
-        elif not fence and not line.strip() and pos < len(text):
+    for pos, line, _before, inside in _fence_walk(text.splitlines(keepends=True)):
+        if not inside and not line.strip() and pos < len(text):
             cut = pos
     return cut
 
@@ -222,27 +226,19 @@ def stream_chunks(text: str) -> tuple[list[str], str]:
     after it continues its list, the two become one group.
     """
     lines = text.splitlines(keepends=True)
-    fence = ""
-    pos = 0
     cut = 0
     cuts: list[int] = []
     in_list = False
     after_blank = True
-    for i, line in enumerate(lines):
-        pos += len(line)
-        m = _FENCE.match(line)
+    for i, (pos, line, before, _after) in enumerate(_fence_walk(lines)):
+        if before:
+            continue  # inside a code block, or its closing fence
         blank = not line.strip()
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = "" if not line.strip(" `~\n") else fence
-            continue
         if not blank:
             if _LIST_ITEM.match(line):
                 in_list = True
             elif after_blank and line[0] not in " \t":
                 in_list = False
-            if m:
-                fence = m.group(1)
         elif pos < len(text):
             cut = pos
             nxt = lines[i + 1]

@@ -15,6 +15,7 @@ from desktop.ui.chat_view import ChatView
 from desktop.ui.links import LinkOpener
 from desktop.ui.markdown import (
     code_blocks,
+    ends_in_open_fence,
     render_markdown,
     render_markdown_finished,
     render_markdown_fresh,
@@ -44,6 +45,16 @@ def test_split_never_cuts_inside_a_code_fence() -> None:
     open_fence = "intro\n\n```py\nx = 1\n\ny = 2"
     assert split_streaming(open_fence) == ("intro\n\n", "```py\nx = 1\n\ny = 2")
     assert stable_split("one paragraph only") == 0
+
+
+def test_fence_scanners_agree_on_where_a_code_block_closes() -> None:
+    # One walk decides it for all three: a fence closed on a CRLF line is closed for each.
+    text = "intro\r\n\r\n```py\r\nx = 1\r\n\r\ny = 2\r\n```\r\n\r\nwrit"
+    assert not ends_in_open_fence(text)
+    assert stable_split(text) == len(text) - len("writ")
+    groups, tail = stream_chunks(text)
+    assert groups[-1].startswith("```py") and tail == "writ"
+    assert ends_in_open_fence(text[: text.index("y = 2")])
 
 
 def test_code_still_highlighted_and_copyable_with_lazy_pygments() -> None:
