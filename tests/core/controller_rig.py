@@ -1,0 +1,164 @@
+"""A ProfileController over a scripted gateway, real SQLite store and the fake clock.
+
+`async with rig(tmp_path) as r:` gives the controller and what it is built from (store, outbox,
+router, port, drafts); `r.seen` records every listener call, `r.gw` scripts the gateway's
+answers and `r.emit` pushes a gateway event. Faults go in through `r.net.handler` (answers)
+and the store's public methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.common.clock import ManualClock
+from desktop.core.attachments import AttachmentStore
+from desktop.core.controller import ProfileController, SupervisorPort, is_temp_key
+from desktop.core.drafts import DraftKeeper
+from desktop.core.epoch_store import MemoryEpochStore
+from desktop.core.errors import RpcError
+from desktop.core.models import ChatMessage, Role, SessionSummary
+from desktop.core.outbox import Outbox
+from desktop.core.profiles import Profile, ProfileKind
+from desktop.core.sessions import SessionRouter
+from desktop.core.storage import Store
+from desktop.core.supervisor import ConnectionSupervisor
+from tests.core.supervisor_fakes import FakeCaps, FakeNet, until
+
+PROFILE = Profile(id="p", name="P", kind=ProfileKind.REMOTE, url="ws://127.0.0.1:9/api/ws")
+
+
+@dataclass
+class Caps(FakeCaps):
+    submission_ref: bool = True
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+class Gateway:
+    """Scripted gateway state behind FakeNet.handler: sessions, prompts, the session list."""
+
+    def __init__(self, net: FakeNet) -> None:
+        self.net = net
+        self.runtime_of: dict[str, str] = {}  # stored id -> runtime id
+        self.listing: list[dict[str, Any]] = []
+        self.submit_error: RpcError | None = None
+        self.reaped: set[str] = set()  # runtime ids the gateway forgot (4001)
+        net.handler = self.handle
+
+    def calls(self, method: str) -> list[dict[str, Any]]:
+        return [p for m, p in self.net.calls if m == method]
+
+    def handle(self, method: str, params: dict[str, Any]) -> Any:
+        sid = params.get("session_id", "")
+        if sid in self.reaped and method in ("session.activate", "prompt.submit"):
+            return RpcError(4001, "session not found", method=method)
+        if method == "session.create":
+            n = len(self.calls("session.create"))
+            self.runtime_of[f"s{n}"] = f"r{n}"
+            return {"session_id": f"r{n}", "stored_session_id": f"s{n}", "messages": []}
+        if method in ("session.activate", "session.resume"):
+            runtime = self.runtime_of.get(sid, sid)
+            return {"session_id": runtime, "messages": [], "running": False}
+        if method == "prompt.submit":
+            return self.submit_error or {"ok": True}
+        if method == "session.list":
+            return {"sessions": self.listing}
+        if method in ("session.title", "session.delete", "session.interrupt"):
+            return {}
+        if method.endswith(".respond"):
+            return {}
+        return RpcError(-32601, "method not found", method=method)
+
+
+class Recorder:
+    """A listener that records every callback it gets."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if not name.startswith("on_"):
+            raise AttributeError(name)
+        return lambda *args: self.calls.append((name, args))
+
+    def of(self, name: str) -> list[tuple[Any, ...]]:
+        return [args for n, args in self.calls if n == name]
+
+
+@dataclass
+class Rig:
+    ctl: ProfileController
+    gw: Gateway
+    net: FakeNet
+    store: Store
+    outbox: Outbox
+    port: SupervisorPort
+    router: SessionRouter
+    drafts: DraftKeeper
+    seen: Recorder
+    clock: ManualClock
+
+    async def online(self) -> None:
+        self.ctl.start()
+        await settle(self.port.is_online, "online and synced")
+
+    def summary(self, key: str) -> SessionSummary:
+        return next(s for s in self.ctl.sessions() if s.key == key)
+
+    def emit(self, type_: str, runtime_id: str, **payload: Any) -> None:
+        self.net.clients[-1].emit(type_, runtime_id, **payload)
+
+
+async def settle(predicate: Callable[[], bool], what: str) -> None:
+    await until(predicate, what, rounds=2000)
+
+
+@asynccontextmanager
+async def rig(tmp_path: Path, *, seed: Callable[[Store], None] | None = None) -> AsyncIterator[Rig]:
+    clock = ManualClock()
+    store = Store(str(tmp_path / "hermes-qt.sqlite3"))
+    if seed is not None:
+        seed(store)
+    net = FakeNet(caps=Caps())
+    gw = Gateway(net)
+    sup = ConnectionSupervisor(
+        PROFILE,
+        client_factory=net.factory,
+        epoch_store=MemoryEpochStore(),
+        clock=clock,
+        random=lambda: 0.0,
+    )
+    router = SessionRouter(
+        sup,
+        on_ids=lambda key, runtime: store.upsert_session("p", key, runtime_id=runtime),
+        now=clock.wall,
+    )
+    port = SupervisorPort(sup, router)
+    outbox = Outbox(store, {"p": port}.get, clock, holds=is_temp_key)
+    drafts = DraftKeeper(store, clock)
+    ctl = ProfileController(
+        profile_id="p",
+        supervisor=sup,
+        router=router,
+        store=store,
+        outbox=outbox,
+        drafts=drafts,
+        attachments=AttachmentStore(tmp_path, store=store),
+        clock=clock,
+    )
+    seen = Recorder()
+    ctl.add_listener(seen)
+    try:
+        yield Rig(ctl, gw, net, store, outbox, port, router, drafts, seen, clock)
+    finally:
+        await ctl.close()
+        await outbox.aclose()
+        drafts.close()
+        store.close()
+
+
+def user_bubbles(messages: list[ChatMessage]) -> list[ChatMessage]:
+    return [m for m in messages if m.role is Role.USER]
