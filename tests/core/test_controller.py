@@ -13,55 +13,6 @@ from desktop.core.models import DeliveryState, Role
 from desktop.core.storage import StorageError, StorageFullError, StorageReadOnlyError, Store
 from tests.core.controller_rig import rig, settle, user_bubbles
 
-# -- temporary sessions ----------------------------------------------------------------------
-
-
-async def test_send_on_a_new_chat_creates_the_session_once_and_sends_the_prompt_once(
-    tmp_path: Path,
-) -> None:
-    async with rig(tmp_path) as r:
-        await r.online()
-        temp = r.ctl.create_session()
-        r.ctl.send(temp, "hello there", ())
-        r.ctl.send(temp, "second thought", ())  # while session.create is still in flight
-        await settle(lambda: len(r.gw.calls("prompt.submit")) == 2, "both prompts sent")
-        await r.outbox.idle()
-
-        assert len(r.gw.calls("session.create")) == 1
-        assert [p["text"] for p in r.gw.calls("prompt.submit")] == ["hello there", "second thought"]
-        assert {p["session_id"] for p in r.gw.calls("prompt.submit")} == {"r1"}
-        assert r.seen.of("on_session_key_changed") == [(temp, "s1")]
-        assert [s.key for s in r.ctl.sessions()] == ["s1"]
-        assert r.summary("s1").title == "hello there"
-        # The temporary key still works for intents that were in flight.
-        shown = user_bubbles(r.ctl.open_session(temp))
-        assert [m.text for m in shown] == ["hello there", "second thought"]
-        assert {m.delivery for m in shown} == {DeliveryState.CONFIRMED}
-
-
-async def test_a_prompt_typed_offline_in_a_new_chat_goes_out_once_after_connecting(
-    tmp_path: Path,
-) -> None:
-    async with rig(tmp_path) as r:
-        temp = r.ctl.create_session()
-        r.ctl.send(temp, "written on the train", ())
-        pending = user_bubbles(r.ctl.open_session(temp))
-        assert [(m.text, m.delivery) for m in pending] == [
-            ("written on the train", DeliveryState.PENDING)
-        ]
-        assert r.net.calls == []
-
-        await r.online()
-        await settle(lambda: len(r.gw.calls("prompt.submit")) == 1, "prompt sent")
-        await r.outbox.idle()
-        await settle(lambda: bool(r.gw.calls("session.list")), "list refreshed")
-
-        assert len(r.gw.calls("session.create")) == 1
-        assert len(r.gw.calls("prompt.submit")) == 1
-        assert r.gw.calls("session.create")[0] == {"title": "written on the train"}
-        assert r.ctl.open_session(temp)[-1].delivery is DeliveryState.CONFIRMED
-
-
 # -- queued prompt bubbles -------------------------------------------------------------------
 
 
