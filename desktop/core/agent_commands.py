@@ -17,6 +17,7 @@ from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError, RpcError
 from desktop.core.listeners import Notify
 from desktop.core.models import ChatMessage, ModelChoice, Role
+from desktop.core.protocol import COMMANDS_CATALOG, CONFIG_SET, MODEL_OPTIONS, SLASH_EXEC
 from desktop.core.sessions import SessionRouter
 from desktop.core.supervisor import ConnectionSupervisor
 
@@ -66,7 +67,7 @@ class AgentCommands:
     # -- calls ---------------------------------------------------------------------------------
 
     async def _load_commands(self, key: str) -> None:
-        result = await self._ask(key, "commands.catalog", {})
+        result = await self._ask(key, COMMANDS_CATALOG, {})
         pairs = result.get("pairs") if isinstance(result, dict) else None
         commands = [
             (str(p[0]), str(p[1]) if len(p) > 1 else "")
@@ -78,7 +79,7 @@ class AgentCommands:
     async def _run(self, key: str, command: str) -> None:
         if not command.startswith("/"):
             return
-        result = await self._ask(key, "slash.exec", {"command": command}, quiet=False)
+        result = await self._ask(key, SLASH_EXEC, {"command": command}, quiet=False)
         if not isinstance(result, dict):
             return
         output = str(result.get("output") or "").strip() or "(no output)"
@@ -96,7 +97,7 @@ class AgentCommands:
         )
 
     async def _load_models(self, key: str) -> None:
-        result = await self._ask(key, "model.options", {})
+        result = await self._ask(key, MODEL_OPTIONS, {})
         choices: list[ModelChoice] = []
         if isinstance(result, dict):
             current = (str(result.get("provider") or ""), str(result.get("model") or ""))
@@ -113,7 +114,7 @@ class AgentCommands:
 
     async def _set_model(self, key: str, choice: ModelChoice) -> None:
         value = f"{choice.model} --provider {choice.provider}" if choice.provider else choice.model
-        result = await self._ask(key, "config.set", {"key": "model", "value": value}, quiet=False)
+        result = await self._ask(key, CONFIG_SET, {"key": "model", "value": value}, quiet=False)
         if not isinstance(result, dict):
             return
         warning = str(result.get("warning") or "")

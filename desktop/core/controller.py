@@ -39,6 +39,12 @@ from desktop.core.models import (
 from desktop.core.online_catchup import OnlineCatchUp
 from desktop.core.outbox import Outbox
 from desktop.core.prompt_bubbles import PromptBubbles, ref_of
+from desktop.core.protocol import (
+    RESPOND,
+    SESSION_DELETE,
+    SESSION_INTERRUPT,
+    SESSION_TITLE,
+)
 from desktop.core.requests import APPROVAL_CHOICES, WAITING_KIND
 from desktop.core.session_events import SessionEvents
 from desktop.core.session_index import SessionIndex
@@ -261,7 +267,7 @@ class ProfileController:
             return
         runtime = self._router.runtime_id(key)
         if runtime:
-            self._call_soon("session.title", {"session_id": runtime, "title": title})
+            self._call_soon(SESSION_TITLE, {"session_id": runtime, "title": title})
 
     def delete_session(self, key: str) -> None:
         key = self._resolve(key)
@@ -271,7 +277,7 @@ class ProfileController:
         self._feed.forget(key)
         self._bubbles.forget(key)
         if runtime and not is_temp_key(key):
-            self._call_soon("session.delete", {"session_id": runtime})
+            self._call_soon(SESSION_DELETE, {"session_id": runtime})
         self._index.emit()
 
     def search(self, query: str) -> list[str]:
@@ -305,7 +311,7 @@ class ProfileController:
     def interrupt(self, key: str) -> None:
         runtime = self._router.runtime_id(self._resolve(key))
         if runtime:
-            self._call_soon("session.interrupt", {"session_id": runtime})
+            self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
 
     def retry(self, message_id: str) -> None:
         found = self._bubbles.find(message_id)
@@ -343,7 +349,7 @@ class ProfileController:
         if kind == WAITING_KIND:
             # The only way out of a question this app was never sent: stop the turn, which
             # releases it on the gateway.
-            self._call_soon("session.interrupt", {"session_id": runtime})
+            self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
             return
         params: dict[str, Any] = {"session_id": runtime, "request_id": request_id}
         if kind == "approval":
@@ -353,14 +359,14 @@ class ProfileController:
             params["choice"] = answer if answer in APPROVAL_CHOICES else "deny"
             if request is not None and not request.server_id:
                 del params["request_id"]  # 0.19: no id; it resolves the oldest pending one
-            self._call_soon("approval.respond", params)
+            self._call_soon(RESPOND["approval"], params)
         elif kind in ("sudo", "secret"):
             # Never logged, never stored: the value lives only in this call's params.
             params["password" if kind == "sudo" else "value"] = str(answer)
-            self._call_soon(f"{kind}.respond", params)
+            self._call_soon(RESPOND[kind], params)
         else:
             params["answer"] = str(answer)
-            self._call_soon("clarify.respond", params)
+            self._call_soon(RESPOND["clarify"], params)
 
     # -- what the agent offers (slash commands, models) --------------------------------------
 

@@ -26,6 +26,7 @@ from desktop.core.errors import (
     TransportClosedError,
 )
 from desktop.core.protocol import (
+    GATEWAY_PING,
     READY_EVENT,
     Capabilities,
     Event,
@@ -50,7 +51,6 @@ ClosedListener = Callable[[str, "int | None", int], None]
 Unsubscribe = Callable[[], None]
 T = TypeVar("T")
 
-PING_METHOD = "gateway.ping"
 RTT_SAMPLES = 32
 # Reply ids remembered after completion so a duplicate reply is told apart from an unknown one.
 RECENT_IDS = 256
@@ -578,7 +578,7 @@ class JsonRpcGatewayClient:
     async def _app_ping(self, link: _Link) -> None:
         started = self._clock.monotonic()
         try:
-            await self._call_on(link, PING_METHOD, {}, self._heartbeat_deadline)
+            await self._call_on(link, GATEWAY_PING, {}, self._heartbeat_deadline)
             self.heartbeat_rtts.append(self._clock.monotonic() - started)
         except RpcError:
             self.heartbeat_rtts.append(self._clock.monotonic() - started)

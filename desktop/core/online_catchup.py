@@ -11,6 +11,7 @@ from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError
 from desktop.core.listeners import Notify
 from desktop.core.outbox import Outbox
+from desktop.core.protocol import SESSION_LIST
 from desktop.core.session_index import SessionIndex
 from desktop.core.sessions import SessionRouter
 from desktop.core.storage import StorageError
@@ -110,7 +111,7 @@ class OnlineCatchUp:
         limit = FIRST_PAGE
         while True:
             try:
-                result = await self._sup.call("session.list", {"limit": limit})
+                result = await self._sup.call(SESSION_LIST, {"limit": limit})
             except GatewayError as exc:
                 log.info("session.list failed: %s", exc)
                 return

@@ -26,6 +26,13 @@ from desktop.core.errors import (
     RpcError,
 )
 from desktop.core.models import Attachment, DeliveryState
+from desktop.core.protocol import (
+    ATTACHMENTS_CLEAR,
+    FILE_ATTACH_BYTES,
+    IMAGE_ATTACH_BYTES,
+    PROMPT_SUBMIT,
+    SESSION_HISTORY,
+)
 from desktop.core.storage import OutboxEntry, Store, Wire
 
 log = logging.getLogger(__name__)
@@ -342,7 +349,7 @@ class Outbox:
             return result
         runtime_id = str(snapshot.get("session_id") or hint)
         history = await port.call(
-            "session.history", {"session_id": runtime_id}, timeout=self.call_timeout
+            SESSION_HISTORY, {"session_id": runtime_id}, timeout=self.call_timeout
         )
         second = self.reconcile(session_key, {}, history, profile_id=profile_id)
         result.confirmed += second.confirmed
@@ -431,7 +438,7 @@ class Outbox:
             params: dict[str, Any] = {"session_id": runtime_id, "text": entry.text}
             if dedup:
                 params["submission_ref"] = ref
-            await port.call("prompt.submit", params, timeout=self.call_timeout)
+            await port.call(PROMPT_SUBMIT, params, timeout=self.call_timeout)
         except (ConnectionLostError, CallTimeoutError) as exc:
             if entry.wire < Wire.SUBMITTED:
                 self._set(entry, error=str(exc))  # only staging was cut: still just pending
@@ -486,7 +493,7 @@ class Outbox:
     async def _clear_staged(self, port: GatewayPort, runtime_id: str) -> None:
         try:
             await port.call(
-                "attachments.clear", {"session_id": runtime_id}, timeout=self.call_timeout
+                ATTACHMENTS_CLEAR, {"session_id": runtime_id}, timeout=self.call_timeout
             )
         except RpcError as exc:
             if exc.code != METHOD_NOT_FOUND:
@@ -496,12 +503,12 @@ class Outbox:
         self, port: GatewayPort, runtime_id: str, att: Attachment, caps: Capabilities | None
     ) -> None:
         if is_image(att):
-            method = "image.attach_bytes"
+            method = IMAGE_ATTACH_BYTES
         else:
             offered = (caps.raw.get("capabilities") or {}) if caps is not None else {}
             if not offered.get("file_attachments"):
                 raise _Fail(f"this gateway does not accept file attachments ({att.filename})")
-            method = "file.attach_bytes"
+            method = FILE_ATTACH_BYTES
         try:
             data = _read_local(att.path)
         except OSError as exc:

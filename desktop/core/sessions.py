@@ -19,7 +19,14 @@ from desktop.core.errors import (
     RpcError,
 )
 from desktop.core.models import ConnectionState, ConnectionStatus
-from desktop.core.protocol import Event
+from desktop.core.protocol import (
+    SESSION_ACTIVATE,
+    SESSION_CREATE,
+    SESSION_EVENTS_SINCE,
+    SESSION_HISTORY,
+    SESSION_RESUME,
+    Event,
+)
 from desktop.core.supervisor import ConnectionSupervisor
 
 log = logging.getLogger(__name__)
@@ -204,7 +211,7 @@ class SessionRouter:
 
     async def create(self, **params: Any) -> str:
         """session.create on the live gateway; routes the new session, returns its stored id."""
-        result = await self._sup.call("session.create", params)
+        result = await self._sup.call(SESSION_CREATE, params)
         runtime_id = str(result["session_id"])
         stored_id = str(result.get("stored_session_id") or result.get("session_key") or runtime_id)
         conv = self.route(stored_id, runtime_id)
@@ -453,7 +460,7 @@ class SessionRouter:
             try:
                 result = await self._load_call(
                     routed,
-                    "session.activate",
+                    SESSION_ACTIVATE,
                     {"session_id": routed.runtime_id, "omit_messages": True},
                 )
                 return result if isinstance(result, dict) else {}
@@ -466,7 +473,7 @@ class SessionRouter:
         try:
             # omit_messages: the history is paged after (a gateway that ignores it sends it).
             result = await self._load_call(
-                routed, "session.resume", {"session_id": routed.stored_id, "omit_messages": True}
+                routed, SESSION_RESUME, {"session_id": routed.stored_id, "omit_messages": True}
             )
         except RpcError as exc:
             if exc.code == RESUME_TARGET_NOT_FOUND:
@@ -492,7 +499,7 @@ class SessionRouter:
         conv = routed.conversation
         result = await self._load_call(
             routed,
-            "session.events.since",
+            SESSION_EVENTS_SINCE,
             {"session_id": routed.runtime_id, "last_seen": conv.last_seq},
         )
         if epoch != self._sup.epoch or not isinstance(result, dict):
@@ -562,7 +569,7 @@ class SessionRouter:
             offset = first + len(rows)
             page = await self._load_call(
                 routed,
-                "session.history",
+                SESSION_HISTORY,
                 {"session_id": runtime, "offset": offset, "limit": end - offset},
             )
             got = page.get("messages") if isinstance(page, dict) else None
