@@ -168,19 +168,6 @@ async def test_each_request_reaches_the_window_once_and_each_answer_has_hermes_s
         assert "hunter2" not in dump
 
 
-async def test_a_gateway_without_commands_or_models_hides_them_quietly(tmp_path: Path) -> None:
-    async with rig(tmp_path) as r:
-        await r.online()
-        temp = r.ctl.create_session()
-        await settle(lambda: r.ctl.sessions()[0].key == "s1", "created")
-        r.ctl.load_commands(temp)
-        r.ctl.load_models("s1")
-        await settle(lambda: bool(r.seen.of("on_commands")) and bool(r.seen.of("on_models")), "x")
-        assert r.seen.of("on_commands") == [("s1", [])]  # -32601: the UI offers none
-        assert r.seen.of("on_models") == [("s1", [])]
-        assert r.seen.of("on_notice") == []
-
-
 # -- errors: where they come from --------------------------------------------------------------
 
 

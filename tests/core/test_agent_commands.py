@@ -1,0 +1,139 @@
+"""AgentCommands: the Hermes TUI's slash commands and model switch, asked for when used."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from desktop.core.errors import RpcError
+from desktop.core.models import ModelChoice, Role
+from desktop.core.storage import Store
+from tests.core.controller_rig import Rig, rig, settle
+
+# The gateway's answer to a method, or None for the scripted gateway's own.
+Answer = Callable[[str, dict[str, Any]], Any]
+
+
+@asynccontextmanager
+async def hermes(
+    tmp_path: Path, answer: Callable[[str, dict[str, Any]], Any]
+) -> AsyncIterator[Rig]:
+    """Online with chat s1 open on a gateway that answers the TUI's methods with `answer`."""
+
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+
+        def handler(method: str, params: dict[str, Any]) -> Any:
+            result = answer(method, params)
+            return r.gw.handle(method, params) if result is None else result
+
+        r.net.handler = handler
+        r.ctl.open_session("s1")
+        await r.online()
+        yield r
+
+
+async def test_only_slash_commands_are_offered_with_their_descriptions(tmp_path: Path) -> None:
+    catalog = {"pairs": [["/help", "List commands"], ["/reset"], ["not-a-command", "x"], "bad"]}
+
+    async with hermes(tmp_path, lambda m, p: catalog if m == "commands.catalog" else None) as r:
+        r.ctl.load_commands("s1")
+        await settle(lambda: bool(r.seen.of("on_commands")), "commands listed")
+
+        assert r.seen.of("on_commands") == [("s1", [("/help", "List commands"), ("/reset", "")])]
+        assert r.gw.calls("commands.catalog") == [{"session_id": "r1"}]
+
+
+async def test_a_commands_output_lands_in_the_chat_and_its_failure_is_told(
+    tmp_path: Path,
+) -> None:
+    def answer(method: str, params: dict[str, Any]) -> Any:
+        if method == "slash.exec" and params["command"] == "/usage":
+            return {"output": "12,000 tokens today"}
+        if method == "slash.exec":
+            return RpcError(4002, "unknown command", method=method)
+        return None
+
+    async with hermes(tmp_path, answer) as r:
+        r.ctl.run_command("s1", "  /usage ")
+        r.ctl.run_command("s1", "/nope")
+        r.ctl.run_command("s1", "plain text is not a command")
+        await settle(lambda: bool(r.seen.of("on_notice")), "the failure told")
+        await settle(lambda: len(r.gw.calls("slash.exec")) == 2, "both commands asked")
+
+        [bubble] = [m for m in r.ctl.open_session("s1") if m.role is Role.SYSTEM]
+        assert bubble.text == "/usage\n\n```\n12,000 tokens today\n```"
+        assert r.seen.of("on_notice") == [("s1", "slash.exec: unknown command")]
+        assert [c["command"] for c in r.gw.calls("slash.exec")] == ["/usage", "/nope"]
+
+
+async def test_models_of_signed_in_providers_are_offered_and_a_switch_shows_at_once(
+    tmp_path: Path,
+) -> None:
+    options = {
+        "provider": "openrouter",
+        "model": "m-large",
+        "providers": [
+            {"slug": "openrouter", "name": "OpenRouter", "models": ["m-small", "m-large"]},
+            {"slug": "anthropic", "name": "Anthropic", "models": ["c-1"], "authenticated": False},
+        ],
+    }
+
+    def answer(method: str, params: dict[str, Any]) -> Any:
+        if method == "model.options":
+            return options
+        if method == "config.set":
+            return {"value": "m-small", "warning": "m-small has a short context"}
+        return None
+
+    async with hermes(tmp_path, answer) as r:
+        r.ctl.load_models("s1")
+        await settle(lambda: bool(r.seen.of("on_models")), "models listed")
+        [(_, choices)] = r.seen.of("on_models")
+        assert choices == [
+            ModelChoice("openrouter", "OpenRouter", "m-small", False),
+            ModelChoice("openrouter", "OpenRouter", "m-large", True),
+        ]
+
+        r.ctl.set_model("s1", choices[0])
+        await settle(lambda: bool(r.seen.of("on_notice")), "the warning told")
+        assert r.gw.calls("config.set") == [
+            {"session_id": "r1", "key": "model", "value": "m-small --provider openrouter"}
+        ]
+        assert r.seen.of("on_notice") == [("s1", "m-small has a short context")]
+        assert r.seen.of("on_session_info")[-1][1].model == "m-small"
+
+
+async def test_a_gateway_without_commands_or_models_hides_them_quietly(tmp_path: Path) -> None:
+    async with rig(tmp_path) as r:
+        await r.online()
+        temp = r.ctl.create_session()
+        await settle(lambda: r.ctl.sessions()[0].key == "s1", "created")
+        r.ctl.load_commands(temp)
+        r.ctl.load_models("s1")
+        await settle(lambda: bool(r.seen.of("on_commands")) and bool(r.seen.of("on_models")), "x")
+        assert r.seen.of("on_commands") == [("s1", [])]  # -32601: the UI offers none
+        assert r.seen.of("on_models") == [("s1", [])]
+        assert r.seen.of("on_notice") == []
+
+
+async def test_menus_the_gateway_cannot_fill_now_are_left_empty_without_a_word(
+    tmp_path: Path,
+) -> None:
+    def busy(method: str, params: dict[str, Any]) -> Any:
+        if method in ("commands.catalog", "model.options"):
+            return RpcError(5000, "agent is starting", method=method)
+        return None
+
+    async with hermes(tmp_path, busy) as r:
+        r.ctl.load_commands("s1")
+        r.ctl.load_models("s1")
+        await settle(lambda: bool(r.seen.of("on_commands")) and bool(r.seen.of("on_models")), "x")
+        # Opening a menu is not an action of the user's that failed: nothing to tell.
+        assert (r.seen.of("on_commands"), r.seen.of("on_models")) == ([("s1", [])], [("s1", [])])
+        assert r.seen.of("on_notice") == []
