@@ -136,11 +136,12 @@ class Core:
         self.transport_factory = transport_factory
 
     def controller_for(self, profile: object) -> object:
-        from desktop.core.controller import ProfileController, SupervisorPort
+        from desktop.core.controller import ProfileController
         from desktop.core.gateway import JsonRpcGatewayClient
         from desktop.core.profiles import Profile
         from desktop.core.sessions import SessionRouter
         from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+        from desktop.core.supervisor_port import SupervisorPort
 
         assert isinstance(profile, Profile)
         launcher = self._launcher_for(profile)
@@ -173,11 +174,13 @@ class Core:
             on_ids=lambda key, runtime: store.upsert_session(profile.id, key, runtime_id=runtime),
             now=self.clock.wall,
         )
-        self.ports[profile.id] = SupervisorPort(supervisor, router)
+        # The profile's one port: the outbox reaches the profile by it, the controller gets it.
+        port = self.ports[profile.id] = SupervisorPort(supervisor, router)
         controller = ProfileController(
             profile_id=profile.id,
             supervisor=supervisor,
             router=router,
+            port=port,
             store=self.store,
             outbox=self.outbox,
             drafts=self.drafts,

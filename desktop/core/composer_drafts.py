@@ -69,9 +69,8 @@ class ComposerDrafts:
         self._drafts.adopt(draft_key(self._id, temp_key), draft_key(self._id, real_key))
 
     def on_outbox_restore(self, entry: OutboxEntry) -> bool:
-        """Put an undelivered prompt back in its composer; False when that could not be saved."""
-        if entry.profile_id != self._id:
-            return True
+        """Put an undelivered prompt of this profile back in its composer; False when that
+        could not be saved."""
         key = entry.session_key
         try:
             result = self._drafts.restore(draft_key(self._id, key), entry.text, entry.attachments)

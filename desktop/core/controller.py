@@ -76,6 +76,7 @@ class ProfileController:
         supervisor: ConnectionSupervisor,
         router: SessionRouter,
         store: Store,
+        port: SupervisorPort,
         outbox: Outbox,
         drafts: DraftKeeper,
         attachments: AttachmentStore,
@@ -87,7 +88,7 @@ class ProfileController:
         self._store = store
         self._outbox = outbox
         self._attachments = attachments
-        self._port = SupervisorPort(supervisor, router)
+        self._port = port  # the one the outbox reaches this profile by
         self._listeners = ListenerSet()
         notify = self._listeners.notify
         self._index = SessionIndex(profile_id, store, clock, notify)
@@ -137,9 +138,9 @@ class ProfileController:
             router.on_synced(self._catchup.on_router_synced),
             router.on_snapshot(self._catchup.on_router_snapshot),
             router.on_failure(self._tell_local_failure),
-            outbox.on_state(self._bubbles.on_outbox_state),
-            outbox.on_removed(self._bubbles.on_outbox_removed),
-            outbox.on_restore(self._drafts.on_outbox_restore),
+            outbox.on_state(self._bubbles.on_outbox_state, profile_id),
+            outbox.on_removed(self._bubbles.on_outbox_removed, profile_id),
+            outbox.on_restore(self._drafts.on_outbox_restore, profile_id),
         ]
         for entry in outbox.entries(profile_id):
             self._bubbles.show(entry)

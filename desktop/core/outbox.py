@@ -8,7 +8,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from desktop.common.clock import Clock, TimerHandle
 from desktop.common.codes import (
@@ -74,6 +74,8 @@ class GatewayPort(Protocol):
 # The profile's port by profile id; None while the profile is not running.
 PortLookup = Callable[[str], GatewayPort | None]
 StateListener = Callable[[OutboxEntry], None]
+Unsubscribe = Callable[[], None]
+L = TypeVar("L")
 # Returns False when the prompt could not be kept (then the entry stays and is offered again).
 RestoreListener = Callable[[OutboxEntry], bool | None]
 
@@ -128,27 +130,27 @@ class Outbox:
         self._timers: dict[tuple[str, str], TimerHandle] = {}
         self._sending: set[str] = set()
         self._resumed: set[str] = set()
-        self._state_listeners: list[StateListener] = []
-        self._removed_listeners: list[StateListener] = []
-        self._restore_listeners: list[RestoreListener] = []
+        self._state_listeners: _ByProfile[StateListener] = _ByProfile()
+        self._removed_listeners: _ByProfile[StateListener] = _ByProfile()
+        self._restore_listeners: _ByProfile[RestoreListener] = _ByProfile()
         self._recover()
 
     # -- listeners --------------------------------------------------------------------------
 
-    def on_state(self, callback: StateListener) -> Callable[[], None]:
-        """`callback(entry)` on every delivery state change (queued, confirmed, ...)."""
-        self._state_listeners.append(callback)
-        return lambda: self._state_listeners.remove(callback)
+    def on_state(self, callback: StateListener, profile_id: str | None = None) -> Unsubscribe:
+        """`callback(entry)` on every delivery state change (queued, confirmed, ...) of the
+        profile's entries (every profile's when None)."""
+        return self._state_listeners.add(profile_id, callback)
 
-    def on_removed(self, callback: StateListener) -> Callable[[], None]:
-        """`callback(entry)` when an entry leaves the outbox (delivered, restored, cancelled)."""
-        self._removed_listeners.append(callback)
-        return lambda: self._removed_listeners.remove(callback)
+    def on_removed(self, callback: StateListener, profile_id: str | None = None) -> Unsubscribe:
+        """`callback(entry)` when an entry of the profile leaves the outbox (delivered,
+        restored, cancelled)."""
+        return self._removed_listeners.add(profile_id, callback)
 
-    def on_restore(self, callback: RestoreListener) -> Callable[[], None]:
-        """`callback(entry)` with a prompt that was not delivered: put it back in the composer."""
-        self._restore_listeners.append(callback)
-        return lambda: self._restore_listeners.remove(callback)
+    def on_restore(self, callback: RestoreListener, profile_id: str | None = None) -> Unsubscribe:
+        """`callback(entry)` with a prompt of the profile that was not delivered: put it back
+        in the composer. Without such a listener the entry stays (and is offered again)."""
+        return self._restore_listeners.add(profile_id, callback)
 
     # -- user intents -----------------------------------------------------------------------
 
@@ -568,13 +570,14 @@ class Outbox:
     def _give_back(self, entry: OutboxEntry) -> None:
         """Offer a failed prompt to the composer; drop the entry only once it is kept."""
         kept = True
-        for listener in list(self._restore_listeners):
+        listeners = self._restore_listeners.of(entry)
+        for listener in listeners:
             try:
                 kept = listener(entry) is not False and kept
             except Exception:
                 log.exception("restoring %s failed; it stays queued", entry.submission_ref)
                 kept = False
-        if kept and self._restore_listeners:
+        if kept and listeners:
             self._store.outbox_delete(entry.submission_ref)
             self._emit(self._removed_listeners, entry)
 
@@ -603,12 +606,28 @@ class Outbox:
         return entry
 
     @staticmethod
-    def _emit(listeners: list[StateListener], entry: OutboxEntry) -> None:
-        for listener in list(listeners):
+    def _emit(listeners: _ByProfile[StateListener], entry: OutboxEntry) -> None:
+        for listener in listeners.of(entry):
             try:
                 listener(entry)
             except Exception:  # a broken view must not stop delivery
                 log.exception("outbox listener failed for %s", entry.submission_ref)
+
+
+class _ByProfile(Generic[L]):
+    """Listeners by the profile whose entries they hear of (None: every profile's)."""
+
+    def __init__(self) -> None:
+        self._lists: dict[str | None, list[L]] = {}
+
+    def add(self, profile_id: str | None, listener: L) -> Unsubscribe:
+        listeners = self._lists.setdefault(profile_id, [])
+        listeners.append(listener)
+        return lambda: listeners.remove(listener) if listener in listeners else None
+
+    def of(self, entry: OutboxEntry) -> list[L]:
+        """A copy: a listener may subscribe or unsubscribe while it is called."""
+        return [*self._lists.get(None, ()), *self._lists.get(entry.profile_id, ())]
 
 
 def _is_user(row: Any) -> bool:

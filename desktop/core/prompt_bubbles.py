@@ -95,12 +95,10 @@ class PromptBubbles:
             self._notify("on_message_changed", key, bubble)
 
     def on_outbox_state(self, entry: OutboxEntry) -> None:
-        if entry.profile_id == self._id:
-            self.show(entry)
+        """An entry of this profile changed state (the outbox tells each profile its own)."""
+        self.show(entry)
 
     def on_outbox_removed(self, entry: OutboxEntry) -> None:
-        if entry.profile_id != self._id:
-            return
         key = self._resolve(entry.session_key)
         message_id = bubble_id(entry.submission_ref)
         bubble = self._local.get(key, {}).pop(message_id, None)

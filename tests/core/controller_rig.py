@@ -143,6 +143,7 @@ async def rig(tmp_path: Path, *, seed: Callable[[Store], None] | None = None) ->
         profile_id="p",
         supervisor=sup,
         router=router,
+        port=port,
         store=store,
         outbox=outbox,
         drafts=drafts,

@@ -79,9 +79,9 @@ def test_a_draft_typed_in_this_run_is_not_announced_as_restored(tmp_path: Path) 
         assert heard.of("on_draft_restored") == []
 
 
-def test_an_undelivered_prompt_comes_back_to_its_own_profiles_composer(tmp_path: Path) -> None:
+def test_an_undelivered_prompt_comes_back_to_its_composer(tmp_path: Path) -> None:
+    # Only this profile's entries reach it: test_outbox.py's per-profile listeners.
     with opened(tmp_path) as (drafts, heard, _):
-        assert drafts.on_outbox_restore(_entry("other", "s1", "not mine"))
         assert drafts.on_outbox_restore(_entry("p", "s1", "lost prompt", "gateway refused"))
         assert heard.of("on_prompt_restored") == [
             ("s1", Draft("lost prompt", len("lost prompt"), ()), "gateway refused")

@@ -186,6 +186,7 @@ async def agent(tmp: Path, dist: HermesDist, *, config_extra: str = "") -> Async
                 profile_id="p",
                 supervisor=sup,
                 router=router,
+                port=port_,
                 store=store,
                 outbox=outbox,
                 drafts=drafts,

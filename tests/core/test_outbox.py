@@ -438,6 +438,24 @@ async def test_session_gone_is_reported_once_and_not_retried(store: Store) -> No
     assert outbox.entries() == []
 
 
+async def test_each_profile_hears_only_of_its_own_prompts(store: Store) -> None:
+    gw = FakeGateway(dedup=False)
+    gw.script["prompt.submit"] = [RpcError(-32000, "the model refused")] * 2
+    outbox = _make(store, gw)
+    heard: dict[str, list[str]] = {"p": [], "q": []}
+    for pid, texts in heard.items():
+        outbox.on_state(lambda e, texts=texts: texts.append(e.text), pid)
+    restored: list[str] = []
+    outbox.on_restore(lambda e: restored.append(e.text) is None, "p")
+    outbox.submit("p", "s1", "r1", "from p")
+    outbox.submit("q", "s1", "r1", "from q")
+    await outbox.idle()
+    assert set(heard["p"]) == {"from p"} and set(heard["q"]) == {"from q"}
+    assert restored == ["from p"]  # back in p's composer, never in q's
+    # No composer of q listens: its refused prompt stays queued rather than vanish.
+    assert [e.text for e in outbox.entries()] == ["from q"]
+
+
 async def test_reaped_runtime_id_is_resumed_and_the_prompt_sent_there(store: Store) -> None:
     gw = FakeGateway(dedup=False)
     gw.script["prompt.submit"] = [RpcError(4001, "session not found")]
