@@ -208,15 +208,16 @@ def decode_frame(text: str | bytes) -> Frame:
                 and (seq is None or type(seq) is int)
             ):
                 return _new_event(Event, (type_, session_id, payload, seq, msg))
-    return _decode_checked(msg)
+    return decode_checked(msg)
 
 
 # Builds an Event without NamedTuple's Python-level __new__ (one call less per frame).
 _new_event = tuple.__new__
 
 
-def _decode_checked(msg: Any) -> Frame:
-    """Every frame that is not a plain event: validated field by field, with a reason."""
+def decode_checked(msg: Any) -> Frame:
+    """Any decoded frame validated field by field, with a reason: what `decode_frame` does for
+    every frame that is not a plain event (its fast path must agree with this)."""
     if not isinstance(msg, dict):
         return Invalid("frame is not a JSON object")
     if msg.get("jsonrpc") != "2.0":

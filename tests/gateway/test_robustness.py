@@ -43,8 +43,7 @@ async def test_stalled_client_is_dropped_and_others_keep_streaming(data_dir: Pat
                 assert flood is not None
                 await flood  # the flooded turn runs to its end though its client is gone
                 assert gw.hub.get(stuck_sid).owner is None  # dropped, not waited for
-                small = ScriptedProvider()
-                gw.hub.turns._provider = small  # the healthy client's turn gets short replies
+                provider.chunks = text("Hello", ", ", "world")  # the next turns get short replies
                 sid = (await healthy.call("session.create"))["session_id"]
                 await healthy.call("prompt.submit", session_id=sid, text="still there?")
                 done = await healthy.wait_event("message.complete", sid)
