@@ -32,7 +32,7 @@ def test_save_passes_edited_values_and_leaves_input_untouched(qtbot: Any) -> Non
     saved: list[AppSettings] = []
     d = SettingsDialog(original, saved.append)
     qtbot.addWidget(d)
-    d._on_add_profile_clicked()
+    _button(d, "Add profile").click()
     d.p_name.setText("Work")
     d.p_kind.setCurrentIndex(2)
     d.p_url.setText("wss://gw.example:8443")
@@ -41,7 +41,7 @@ def test_save_passes_edited_values_and_leaves_input_untouched(qtbot: Any) -> Non
     d.theme.setCurrentIndex(d.theme.findData("dark"))
     d.send_key.setCurrentIndex(d.send_key.findData("ctrl_enter"))
     d.close_to_tray.setChecked(True)
-    d._on_buttons_accepted()
+    _button(d, "Save").click()
     assert len(saved) == 1
     v = saved[0]
     assert [p.name for p in v.profiles] == ["Embedded", "Work"]
@@ -64,7 +64,7 @@ def test_provider_fallback_order_can_be_changed(qtbot: Any) -> None:
     qtbot.mouseClick(_button(page, "Up provider"), Qt.MouseButton.LeftButton)
     page.model.lineEdit().clear()
     QTest.keyClicks(page.model.lineEdit(), "m2-large")
-    d._on_buttons_accepted()
+    _button(d, "Save").click()
     assert [(p.name, p.model) for p in saved[0].providers] == [
         ("backup", "m2-large"),
         ("primary", "m1"),
@@ -76,6 +76,11 @@ def test_ca_file_browse_uses_patchable_picker(qtbot: Any, monkeypatch: Any) -> N
     saved: list[AppSettings] = []
     d = SettingsDialog(_values(), saved.append)
     qtbot.addWidget(d)
-    d._on_browse_ca_clicked()
-    d._on_buttons_accepted()
-    assert saved[0].profiles[0].ca_file == "/etc/ca.pem"
+    browse = _button(d, "Choose CA file")
+    assert not browse.isEnabled(), "the app's own gateway has no TLS options"
+    _button(d, "Add profile").click()
+    d.p_kind.setCurrentIndex(d.p_kind.findData(ProfileKind.REMOTE))
+    d.p_url.setText("wss://gw.example:8443")
+    browse.click()
+    _button(d, "Save").click()
+    assert saved[0].profiles[1].ca_file == "/etc/ca.pem"
