@@ -44,12 +44,12 @@ class SystemEvents(QObject):
         if info is None:
             return
         self._reachability = info.reachability()
-        info.reachabilityChanged.connect(self._on_network_reachability_changed)
+        info.reachabilityChanged.connect(self.on_network_reachability_changed)
         if hasattr(info, "transportMediumChanged"):
             info.transportMediumChanged.connect(lambda _m: self.network_changed.emit())
 
     @Slot(object)
-    def _on_network_reachability_changed(self, reachability: object) -> None:
+    def on_network_reachability_changed(self, reachability: object) -> None:
         if reachability != self._reachability:
             self._reachability = reachability
             self.network_changed.emit()

@@ -17,8 +17,8 @@ def test_waking_from_sleep_is_forwarded_but_going_to_sleep_is_not(qtbot: Any) ->
 
 def test_a_reachability_change_is_forwarded_once(qtbot: Any) -> None:
     events = SystemEvents()
-    events._reachability = "online"
+    events.on_network_reachability_changed("online")
     with qtbot.wait_signal(events.network_changed, timeout=1000):
-        events._on_network_reachability_changed("disconnected")
+        events.on_network_reachability_changed("disconnected")
     with qtbot.assert_not_emitted(events.network_changed):
-        events._on_network_reachability_changed("disconnected")
+        events.on_network_reachability_changed("disconnected")
