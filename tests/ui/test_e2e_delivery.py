@@ -151,7 +151,7 @@ async def test_unconfirmed_prompt_with_attachments_comes_back_and_retry_sends_on
         win.profile_combo.setCurrentIndex(win.profile_combo.findData("legacy"))
         await app.wait_online("legacy")
         assert app.controllers["legacy"].diagnostics().dialect == "legacy"
-        composer._on_edit_files_dropped([str(notes)])
+        composer.edit.files_dropped.emit([str(notes)])  # as dropping the file on it does
         assert [a.filename for a in composer.attachments] == ["plan.png"]
         app.type_and_send(qtbot, "please run the plan")
         await until(lambda: gateway.submits, "the submit was written")
