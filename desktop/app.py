@@ -11,15 +11,27 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from desktop import __version__
+from desktop.bench_probe import BENCH_DRIVER_ENV, BENCH_STARTUP_ENV
 from desktop.common.dirs import APP_NAME
 from desktop.display import display_problem
 
 if TYPE_CHECKING:
+    # Types only: the modules themselves are imported where they are first needed, to keep
+    # the first paint fast.
+    import ssl
+
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.core.controller import ProfileController
     from desktop.core.launcher import ProcessLauncher
+    from desktop.core.profiles import Profile
+    from desktop.core.supervisor_port import SupervisorPort
     from desktop.core.transport import TransportFactory
+    from desktop.ui.single_instance import SingleInstance
+    from desktop.ui.theme import ThemeMode
 
 GATEWAY_SUBCOMMAND = "gateway"
 EMBEDDED_PROFILE_ID = "embedded"
@@ -128,22 +140,21 @@ class Core:
         self.preferences = Preferences(paths.config, self.tokens)
         self.attachments = AttachmentStore(paths.data, store=self.store)
         self.drafts = DraftKeeper(self.store, self.clock)
-        self.ports: dict[str, object] = {}
-        self.outbox = Outbox(self.store, self.ports.get, self.clock, holds=is_temp_key)  # type: ignore[arg-type]
-        self.controllers: dict[str, Any] = {}  # profile id -> its ProfileController
+        # Profile id -> its one port (the outbox reaches the profile by it) and its controller.
+        self.ports: dict[str, SupervisorPort] = {}
+        self.outbox = Outbox(self.store, self.ports.get, self.clock, holds=is_temp_key)
+        self.controllers: dict[str, ProfileController] = {}
         # profile id -> the launcher of the gateway child it starts, if any
         self.launchers: dict[str, ProcessLauncher] = {}
         self.transport_factory = transport_factory
 
-    def controller_for(self, profile: object) -> object:
+    def controller_for(self, profile: Profile) -> ProfileController:
         from desktop.core.controller import ProfileController
         from desktop.core.gateway import JsonRpcGatewayClient
-        from desktop.core.profiles import Profile
         from desktop.core.sessions import SessionRouter
         from desktop.core.supervisor import ConnectionSupervisor, Endpoint
         from desktop.core.supervisor_port import SupervisorPort
 
-        assert isinstance(profile, Profile)
         launcher = self._launcher_for(profile)
         if launcher is not None:
             self.launchers[profile.id] = launcher
@@ -169,11 +180,11 @@ class Core:
             token=token,
         )
         store = self.store
-        router = SessionRouter(
-            supervisor,
-            on_ids=lambda key, runtime: store.upsert_session(profile.id, key, runtime_id=runtime),
-            now=self.clock.wall,
-        )
+
+        def record_runtime_id(key: str, runtime: str) -> None:
+            store.upsert_session(profile.id, key, runtime_id=runtime)
+
+        router = SessionRouter(supervisor, on_ids=record_runtime_id, now=self.clock.wall)
         # The profile's one port: the outbox reaches the profile by it, the controller gets it.
         port = self.ports[profile.id] = SupervisorPort(supervisor, router)
         controller = ProfileController(
@@ -190,15 +201,14 @@ class Core:
         self.controllers[profile.id] = controller
         return controller
 
-    def _launcher_for(self, profile: object) -> ProcessLauncher | None:
+    def _launcher_for(self, profile: Profile) -> ProcessLauncher | None:
         from desktop.core.launcher import (
             EmbeddedGatewayLauncher,
             HermesServeLauncher,
             hermes_home_for,
         )
-        from desktop.core.profiles import Profile, ProfileKind
+        from desktop.core.profiles import ProfileKind
 
-        assert isinstance(profile, Profile)
         if profile.kind is ProfileKind.EMBEDDED:
             gateway_dir = self.paths.data / "gateway"
             gateway_dir.mkdir(parents=True, exist_ok=True)
@@ -229,12 +239,10 @@ class Core:
         self.store.close()
 
 
-def _ssl_context(profile: object) -> object | None:
+def _ssl_context(profile: Profile) -> ssl.SSLContext | None:
     import ssl
 
-    tls = getattr(profile, "tls", None)
-    if tls is None:
-        return None
+    tls = profile.tls
     ctx = ssl.create_default_context(cafile=tls.ca_file or None)
     if not tls.verify:
         ctx.check_hostname = False
@@ -245,59 +253,11 @@ def _ssl_context(profile: object) -> object | None:
 # -- the Qt application ---------------------------------------------------------------------
 
 
-class LiveProfiles:
-    """Applies profiles edited in Settings at once: changed ones reconnect, others stay up.
-
-    A changed profile's old connection is closed before its new one opens, so a profile never
-    has two live sockets, not even for a moment.
-    """
-
-    def __init__(self, core: Core, window: Any, on_added: Callable[[Any], None]) -> None:
-        self._core = core
-        self._window = window
-        self._on_added = on_added
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    def apply_soon(self, before: dict[str, Any], typed_tokens: set[str]) -> None:
-        task = asyncio.get_running_loop().create_task(self.apply(before, typed_tokens))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def apply(self, before: dict[str, Any], typed_tokens: set[str]) -> None:
-        """`before`: profiles by id as they were; `typed_tokens`: ids given a new token."""
-        from desktop.ui.main_window import ProfileEntry
-
-        core, window = self._core, self._window
-        after = {p.id: p for p in core.preferences.profiles()}
-        for pid, old in before.items():
-            new = after.get(pid)
-            if new is not None and new.name != old.name:
-                window.rename_profile(pid, new.name)
-            unchanged = (
-                new is not None
-                and pid not in typed_tokens
-                and {**new.to_json(), "name": ""} == {**old.to_json(), "name": ""}
-            )
-            if not unchanged:
-                window.remove_profile(pid)
-                await core.drop(pid)
-        for pid, profile in after.items():
-            if pid in core.controllers:
-                continue
-            controller = core.controller_for(profile)
-            entry = ProfileEntry(profile.name, controller)
-            window.add_profile(entry)
-            self._on_added(entry)
-            controller.start()
-
-    async def aclose(self) -> None:
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-def _quit_on_signals(app: Any, quit_app: Callable[[], None]) -> Any:
+def _quit_on_signals(app: QApplication, quit_app: Callable[[], None]) -> Callable[[], None]:
     """SIGTERM/SIGINT quit like the Quit action: drafts flushed, the gateway child stopped.
 
-    Qt's loop sleeps in C, so a signal wakes it through a socket the loop watches.
+    Qt's loop sleeps in C, so a signal wakes it through a socket the loop watches. Returns
+    what undoes it.
     """
     import signal
     import socket
@@ -313,86 +273,16 @@ def _quit_on_signals(app: Any, quit_app: Callable[[], None]) -> Any:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: quit_app())
 
-    class Wake:
-        def close(self) -> None:
-            signal.set_wakeup_fd(-1)
-            notifier.setEnabled(False)
-            rsock.close()
-            wsock.close()
+    def stop() -> None:
+        signal.set_wakeup_fd(-1)
+        notifier.setEnabled(False)
+        rsock.close()
+        wsock.close()
 
-    return Wake()
-
-
-def _report_startup(window: Any, backend: Any) -> None:
-    """For bench/startup.py: print when the window first paints and when the profile is online."""
-    import time
-
-    from PySide6.QtCore import QEvent, QObject
-
-    from desktop.core.models import ConnectionState
-
-    class FirstPaint(QObject):
-        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint:
-                print(f"FIRST_PAINT {time.monotonic()}", flush=True)
-                window.removeEventFilter(self)
-            return False
-
-    window._startup_probe = FirstPaint(window)
-    window.installEventFilter(window._startup_probe)
-
-    class Online:
-        seen = False
-
-        def on_status(self, status: Any) -> None:
-            if status.state is ConnectionState.ONLINE and not self.seen:
-                self.seen = True
-                print(f"ONLINE {time.monotonic()}", flush=True)
-
-    backend.add_listener(Online())
-    if backend.status().state is ConnectionState.ONLINE:
-        print(f"ONLINE {time.monotonic()}", flush=True)
+    return stop
 
 
-BENCH_DRIVER_ENV = "HERMES_QT_BENCH_DRIVER"
-
-
-@dataclass(frozen=True, slots=True)
-class BenchApp:
-    """What a benchmark driver running inside the app gets: the real window and core."""
-
-    window: Any
-    core: Core
-    entries: list[Any]
-    finish: Callable[[int], None]
-
-
-def _start_bench_driver(name: str, loop: asyncio.AbstractEventLoop, app: BenchApp) -> None:
-    """For bench/: run `drive(app)` of the module `name` (only `bench.*`) inside the app.
-
-    The benchmarks measure the app as users run it (its window, store and gateway child);
-    the driver only opens sessions, scrolls and reads clocks, like a user with a stopwatch.
-    """
-    import importlib
-
-    if not name.startswith("bench."):
-        raise SystemExit(f"{BENCH_DRIVER_ENV} must name a bench.* module, not {name!r}")
-    drive = importlib.import_module(name).drive
-    task = loop.create_task(drive(app))
-
-    def done(t: asyncio.Task[Any]) -> None:
-        # A driver that fails ends the app with its traceback instead of leaving it running.
-        if not t.cancelled() and t.exception() is not None:
-            import traceback
-
-            traceback.print_exception(t.exception(), file=sys.stderr)
-            app.finish(3)
-
-    task.add_done_callback(done)
-    app.window._bench_task = task
-
-
-def _theme_mode(value: object) -> Any:
+def _theme_mode(value: object) -> ThemeMode:
     from desktop.ui.theme import ThemeMode
 
     try:
@@ -410,7 +300,8 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
     from desktop.ui.single_instance import SingleInstance, ask_running_instance
 
     install_log_file(paths.state / "logs")
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
     app.setApplicationVersion(__version__)
@@ -446,10 +337,16 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
 
 
 async def _run_window(
-    app: Any, loop: asyncio.AbstractEventLoop, paths: AppPaths, instance: Any, *, self_test: bool
+    app: QApplication,
+    loop: asyncio.AbstractEventLoop,
+    paths: AppPaths,
+    instance: SingleInstance,
+    *,
+    self_test: bool,
 ) -> int:
     from PySide6.QtCore import QSettings
 
+    from desktop.live_profiles import LiveProfiles
     from desktop.ui.errors import ErrorReporter, install_exception_hooks, install_loop_handler
     from desktop.ui.main_window import MainWindow, ProfileEntry
     from desktop.ui.settings_values import AppSettings
@@ -462,10 +359,12 @@ async def _run_window(
     install_loop_handler(loop, reporter)
     core = Core(paths)
     prefs = core.preferences
-    entries = [ProfileEntry(p.name, core.controller_for(p)) for p in prefs.profiles()]
+    profiles = prefs.profiles()
+    controllers = [core.controller_for(p) for p in profiles]
     # Connect (and spawn the embedded gateway) first, so its start-up overlaps the window's.
-    for entry in entries:
-        entry.backend.start()  # type: ignore[attr-defined]
+    for controller in controllers:
+        controller.start()
+    entries = [ProfileEntry(p.name, c) for p, c in zip(profiles, controllers, strict=True)]
     for _ in range(5):
         await asyncio.sleep(0)
     settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
@@ -511,10 +410,12 @@ async def _run_window(
 
     window.quit_requested.connect(lambda: finish(0))
     instance.activation_requested.connect(window.bring_forward)
-    wake = _quit_on_signals(app, lambda: finish(0))
+    stop_signals = _quit_on_signals(app, lambda: finish(0))
     app.lastWindowClosed.connect(lambda: None if window.close_to_tray else finish(0))
-    if os.environ.get("HERMES_QT_BENCH_STARTUP"):
-        _report_startup(window, entries[0].backend)
+    if os.environ.get(BENCH_STARTUP_ENV):
+        from desktop.bench_probe import report_startup
+
+        report_startup(window, entries[0].backend)
     bench_driver = os.environ.get(BENCH_DRIVER_ENV)
     window.show()
     window.focus_composer()
@@ -531,7 +432,9 @@ async def _run_window(
     gc.freeze()
     forget_import_sources()
     if bench_driver:
-        _start_bench_driver(bench_driver, loop, BenchApp(window, core, entries, finish))
+        from desktop.bench_probe import BenchApp, start_bench_driver
+
+        start_bench_driver(bench_driver, loop, BenchApp(window, core, entries, finish))
     if self_test:
         from desktop.selftest import run_self_test
 
@@ -546,7 +449,7 @@ async def _run_window(
         await notifier.aclose()
         await core.aclose()
         restore_hooks()
-        wake.close()
+        stop_signals()
         window.deleteLater()
         system.deleteLater()
 

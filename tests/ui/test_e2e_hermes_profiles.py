@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from desktop.app import LiveProfiles
 from desktop.core.models import ConnectionState
 from desktop.core.profiles import Profile, ProfileKind
+from desktop.live_profiles import LiveProfiles
 from desktop.settings_checks import SettingsChecks
 from desktop.ui.settings_dialog import SettingsDialog
 from desktop.ui.settings_values import AppSettings

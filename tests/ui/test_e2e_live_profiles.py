@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from desktop.app import LiveProfiles
 from desktop.core.models import ConnectionState
 from desktop.gateway.providers.offline import OfflineProvider
 from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.live_profiles import LiveProfiles
 from desktop.ui.settings_values import ProfileKind, ProfileSettings
 from tests.ui.e2e_support import App, until
 
