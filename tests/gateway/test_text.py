@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from desktop.gateway.text import REPLACEMENT
@@ -58,14 +60,14 @@ async def test_invalid_utf8_in_the_store_does_not_poison_a_resume(data_dir: Path
         await c.call("prompt.submit", session_id=created["session_id"], text="hello")
         await c.wait_event("message.complete", created["session_id"])
         await c.call("session.close", session_id=created["session_id"])
-        # Bytes no UTF-8 encoder writes (a CESU-8 surrogate), put there by other means.
-        db = gw.store._db
-        db.execute("UPDATE sessions SET title = CAST(X'78EDA080' AS TEXT) WHERE id = ?", (key,))
-        db.execute(
-            "UPDATE messages SET text = CAST(X'6869EDB080' AS TEXT) WHERE session_id = ?"
-            " AND role = 'user'",
-            (key,),
-        )
+        # Bytes no UTF-8 encoder writes (a CESU-8 surrogate), put there by another program.
+        with closing(sqlite3.connect(gw.config.data_dir / "gateway.sqlite3")) as db, db:
+            db.execute("UPDATE sessions SET title = CAST(X'78EDA080' AS TEXT) WHERE id = ?", (key,))
+            db.execute(
+                "UPDATE messages SET text = CAST(X'6869EDB080' AS TEXT) WHERE session_id = ?"
+                " AND role = 'user'",
+                (key,),
+            )
         snap = await c.call("session.resume", session_id=key)
         assert snap["info"]["title"].startswith("x") and REPLACEMENT in snap["info"]["title"]
         assert snap["messages"][0]["text"].startswith("hi")
