@@ -139,7 +139,7 @@ async def test_kill_9_while_sending_on_dedup_gateway_resends_same_ref_once(
     ref = _run_and_kill(SENDING, str(db), "dedup").split()[-1]
     with Store(db) as store:
         gw = FakeGateway(dedup=True)
-        gw._refs[ref] = {"status": "streaming"}  # the killed process's submit had run
+        gw.served_refs[ref] = {"status": "streaming"}  # the killed process's submit had run
         outbox = Outbox(store, lambda _profile: gw, ManualClock())
         await outbox.flush()
         assert [p["submission_ref"] for p in gw.submits()] == [ref]

@@ -201,18 +201,41 @@ async def test_supervisor_asks_the_launcher_for_a_fresh_url_after_a_crash(data_d
     assert not launcher.running and gone(first_pid)
 
 
+# An app that starts the embedded gateway, says its pid, and waits to be killed.
+_APP = """
+import asyncio, sys
+from pathlib import Path
+from desktop.core.launcher import EmbeddedGatewayLauncher
+
+async def main():
+    launcher = EmbeddedGatewayLauncher(Path(sys.argv[1]), ready_timeout=30.0)
+    await launcher.endpoint()
+    print(launcher.pid, flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
 async def test_the_real_gateway_stops_when_the_app_that_started_it_dies(data_dir: Path) -> None:
     """kill -9 of the app closes the child's stdin; the gateway must not linger as an orphan."""
-    launcher = EmbeddedGatewayLauncher(data_dir, ready_timeout=30.0)
-    await launcher.endpoint()
-    pid = launcher.pid
-    assert pid is not None and not gone(pid)
-    proc = launcher._proc
-    assert proc is not None and proc.stdin is not None
-    proc.stdin.close()  # what the kernel does to the pipe when the app is killed
-    code = await asyncio.wait_for(proc.wait(), 20.0)
-    assert code == 0, "the gateway should shut down cleanly, not be killed"
-    await launcher.close()
+    app = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _APP, str(data_dir), stdout=asyncio.subprocess.PIPE
+    )
+    assert app.stdout is not None
+    pid = int(await asyncio.wait_for(app.stdout.readline(), 60.0))
+    assert not gone(pid)
+    app.kill()
+    await app.wait()
+    try:
+        async with asyncio.timeout(20.0):  # not our child: polled, as nothing notifies its end
+            while not gone(pid):
+                await asyncio.sleep(0.05)
+    finally:
+        if not gone(pid):
+            os.killpg(pid, signal.SIGKILL)  # failed: leave no orphan behind
+    log = (data_dir / "gateway.log").read_text("utf-8")
+    assert "the app that started this gateway has exited" in log, "it stopped by itself, cleanly"
 
 
 def test_local_hermes_uses_the_users_hermes_home_by_default(

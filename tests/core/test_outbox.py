@@ -49,7 +49,7 @@ class FakeGateway:
         self.entered = asyncio.Event()
         self.snapshot: dict[str, Any] = {}
         self.history: dict[str, Any] = {"count": 0, "messages": []}
-        self._refs: dict[str, Any] = {}
+        self.served_refs: dict[str, Any] = {}
 
     def is_online(self) -> bool:
         return self.online
@@ -116,14 +116,14 @@ class FakeGateway:
         sid = str(params.get("session_id", ""))
         if method == "prompt.submit":
             ref = params.get("submission_ref")
-            if self.dedup and ref in self._refs:
-                return self._refs[ref]
+            if self.dedup and ref in self.served_refs:
+                return self.served_refs[ref]
             self.executed.append(
                 {"session": sid, "text": params["text"], "files": self.staged.pop(sid, [])}
             )
             result = {"status": "streaming"}
             if ref:
-                self._refs[ref] = result
+                self.served_refs[ref] = result
             return result
         if method in ("image.attach_bytes", "file.attach_bytes"):
             self.staged.setdefault(sid, []).append(params["filename"])
