@@ -10,7 +10,13 @@ from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.delivery import bubble_error_text
-from desktop.ui.document import SafeDocument, code_block_rects, used_width
+from desktop.ui.document import (
+    SafeDocument,
+    code_block_rects,
+    has_table,
+    unchanged_above,
+    used_width,
+)
 from desktop.ui.markdown import (
     ends_in_open_fence,
     render_markdown,
@@ -214,8 +220,10 @@ def streaming_docs(
         )
     del groups[len(chunks) :]
     # The tail is rendered uncached: it changes with every delta.
-    rendered = render_markdown_fresh(tail or "…", *style, open_fence=ends_in_open_fence(tail))
+    open_fence = ends_in_open_fence(tail)
+    rendered = render_markdown_fresh(tail or "…", *style, open_fence=open_fence)
     tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
+    tail_doc.open_fence = open_fence
     return [doc for _, doc in groups], tail_doc
 
 
@@ -345,3 +353,52 @@ def build_layout(
         else:
             zone.rect = zone.rect.translated(dx, 0)
     return lay
+
+
+# The bubble's rounded corners (and the outline's pen) reach this far up from its bottom.
+CORNER = 15.0
+
+
+def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
+    """How far down (row coordinates) two layouts of one growing reply draw the same bubble.
+
+    0 unless both are streaming layouts of a bubble in the same place and width with the same
+    headers and cards above the text; then the shared finished groups (the same documents)
+    and the part of the block being written that did not change (see `unchanged_above`),
+    stopping above the bubble's bottom corners and any copy button that moved.
+    """
+    if (
+        old.doc is not None
+        or new.doc is not None
+        or old.tail_doc is None
+        or new.tail_doc is None
+        or old.bubble.left() != new.bubble.left()
+        or old.bubble.top() != new.bubble.top()
+        or old.bubble.width() != new.bubble.width()
+        or old.thinking_header != new.thinking_header
+        or old.thinking_pos != new.thinking_pos
+        or [(h, p) for h, _, p in old.tool_cards] != [(h, p) for h, _, p in new.tool_cards]
+    ):
+        return 0.0
+    top = min(old.bubble.bottom(), new.bubble.bottom()) - CORNER
+    shared = 0
+    for (doc_a, at_a), (doc_b, at_b) in zip(old.head_docs, new.head_docs, strict=False):
+        if doc_a is not doc_b or at_a != at_b:
+            break
+        shared += 1
+    if shared == len(old.head_docs) == len(new.head_docs) and old.tail_pos == new.tail_pos:
+        # Comparing costs about a third of drawing, block for block: it pays for a table's
+        # rows (slow to draw), not for lines of text or code.
+        same = unchanged_above(old.tail_doc, new.tail_doc) if has_table(new.tail_doc) else 0.0
+        top = min(top, new.tail_pos.y() + same)
+    else:
+        # A group finished (the block being written became one) or the text was replaced.
+        firsts = [
+            docs[shared][1].y() for docs in (old.head_docs, new.head_docs) if shared < len(docs)
+        ]
+        top = min(top, old.tail_pos.y(), new.tail_pos.y(), *firsts)
+    copies_a = {z.rect.getRect() for z in old.zones if z.kind == "copy"}
+    copies_b = {z.rect.getRect() for z in new.zones if z.kind == "copy"}
+    for rect in copies_a ^ copies_b:
+        top = min(top, rect[1])
+    return max(0.0, top)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -37,7 +39,15 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
-from desktop.ui.bubble_layout import BubbleLayout, Metrics, build_layout, estimate, metrics
+from desktop.ui.bubble_layout import (
+    CORNER,
+    BubbleLayout,
+    Metrics,
+    build_layout,
+    estimate,
+    metrics,
+    stable_top,
+)
 from desktop.ui.chat_model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.delivery import bubble_error_text
 from desktop.ui.markdown import code_blocks
@@ -58,8 +68,30 @@ BLOCK_PIXMAP_SCREENS = 4
 # when it first shows: a long reply that just finished costs the tiles on screen, not all.
 TILE_SCREENS = 0.5
 TILE_MIN = 120
+# Growing replies whose last drawn frame is kept for the next one to copy from.
+LIVE_DRAWINGS = 4
 # Rows at the end of a session estimated one by one when it opens (several screens' worth).
 EXACT_ROWS = 200
+
+
+@dataclass(slots=True)
+class _Drawn:
+    """A growing reply's last drawn frame: its layout, the part drawn and the pixmap."""
+
+    layout: BubbleLayout
+    part: QRect
+    chrome: tuple[object, ...]
+    pixmap: QPixmap
+
+
+def _chrome(msg: ChatMessage, lay: BubbleLayout) -> tuple[object, ...]:
+    """What a bubble shows above its text (thinking and tool cards), as compared per frame."""
+    thinking = msg.thinking if lay.thinking_doc is not None else bool(msg.thinking)
+    tools = tuple(
+        (t.name, t.done, t.error, (t.args, t.output) if card[1] is not None else None)
+        for t, card in zip(msg.tools, lay.tool_cards, strict=False)
+    )
+    return thinking, tools
 
 
 class BubbleDelegate(QStyledItemDelegate):
@@ -91,6 +123,10 @@ class BubbleDelegate(QStyledItemDelegate):
         self._pixmaps: OrderedDict[tuple[object, ...], tuple[QPixmap, int]] = OrderedDict()
         # A growing reply's last drawn revision: replaced, not kept, when the next one is drawn.
         self._live_keys: dict[str, tuple[object, ...]] = {}
+        # ...and its last drawing, whose unchanged rows the next frame copies (see _kept_rows).
+        self._live: dict[str, _Drawn] = {}
+        self.reuse_frames = True
+        self.rows_kept = 0
         self._pixmap_bytes = 0
         self._metrics: Metrics | None = None
         # Finished blocks of streaming replies, by document (held, so its id stays unique).
@@ -127,6 +163,7 @@ class BubbleDelegate(QStyledItemDelegate):
         self._layouts.clear()
         self._pixmaps.clear()
         self._live_keys.clear()
+        self._live.clear()
         self._block_pixmaps.clear()
         self._block_bytes = 0
         self._pixmap_bytes = 0
@@ -327,9 +364,14 @@ class BubbleDelegate(QStyledItemDelegate):
             old = self._live_keys.pop(msg.id, None)
             if old is not None and old in self._pixmaps:
                 self._pixmap_bytes -= self._pixmaps.pop(old)[1]
+            last = self._live.pop(msg.id, None)
             if msg.streaming:
                 self._live_keys[msg.id] = key
-            cached = self._render_bubble(msg, lay, part)
+            cached = self._render_bubble(msg, lay, part, last if msg.streaming else None)
+            if msg.streaming and self.reuse_frames:
+                self._live[msg.id] = _Drawn(lay, part, _chrome(msg, lay), cached[0])
+                while len(self._live) > LIVE_DRAWINGS:
+                    self._live.pop(next(iter(self._live)))
             self._pixmaps[key] = cached
             self._pixmap_bytes += cached[1]
             budget = self._budget(PIXMAP_SCREENS)
@@ -388,25 +430,84 @@ class BubbleDelegate(QStyledItemDelegate):
         return lay.bubble.adjusted(-1, -1, 1, 1).toAlignedRect()
 
     def _render_bubble(
-        self, msg: ChatMessage, lay: BubbleLayout, part: QRect
+        self, msg: ChatMessage, lay: BubbleLayout, part: QRect, last: _Drawn | None = None
     ) -> tuple[QPixmap, int]:
         """Draw `part` of a bubble (row coordinates) into a transparent pixmap (hi-dpi aware);
-        returns it with its bytes."""
+        returns it with its bytes. `last`: the previous frame of a growing reply, whose rows
+        that did not change are copied instead of drawn again."""
         dpr = self._view.devicePixelRatioF()
         pix = QPixmap(max(1, round(part.width() * dpr)), max(1, round(part.height() * dpr)))
         pix.setDevicePixelRatio(dpr)
         pix.fill(Qt.GlobalColor.transparent)
+        kept = self._kept_rows(msg, lay, part, last, dpr)
         painter = QPainter(pix)
         try:
             painter.setFont(self._font())
             painter.translate(-part.topLeft())
-            if part != self._bubble_area(lay):
-                painter.setClipRect(part)  # documents lay out and draw only what shows
-            self._draw_bubble(painter, msg, lay)
+            if kept is not None and last is not None:
+                # The outline anew (its antialiased edges shift a shade as the bubble grows),
+                # then the unchanged rows inside it as they were, then the rows above and below.
+                painter.setClipRect(part)
+                painter.save()
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                self._draw_chrome(painter, msg, lay)
+                painter.restore()
+                painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
+                source = kept.translated(-last.part.topLeft())
+                painter.drawPixmap(
+                    kept,
+                    last.pixmap,
+                    QRect(
+                        round(source.x() * dpr),
+                        round(source.y() * dpr),
+                        round(source.width() * dpr),
+                        round(source.height() * dpr),
+                    ),
+                )
+                painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
+                self.rows_kept += kept.height()
+                above = QRect(part.left(), part.top(), part.width(), kept.top() - part.top())
+                below = QRect(part.left(), kept.bottom() + 1, part.width(), 0)
+                below.setBottom(part.bottom())
+                for band in (above, below):
+                    if band.height() > 0:
+                        painter.setClipRect(band)  # a document lays out what its clip touches
+                        self._draw_bubble(painter, msg, lay, chrome=False)
+            else:
+                if part != self._bubble_area(lay):
+                    painter.setClipRect(part)  # documents lay out and draw only what shows
+                self._draw_bubble(painter, msg, lay)
         finally:
             painter.end()
         self.bubbles_drawn += 1
         return pix, pix.width() * pix.height() * 4
+
+    def _kept_rows(
+        self, msg: ChatMessage, lay: BubbleLayout, part: QRect, last: _Drawn | None, dpr: float
+    ) -> QRect | None:
+        """The rows of `part` (row coordinates) that the last frame drew exactly as this one
+        would, or None. Whole device pixels only: a fractional pixel ratio draws anew."""
+        if (
+            last is None
+            or dpr != int(dpr)
+            or last.pixmap.devicePixelRatio() != dpr
+            or last.chrome != _chrome(msg, lay)
+        ):
+            return None
+        # Only inside the outline: its antialiased edges come out a shade different when the
+        # bubble's height changes, while its inside is one flat colour.
+        bubble = lay.bubble
+        top = math.ceil(bubble.top() + CORNER)
+        bottom = math.floor(stable_top(last.layout, lay))  # (QRect's & would flip a negative one)
+        if bottom <= top:
+            return None
+        inside = QRect(
+            math.floor(bubble.left()) + 2, top, math.floor(bubble.width()) - 4, bottom - top
+        )
+        kept = part.intersected(last.part).intersected(inside)
+        if kept.isEmpty():
+            return None
+        return kept
 
     def _draw_focus(self, painter: QPainter, bubble: QRectF) -> None:
         """The keyboard focus ring around the current message (drawn live, never cached)."""
@@ -426,21 +527,16 @@ class BubbleDelegate(QStyledItemDelegate):
         *,
         find_term: str = "",
         current_match: bool = False,
+        chrome: bool = True,
     ) -> None:
-        """Paint a bubble with the row's top-left at the painter's origin."""
+        """Paint a bubble with the row's top-left at the painter's origin (without its
+        background and outline when not `chrome`)."""
         c = self.colors
         user = msg.role is Role.USER
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        path = QPainterPath()
-        path.addRoundedRect(lay.bubble, 14, 14)
-        if msg.role is Role.SYSTEM:
-            painter.fillPath(path, QColor(c.card))
-        else:
-            painter.fillPath(path, QColor(c.user_bubble if user else c.assistant_bubble))
-            if not user:
-                painter.setPen(QColor(c.card_border))
-                painter.drawPath(path)
+        if chrome:
+            self._draw_chrome(painter, msg, lay)
         fg = QColor(c.user_text if user else c.assistant_text)
         muted = QColor(fg)
         muted.setAlphaF(0.68)
@@ -500,6 +596,20 @@ class BubbleDelegate(QStyledItemDelegate):
                 painter.drawPath(p3)
                 painter.drawText(zone.rect, Qt.AlignmentFlag.AlignCenter, zone.label)
         painter.restore()
+
+    def _draw_chrome(self, painter: QPainter, msg: ChatMessage, lay: BubbleLayout) -> None:
+        """A bubble's background and outline (the painter antialiasing)."""
+        c = self.colors
+        path = QPainterPath()
+        path.addRoundedRect(lay.bubble, 14, 14)
+        if msg.role is Role.SYSTEM:
+            painter.fillPath(path, QColor(c.card))
+        elif msg.role is Role.USER:
+            painter.fillPath(path, QColor(c.user_bubble))
+        else:
+            painter.fillPath(path, QColor(c.assistant_bubble))
+            painter.setPen(QColor(c.card_border))
+            painter.drawPath(path)
 
     def _highlight(self, cursor: QTextCursor, user: bool) -> QAbstractTextDocumentLayout.Selection:
         """Selected text: inverted on the coloured user bubble, accent-on-white elsewhere."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject, QRectF, QUrl
-from PySide6.QtGui import QTextDocument, QTextFrame, QTextTable
+from PySide6.QtGui import QTextBlock, QTextDocument, QTextFrame, QTextTable
 
 from desktop.ui.markdown import CODE_CELL_PADDING
 
@@ -20,6 +20,10 @@ class SafeDocument(QTextDocument):
         self.text_width: float | None = None
         # Its code blocks' rects once laid out for good (a finished block is reused per frame).
         self.code_rects: list[QRectF] | None = None
+        # Whether it holds a markdown table (see has_table), once looked at.
+        self.tables: bool | None = None
+        # A block being written that ends inside a code block (drawn without colours yet).
+        self.open_fence = False
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         # Every resource: http(s) would leak the user's IP, file:// would read local files.
@@ -57,3 +61,64 @@ def is_code_block(table: QTextTable) -> bool:
         and table.columns() == 1
         and table.format().cellPadding() == CODE_CELL_PADDING
     )
+
+
+# A changed block can repaint this far above its text: a table cell's padding and the border
+# above it (a new row turns the table's bottom border into the line between two rows).
+REDRAW_MARGIN = float(CODE_CELL_PADDING + 2)
+
+
+def has_table(doc: QTextDocument) -> bool:
+    """Whether a document holds a markdown table (not only code blocks); cached per document."""
+    known = doc.tables if isinstance(doc, SafeDocument) else None
+    if known is not None:
+        return known
+
+    def walk(frame: QTextFrame) -> bool:
+        return any(
+            (isinstance(child, QTextTable) and not is_code_block(child)) or walk(child)
+            for child in frame.childFrames()
+        )
+
+    found = walk(doc.rootFrame())
+    if isinstance(doc, SafeDocument):
+        doc.tables = found
+    return found
+
+
+def unchanged_above(old: QTextDocument, new: QTextDocument) -> float:
+    """How far down two documents draw the same pixels (0 when nothing is shared).
+
+    Blocks are compared in order (text, place, block and list formats); everything above the
+    first that differs, less REDRAW_MARGIN, is drawn alike. What later markdown changes about
+    an earlier block (a setext underline, a table's alignment row, a loose list, a task item
+    turning its list's bullets off) changes its text, place or formats; inline formats follow
+    from a block's own text, but for a code block's colours, which come when its fence closes
+    (told by `SafeDocument.open_fence`).
+    """
+    if (
+        old.textWidth() != new.textWidth()
+        or old.documentMargin() != new.documentMargin()
+        or old.defaultFont() != new.defaultFont()
+        or getattr(old, "open_fence", None) != getattr(new, "open_fence", None)
+    ):
+        return 0.0
+    lo, ln = old.documentLayout(), new.documentLayout()
+    bo, bn = old.begin(), new.begin()
+    while bo.isValid() and bn.isValid():
+        ro, rn = lo.blockBoundingRect(bo), ln.blockBoundingRect(bn)
+        if ro != rn or bo.text() != bn.text() or not _same_formats(bo, bn):
+            return max(0.0, min(ro.top(), rn.top()) - REDRAW_MARGIN)
+        bo, bn = bo.next(), bn.next()
+    ends = [old.size().height(), new.size().height()]
+    ends += [lay.blockBoundingRect(b).top() for lay, b in ((lo, bo), (ln, bn)) if b.isValid()]
+    return max(0.0, min(ends) - REDRAW_MARGIN)
+
+
+def _same_formats(a: QTextBlock, b: QTextBlock) -> bool:
+    if a.blockFormat() != b.blockFormat() or a.charFormat() != b.charFormat():
+        return False
+    la, lb = a.textList(), b.textList()
+    if la is None or lb is None:
+        return la is lb
+    return bool(la.format() == lb.format())

@@ -332,3 +332,47 @@ def test_the_block_being_written_looks_as_if_laid_out_to_fit(
     view.bubbles.clear_cache()
     view.viewport().update()
     assert view.viewport().grab().toImage() == shot, "the growing block looks different"
+
+
+_GROWING = [
+    # a table growing a row at a time, then closed by a blank line
+    "Intro\n\n| # | name | value |\n|---|---|---|\n"
+    + "".join(f"| {r} | `item{r}` | {r * 7} |\n" for r in range(8))
+    + "| 8 | a much wider cell than any before | 1 |\n\nafter the table",
+    # a code block growing a line at a time, its fence closed mid-stream
+    "Code:\n\n```python\n"
+    + "".join(f"total_{k} = compute({k})\n" for k in range(12))
+    + "```\nmore",
+    # nested lists, a setext heading, an ordered list
+    "- one\n  - nested\n  - nested two\n- two\n\nHeading\n---\ntext\n\n1. a\n2. b",
+    # with a table above them in the same block: an alignment row that changes as it is
+    # written, a code block coloured when its fence closes, a task item that turns its
+    # list's bullets off
+    "| a |\n|-:|\n| 1 |\n",
+    "| a |\n|---|\n| 1 |\n```py\nx = 1\n```\n",
+    "| x |\n|---|\n- a\n- [ ] b\n",
+]
+
+
+@pytest.mark.parametrize("text", _GROWING, ids=["table", "code", "lists", "align", "fence", "task"])
+def test_a_growing_reply_copies_unchanged_rows_and_looks_as_if_drawn_whole(
+    qtbot: Any, view: ChatView, text: str
+) -> None:
+    reply = assistant("a1", "", streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    bubbles = view.bubbles
+    for cut in range(1, len(text) + 1, 3 if len(text) > 100 else 1):
+        with qtbot.wait_signal(view.chat_model.flushed):
+            reply.text = text[:cut]
+            view.update_message(reply)
+        view.grab()
+        index = view.chat_model.index(1)
+        lay = bubbles.layout_for(index)
+        key = bubbles._live_keys["a1"]
+        drawn = bubbles._pixmaps[key][0].toImage()
+        part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
+            -view.visualRect(index).topLeft()
+        )
+        whole = bubbles._render_bubble(reply, lay, part)[0].toImage()
+        assert drawn == whole, f"frame at {cut} chars differs from drawing it whole"
+    assert bubbles.rows_kept > 0, "every frame drew the whole reply again"
