@@ -27,6 +27,7 @@ async def test_the_reply_to_a_prompt_whose_session_was_resumed_on_sending_shows_
         r.ctl.open_session("s1")
         await r.online()
         await settle(lambda: bool(r.seen.of("on_session_messages")), "s1 resumed")
+        r.net.clients[-1].emit("message.complete", "r1", seq=4, text="an earlier reply")
         epoch = r.ctl.status().epoch
         # The gateway reaps the idle session while the socket stays up: r1 is unknown now.
         r.gw.reaped.add("r1")
@@ -35,11 +36,16 @@ async def test_the_reply_to_a_prompt_whose_session_was_resumed_on_sending_shows_
         r.ctl.send("s1", "still there?", ())
         await settle(lambda: len(r.gw.calls("prompt.submit")) == 2, "sent again after resume")
         await r.outbox.idle()
-        r.emit("message.complete", "r9", text="yes, right here")
+        # The new runtime numbers its events from 1 again.
+        r.net.clients[-1].emit("message.complete", "r9", seq=1, text="yes, right here")
 
         assert [p["session_id"] for p in r.gw.calls("prompt.submit")] == ["r1", "r9"]
         shown = [(m.role, m.text) for m in r.ctl.open_session("s1")]
-        assert shown == [(Role.USER, "still there?"), (Role.ASSISTANT, "yes, right here")]
+        assert shown == [
+            (Role.ASSISTANT, "an earlier reply"),
+            (Role.USER, "still there?"),
+            (Role.ASSISTANT, "yes, right here"),
+        ]
         assert r.ctl.status().epoch == epoch  # no reconnect was needed to see it
         s1 = r.store.session("p", "s1")
         assert s1 is not None and s1.runtime_id == "r9"
