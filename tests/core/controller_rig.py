@@ -163,3 +163,14 @@ async def rig(tmp_path: Path, *, seed: Callable[[Store], None] | None = None) ->
 
 def user_bubbles(messages: list[ChatMessage]) -> list[ChatMessage]:
     return [m for m in messages if m.role is Role.USER]
+
+
+def one_chat(store: Store) -> None:
+    """Seed: chat s1, known to the gateway as r1."""
+    store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
+
+
+def two_chats(store: Store) -> None:
+    """Seed: chats s1 (newer) and s2, known to the gateway as r1 and r2."""
+    store.upsert_session("p", "s1", runtime_id="r1", title="One", updated_at=2.0)
+    store.upsert_session("p", "s2", runtime_id="r2", title="Two", updated_at=1.0)

@@ -9,8 +9,7 @@ from typing import Any
 
 from desktop.core.errors import RpcError
 from desktop.core.models import ModelChoice, Role
-from desktop.core.storage import Store
-from tests.core.controller_rig import Rig, rig, settle
+from tests.core.controller_rig import Rig, one_chat, rig, settle
 
 # The gateway's answer to a method, or None for the scripted gateway's own.
 Answer = Callable[[str, dict[str, Any]], Any]
@@ -22,10 +21,7 @@ async def hermes(
 ) -> AsyncIterator[Rig]:
     """Online with chat s1 open on a gateway that answers the TUI's methods with `answer`."""
 
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=one_chat) as r:
         r.gw.runtime_of["s1"] = "r1"
 
         def handler(method: str, params: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ from desktop.common.codes import SESSION_NOT_FOUND
 from desktop.core.errors import RpcError
 from desktop.core.models import DeliveryState, Role
 from desktop.core.storage import StorageFullError, StorageReadOnlyError, Store
-from tests.core.controller_rig import rig, settle, user_bubbles
+from tests.core.controller_rig import one_chat, rig, settle, two_chats, user_bubbles
 
 # -- delivery after a resume ------------------------------------------------------------------
 
@@ -19,10 +19,7 @@ from tests.core.controller_rig import rig, settle, user_bubbles
 async def test_the_reply_to_a_prompt_whose_session_was_resumed_on_sending_shows_at_once(
     tmp_path: Path,
 ) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=one_chat) as r:
         r.gw.runtime_of["s1"] = "r1"
         r.ctl.open_session("s1")
         await r.online()
@@ -57,11 +54,7 @@ async def test_the_reply_to_a_prompt_whose_session_was_resumed_on_sending_shows_
 async def test_a_finished_turn_marks_unread_only_the_sessions_not_on_screen(
     tmp_path: Path,
 ) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="One", updated_at=2.0)
-        store.upsert_session("p", "s2", runtime_id="r2", title="Two", updated_at=1.0)
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=two_chats) as r:
         r.gw.runtime_of.update(s1="r1", s2="r2")
         await r.online()
         r.ctl.open_session("s2")
@@ -80,10 +73,7 @@ async def test_a_finished_turn_marks_unread_only_the_sessions_not_on_screen(
 
 
 async def test_previews_in_the_list_are_plain_text(tmp_path: Path) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=one_chat) as r:
         r.gw.listing = [
             {"id": "s9", "title": "From the phone", "preview": "## Plan\n* `ls` ![img](x.png)"},
         ]
@@ -180,11 +170,7 @@ async def test_each_request_reaches_the_window_once_and_each_answer_has_hermes_s
 async def test_a_disk_error_in_the_routers_own_reconnect_job_reaches_the_user(
     tmp_path: Path,
 ) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="One", updated_at=2.0)
-        store.upsert_session("p", "s2", runtime_id="r2", title="Two", updated_at=1.0)
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=two_chats) as r:
         r.ctl.open_session("s2")
         r.ctl.open_session("s1")  # offline: the router re-attaches both once connected
         # s1 was reaped while detached: the gateway resumes it under a new runtime id, which

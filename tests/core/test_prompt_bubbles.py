@@ -8,8 +8,8 @@ from typing import Any
 from desktop.core.errors import RpcError
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.core.prompt_bubbles import bubble_id, echoed, ref_of
-from desktop.core.storage import StorageError, Store
-from tests.core.controller_rig import rig, settle, user_bubbles
+from desktop.core.storage import StorageError
+from tests.core.controller_rig import one_chat, rig, settle, user_bubbles
 
 
 def _user(message_id: str, text: str) -> ChatMessage:
@@ -34,10 +34,7 @@ def test_a_bubble_names_its_outbox_entry_and_no_other_message_does() -> None:
 
 
 async def test_discarding_a_queued_prompt_means_it_is_never_sent(tmp_path: Path) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=one_chat) as r:
         r.gw.runtime_of["s1"] = "r1"
         r.ctl.send("s1", "second thoughts", ())
         r.ctl.send("s1", "keep this one", ())
@@ -55,10 +52,7 @@ async def test_discarding_a_queued_prompt_means_it_is_never_sent(tmp_path: Path)
 
 
 async def test_a_prompt_given_back_to_the_composer_leaves_no_bubble(tmp_path: Path) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=one_chat) as r:
         r.gw.runtime_of["s1"] = "r1"
         r.gw.submit_error = RpcError(-32000, "the model refused", method="prompt.submit")
         r.ctl.open_session("s1")
@@ -79,10 +73,7 @@ async def test_a_prompt_given_back_to_the_composer_leaves_no_bubble(tmp_path: Pa
 async def test_editing_an_unsent_prompt_takes_it_back_and_it_is_never_sent(
     tmp_path: Path,
 ) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=one_chat) as r:
         r.gw.runtime_of["s1"] = "r1"
         r.ctl.send("s1", "not yet", ())
         [bubble] = user_bubbles(r.ctl.open_session("s1"))
@@ -102,10 +93,7 @@ async def test_editing_an_unsent_prompt_takes_it_back_and_it_is_never_sent(
 async def test_retrying_a_failed_prompt_sends_it_again_from_a_single_bubble(
     tmp_path: Path,
 ) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
-
-    async with rig(tmp_path, seed=seed) as r:
+    async with rig(tmp_path, seed=one_chat) as r:
         r.gw.runtime_of["s1"] = "r1"
         r.gw.submit_error = RpcError(-32000, "the model refused", method="prompt.submit")
 

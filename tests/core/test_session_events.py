@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.core.storage import Store
-from tests.core.controller_rig import rig, settle
-
-
-def _two_chats(store: Store) -> None:
-    store.upsert_session("p", "s1", runtime_id="r1", title="One", updated_at=2.0)
-    store.upsert_session("p", "s2", runtime_id="r2", title="Two", updated_at=1.0)
+from tests.core.controller_rig import rig, settle, two_chats
 
 
 async def test_a_gateway_notice_reaches_the_user_on_the_chat_it_concerns(tmp_path: Path) -> None:
-    async with rig(tmp_path, seed=_two_chats) as r:
+    async with rig(tmp_path, seed=two_chats) as r:
         r.gw.runtime_of.update(s1="r1", s2="r2")
         r.ctl.open_session("s2")
         r.ctl.open_session("s1")
@@ -32,7 +26,7 @@ async def test_a_gateway_notice_reaches_the_user_on_the_chat_it_concerns(tmp_pat
 async def test_a_turn_ending_off_screen_marks_its_chat_unread_once_per_turn(
     tmp_path: Path,
 ) -> None:
-    async with rig(tmp_path, seed=_two_chats) as r:
+    async with rig(tmp_path, seed=two_chats) as r:
         r.gw.runtime_of.update(s1="r1", s2="r2")
         r.ctl.open_session("s2")
         r.ctl.open_session("s1")  # on screen
