@@ -1,1 +1,2 @@
-"""What the client core and the embedded gateway both need: clock, JSON, file writes, limits."""
+"""What the client core and the embedded gateway both need: clock, JSON, file writes, limits,
+error codes, per-user folders, loopback hosts."""
