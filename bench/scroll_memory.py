@@ -85,6 +85,8 @@ async def drive(app: Any) -> None:
     clock = PaintClock(app.window)
     await open_session(app, clock, KEY)
     model = app.window.chat_view.chat_model
+    await settle()
+    opened = {"rss": tree_rss_mb(), "app_rss": rss_mb(os.getpid())}
     up = await drag(app, clock, True, lambda: first_shown(app) <= N - BACK, "20,000 back")
     await settle()
     far = {"rss": tree_rss_mb(), "app_rss": rss_mb(os.getpid()), "rows": model.rowCount()}
@@ -96,7 +98,7 @@ async def drive(app: Any) -> None:
     down = await drag(app, clock, False, lambda: newest_shown(app), "the newest message")
     await settle()
     back = {"rss": tree_rss_mb(), "app_rss": rss_mb(os.getpid()), "rows": model.rowCount()}
-    finish(app, {"far": far, "back": back, "up_drags": up, "down_drags": down})
+    finish(app, {"opened": opened, "far": far, "back": back, "up_drags": up, "down_drags": down})
 
 
 def run(profile: bool = False) -> dict[str, Any]:

@@ -133,7 +133,9 @@ class Conversation:
             self.messages = list(messages)
 
     def append_local(self, message: ChatMessage) -> None:
-        """A bubble that originates here (the user's prompt, a notice)."""
+        """A bubble that originates here (the user's prompt, a notice): shown at the live
+        end, so a window far up is let go."""
+        self.reattach()
         self.messages.append(message)
         self._changed()
 

@@ -57,10 +57,12 @@ from desktop.ui.theme import LIGHT, Colors
 from desktop.ui.usage import footer_text
 
 _Index = QModelIndex | QPersistentModelIndex
-LAYOUT_CACHE = 256
+LAYOUT_CACHE = 128
 # Painted bubbles kept as pixmaps: this many screens' worth (the screen on view and the ones
-# drawn ahead above and below, with room to scroll back), least recent dropped first.
-PIXMAP_SCREENS = 6
+# drawn ahead above and below, with room to scroll back), least recent dropped first. Each
+# screen is about 1.7 MB at the default window size: 4, not 6, keeps a long scroll under the
+# memory target (see bench/scroll_memory.py).
+PIXMAP_SCREENS = 4
 PIXMAP_FLOOR = 4 * 2**20
 # Finished block groups of streaming replies, drawn once each; a reply's groups must all fit.
 BLOCK_PIXMAP_SCREENS = 4
@@ -172,11 +174,17 @@ class BubbleDelegate(QStyledItemDelegate):
         self._metrics = None
 
     def forget_rows(self, message_ids: list[str]) -> None:
-        """Rows let go (far from the screen): their heights are not kept either."""
-        for message_id in message_ids:
+        """Rows let go (far from the screen): their heights, layouts and pictures go too."""
+        gone = set(message_ids)
+        for message_id in gone:
             self._exact.pop(message_id, None)
             self._estimates.pop(message_id, None)
             self._expanded.pop(message_id, None)
+            self._live_keys.pop(message_id, None)
+        for key in [k for k in self._layouts if k[0] in gone]:
+            del self._layouts[key]
+        for key in [k for k in self._pixmaps if k[0] in gone]:
+            self._pixmap_bytes -= self._pixmaps.pop(key)[1]
 
     def forget_expanded(self) -> None:
         """Collapse everything (a different session was opened)."""

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.common.heap import release_free_memory
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.chat_delegate import BubbleDelegate
 from desktop.ui.chat_model import MessageListModel
@@ -62,6 +63,7 @@ from desktop.ui.theme import Colors
 BOTTOM_SLACK = 8
 # Older history is asked for this many screens before the top of what is loaded is reached.
 PREFETCH_SCREENS = 3
+RELEASE_MS = 300  # scrolling and rows paused this long: freed memory is handed back
 # Rows this many screens above and below the view are drawn ahead in idle time, in slices of
 # at most AHEAD_SLICE seconds, so a page step blits cached bubbles instead of laying them out.
 AHEAD_SCREENS = 1
@@ -125,6 +127,14 @@ class ChatView(QListView):
         self._ahead = QTimer(self)
         self._ahead.setSingleShot(True)
         self._ahead.timeout.connect(self._prepare_ahead)
+        # Armed by scrolling and by rows coming and going (a session opened, pages loaded or
+        # let go): once that pauses, the heap they freed (rows, pages decoded, bubbles drawn
+        # and evicted) is handed back; the C library keeps it otherwise, and the app would stay
+        # at its high-water mark. About 0.3 ms. Idle means no timer.
+        self._release = QTimer(self)
+        self._release.setSingleShot(True)
+        self._release.setInterval(RELEASE_MS)
+        self._release.timeout.connect(release_free_memory)
         self.bubbles = BubbleDelegate(self, self.chat_model)
         self.setModel(self.chat_model)
         self.setItemDelegate(self.bubbles)
@@ -188,6 +198,7 @@ class ChatView(QListView):
         self._rebuild()
         self._place(True, -1, 0)
         self.viewport().update()
+        self._release.start()
         self._want_older()
 
     def prepend_messages(self, messages: list[ChatMessage]) -> None:
@@ -204,6 +215,7 @@ class ChatView(QListView):
         self._rebuild()
         self._place(follow, anchor + count if anchor >= 0 else -1, offset)
         self.viewport().update()
+        self._release.start()
         self._want_older()
 
     def append_messages(self, messages: list[ChatMessage]) -> None:
@@ -216,6 +228,7 @@ class ChatView(QListView):
         self._rebuild()
         self._place(False, anchor, offset)
         self.viewport().update()
+        self._release.start()
         self._want_newer()
 
     def drop_messages(self, count: int, newest: bool) -> None:
@@ -240,6 +253,7 @@ class ChatView(QListView):
         self._place(follow, anchor - shift, offset)
         self._update_focus_row()
         self.viewport().update()
+        self._release.start()
 
     def _prepare_ahead(self) -> None:
         """Draw the nearest undrawn rows around the view, for one short slice of time."""
@@ -492,6 +506,17 @@ class ChatView(QListView):
         prefix = f"{key}:"
         first = self.chat_model.message_at(0).id
         tail = first[len(prefix) :] if first.startswith(prefix) else ""
+        return int(tail) if tail.isdigit() else None
+
+    def last_position(self, key: str) -> int | None:
+        """Where the last loaded message sits in the whole history of session `key` (see
+        `first_position`); None when its id does not say (a live reply, a local bubble)."""
+        n = self.chat_model.rowCount()
+        if not n:
+            return None
+        prefix = f"{key}:"
+        last = self.chat_model.message_at(n - 1).id
+        tail = last[len(prefix) :] if last.startswith(prefix) else ""
         return int(tail) if tail.isdigit() else None
 
     def row_of_hit(self, idx: int | None, term: str, key: str = "") -> int:
@@ -895,6 +920,7 @@ class ChatView(QListView):
             self._at_bottom = value >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
             self._want_older()
             self._want_newer()
+            self._release.start()
 
     def _on_scrollbar_range_changed(self, _low: int, high: int) -> None:
         if self._at_bottom and not self._adjusting:

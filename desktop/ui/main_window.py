@@ -726,8 +726,12 @@ class MainWindow(QMainWindow):
         terms = [t for t, match in snippet_runs(hit.snippet) if match]
         term = terms[0] if terms else query
         idx = hit.message_idx if hit.source == "message" else None
-        first = self.chat_view.first_position(key)
         backend = self.backend
+        last = self.chat_view.last_position(key)
+        if idx is not None and last is not None and idx > last and backend is not None:
+            # Newer than a window far up (its newer rows let go): from the live end again.
+            self.chat_view.show_messages(backend.open_session(key))
+        first = self.chat_view.first_position(key)
         if idx is not None and first is not None and idx < first and backend is not None:
             backend.load_older(key)  # answered by _on_bridge_messages_prepended
             return "older"
