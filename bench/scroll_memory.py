@@ -135,7 +135,8 @@ def results(base: float) -> list[Any]:
             "bare QApplication + the same gateway",
             far["rss"] <= TARGET_MB,
             f"{how} until message {far['at']:,} is on screen; app alone "
-            f"{far['app_rss']:.0f} MB, {far['rows']:,} rows in the chat model" + note,
+            f"{far['app_rss']:.0f} MB, {far['rows']:,} rows in the chat model (tree "
+            f"{got['opened']['rss']:.0f} MB just opened)" + note,
         ),
         Result(
             BENCH,
