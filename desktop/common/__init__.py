@@ -1,2 +1,1 @@
-"""What the client core and the embedded gateway both need: clock, JSON, file writes, limits,
-error codes, per-user folders, loopback hosts."""
+"""What the client core and the embedded gateway share: clock, JSON, files, limits, codes, hosts."""
