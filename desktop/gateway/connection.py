@@ -147,7 +147,7 @@ class Connection:
         try:
             async for message in self._ws:
                 self._last_inbound = self._clock.monotonic()
-                reply = self._handle(message)
+                reply = self.answer(message)
                 if reply is not None:
                     self._enqueue(reply)
                 if self._open and self._backlogged():
@@ -187,7 +187,8 @@ class Connection:
         except ConnectionClosed:
             self._mark_closed()
 
-    def _handle(self, message: str | bytes) -> dict[str, Any] | None:
+    def answer(self, message: str | bytes) -> dict[str, Any] | None:
+        """The reply to one message from the client (None for a notification); never raises."""
         try:
             text = message.decode("utf-8") if isinstance(message, bytes) else message
             request = loads(text.strip())

@@ -30,6 +30,16 @@ class _Socket:
         self.transport = _Transport()
         self.gate: asyncio.Event | None = None
         self.arrived = asyncio.Event()
+        self.incoming: asyncio.Queue[str | None] = asyncio.Queue()  # None: the client left
+
+    def __aiter__(self) -> _Socket:
+        return self
+
+    async def __anext__(self) -> str:
+        message = await self.incoming.get()
+        if message is None:
+            raise StopAsyncIteration
+        return message
 
     async def send(self, data: str | bytes, text: bool | None = None) -> None:
         if self.gate is not None:
@@ -37,6 +47,13 @@ class _Socket:
         assert text is True  # always a text frame
         self.sent.append(data.decode() if isinstance(data, bytes) else data)
         self.arrived.set()
+
+
+class _Methods:
+    """Answers every request with {"ok": True}, as gateway.ping does."""
+
+    def call(self, _peer: Connection, _method: str, _params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
 
 
 class _Hub:
@@ -53,18 +70,20 @@ async def _until_sent(ws: _Socket, count: int) -> None:
         await ws.arrived.wait()
 
 
-async def _with_writer(conn: Connection, body: Any) -> None:
-    writer = asyncio.get_running_loop().create_task(conn._write())
+async def _serving(conn: Connection, ws: _Socket, body: Any) -> None:
+    """Serve the socket as the gateway does while `body` runs; then the client leaves."""
+    server = asyncio.get_running_loop().create_task(conn.serve({"heartbeat": True}))
+    await asyncio.sleep(0)  # the server greets with gateway.ready before anything else
     try:
         await body
     finally:
-        writer.cancel()
-        await asyncio.gather(writer, return_exceptions=True)
+        ws.incoming.put_nowait(None)
+        await server
 
 
 def _connection(**kwargs: Any) -> tuple[Connection, _Socket, _Hub]:
     ws, hub = _Socket(), _Hub()
-    conn = Connection(ws, hub, None, ManualClock(), **kwargs)  # type: ignore[arg-type]
+    conn = Connection(ws, hub, _Methods(), ManualClock(), **kwargs)  # type: ignore[arg-type]
     return conn, ws, hub
 
 
@@ -106,16 +125,20 @@ async def test_events_and_replies_go_out_once_each_in_order() -> None:
     async def body() -> None:
         for i in range(5):
             conn.send_event(log.append("r1", "message.delta", {"text": f"t{i}"}))
-        conn._enqueue({"jsonrpc": "2.0", "id": 7, "result": {"ok": True}})
-        conn.send_event({"type": "gateway.ready", "payload": {"heartbeat": True}})
+        ws.incoming.put_nowait('{"jsonrpc": "2.0", "id": 7, "method": "gateway.ping"}')
         await _until_sent(ws, 7)
+        conn.send_event({"type": "notice", "payload": {"text": "after the reply"}})
+        await _until_sent(ws, 8)
 
-    await _with_writer(conn, body())
-    assert ws.sent[:5] == [e.frame for e in log.since(0)[0]]  # type: ignore[attr-defined]
-    assert json.loads(ws.sent[5]) == {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}}
-    ready = decode_frame(ws.sent[6])
-    assert isinstance(ready, Event) and ready.payload == {"heartbeat": True}
-    assert conn.open and not conn.dropped_slow
+    await _serving(conn, ws, body())
+    ready = decode_frame(ws.sent[0])
+    assert isinstance(ready, Event) and ready.type == "gateway.ready"
+    assert ready.payload == {"heartbeat": True}
+    assert ws.sent[1:6] == [e.frame for e in log.since(0)[0]]  # type: ignore[attr-defined]
+    assert json.loads(ws.sent[6]) == {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}}
+    notice = decode_frame(ws.sent[7])
+    assert isinstance(notice, Event) and notice.payload == {"text": "after the reply"}
+    assert len(ws.sent) == 8 and not conn.dropped_slow
 
 
 async def test_client_that_stops_reading_is_cut_off_at_the_queue_limit() -> None:
@@ -124,14 +147,13 @@ async def test_client_that_stops_reading_is_cut_off_at_the_queue_limit() -> None
     log = EventLog()
 
     async def body() -> None:
-        conn.send_event(log.append("r1", "message.delta", {"text": "held"}))
-        await asyncio.sleep(0)  # the writer takes it and blocks in send
+        await asyncio.sleep(0)  # the writer takes gateway.ready and blocks in send
         for i in range(4):
             conn.send_event(log.append("r1", "message.delta", {"text": f"q{i}"}))
         assert conn.open
         conn.send_event(log.append("r1", "message.delta", {"text": "one too many"}))
 
-    await _with_writer(conn, body())
+    await _serving(conn, ws, body())
     assert conn.dropped_slow and not conn.open
     assert ws.transport.aborted and hub.detached == [conn]
     conn.send_event(log.append("r1", "message.delta", {"text": "after"}))  # ignored, no error

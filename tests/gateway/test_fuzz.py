@@ -53,7 +53,7 @@ def test_any_frame_gets_a_valid_json_rpc_reply_or_none(frame: Any) -> None:
         spool = AttachmentSpool(Path(spool_dir.name), wall=clock.wall)
         hub = SessionHub(store, ScriptedProvider(), clock, spool, epoch="e")
         conn = Connection(None, hub, Methods(hub), ManualClock())  # type: ignore[arg-type]
-        reply = conn._handle(frame)
+        reply = conn.answer(frame)
         if reply is not None:
             assert reply["jsonrpc"] == "2.0" and "id" in reply
             assert ("result" in reply) != ("error" in reply)
