@@ -231,13 +231,8 @@ class Outbox:
             if e.state is DeliveryState.UNCONFIRMED
         }
 
-    def rebind(self, profile_id: str, session_key: str, runtime_id: str) -> None:
-        """The session got a new runtime id (resumed cold): send its prompts there."""
-        if self._store.session(profile_id, session_key) is not None:
-            self._store.upsert_session(profile_id, session_key, runtime_id=runtime_id)
-        self._retarget(profile_id, session_key, runtime_id)
-
     def _retarget(self, profile_id: str, session_key: str, runtime_id: str) -> None:
+        """The router resumed the session under a new runtime id: its prompts go there."""
         for e in self._store.outbox_entries(profile_id, session_key):
             if e.runtime_id != runtime_id:
                 self._store.outbox_update(e.submission_ref, runtime_id=runtime_id)

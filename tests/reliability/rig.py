@@ -341,8 +341,8 @@ class Rig:
         self.sup.add_status_listener(self._on_status)
 
     def _on_ids(self, stored: str, runtime: str) -> None:
+        # As the app does: the router's runtime ids are recorded, the outbox reads them there.
         self.store.upsert_session(self.opt.profile_id, stored, runtime_id=runtime)
-        self.outbox.rebind(self.opt.profile_id, stored, runtime)
 
     def _on_gone(self, stored: str, reason: str) -> None:
         self.gone.append(stored)
