@@ -8,10 +8,14 @@ from pathlib import Path
 from typing import Protocol
 
 from desktop.common.atomic import write_atomic
+from desktop.core.storage import StorageError
 
 
 class EpochStore(Protocol):
-    """Hands out strictly increasing connection epochs per profile."""
+    """Hands out strictly increasing connection epochs per profile.
+
+    `next_epoch` raises StorageError when the new epoch cannot be kept (nothing handed out).
+    """
 
     def current(self, profile_id: str) -> int: ...
 
@@ -56,9 +60,19 @@ class FileEpochStore:
         with self._lock:
             # Re-read so two stores on one file (two app instances) still never go backwards.
             on_disk = self._load().get(profile_id, 0)
-            value = max(on_disk, self._epochs.get(profile_id, 0)) + 1
+            held = self._epochs.get(profile_id)
+            value = max(on_disk, held or 0) + 1
             self._epochs[profile_id] = value
-            self._write()
+            try:
+                self._write()
+            except OSError as exc:
+                # Not durable, so not handed out: after a crash it could be handed out again.
+                if held is None:
+                    del self._epochs[profile_id]
+                else:
+                    self._epochs[profile_id] = held
+                reason = exc.strerror or str(exc)
+                raise StorageError(f"could not save the connection epoch: {reason}") from exc
             return value
 
     def _load(self) -> dict[str, int]:

@@ -23,6 +23,7 @@ from desktop.core.errors import (
 )
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.core.profiles import Profile, ProfileError, validate_url
+from desktop.core.storage import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -361,7 +362,15 @@ class ConnectionSupervisor:
         """
         self._drop_client("superseded by a new attempt")
         await self._settle_closing(CLOSE_GRACE)
-        epoch = self._store.next_epoch(self._profile.id)
+        try:
+            epoch = self._store.next_epoch(self._profile.id)
+        except StorageError as exc:
+            # This computer's disk, not the link: said as the reason, and tried again after
+            # the backoff (room may be made meanwhile); never the end of the loop.
+            log.warning("%s", exc)
+            self._record(str(exc))
+            self._lost_reason = str(exc)
+            return False
         self._epoch = epoch
         self._lost.clear()
         self._lost_reason = ""

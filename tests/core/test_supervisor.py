@@ -101,6 +101,27 @@ async def test_epochs_strictly_grow_and_survive_a_new_supervisor(tmp_path: Path)
     await sup2.close()
 
 
+async def test_an_epoch_the_disk_cannot_keep_is_told_and_retried_not_a_dead_loop(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "data"
+    folder.write_text("a file where the data folder should be")  # every write there fails
+    clock = ManualClock()
+    net = FakeNet()
+    sup, _ = make(net, clock, FileEpochStore(folder / "epochs.json"))
+    sup.start()
+    await until(lambda: state(sup) is ConnectionState.RECONNECTING, "the attempt given up")
+
+    assert sup.status.reason.startswith("could not save the connection epoch")
+    assert net.attempts == 0, "no socket opened under an epoch that may be handed out again"
+    folder.unlink()
+    folder.mkdir()  # the user made room
+    clock.advance(30)
+    await until(lambda: state(sup) is ConnectionState.ONLINE, "online once it can be saved")
+    assert FileEpochStore(folder / "epochs.json").current(PROFILE.id) == sup.epoch == 1
+    await sup.close()
+
+
 # -- retry versus fatal ---------------------------------------------------------------------
 
 
