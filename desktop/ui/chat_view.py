@@ -41,10 +41,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.common.heap import release_free_memory
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.chat_delegate import BubbleDelegate
 from desktop.ui.chat_model import MessageListModel
+from desktop.ui.heap import release_free_memory
 from desktop.ui.links import LinkOpener
 from desktop.ui.markdown import plain_text
 from desktop.ui.message_actions import MessageActions

@@ -145,6 +145,7 @@ SCROLLED = 3000  # messages of the session scrolled far up and down again
 BOUND = HISTORY_HELD + HISTORY_PAGE  # rows a view may hold for a moment: a page before its drop
 HELD = BOUND + HISTORY_WINDOW  # and the conversation: that, and the live end kept hidden
 ESSAY = " ".join(f"word{i}" for i in range(300))
+REPLY_TEXT = "Hello back."
 
 
 async def drag_until(
@@ -228,6 +229,80 @@ async def test_scrolling_far_up_holds_a_bounded_window_and_down_again_shows_the_
             assert [(m.role, m.text) for m in shown[-2:]] == [
                 (Role.USER, "Write an essay"),
                 (Role.ASSISTANT, ESSAY),
+            ]
+            assert len({m.id for m in shown}) == len(shown), "no message shown twice"
+        finally:
+            await app.close()
+
+
+async def test_far_up_a_newer_search_hit_or_a_prompt_returns_to_the_live_end(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    texts = [f"m{i}" for i in range(SCROLLED)]
+    late = SCROLLED - 100  # newer than any window far up holds
+    texts[late] = "The quokka is a small macropod that seems to smile."
+    roles = ["user" if i % 2 == 0 else "assistant" for i in range(SCROLLED)]
+    with FakeOpenAIServer(REPLY_TEXT) as provider:
+        use_fake_provider(tmp_path, provider.base_url)
+        paths = AppPaths.create(str(tmp_path))
+        gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
+        gateway.create_session("long", "Long", "desktop", 1.0)
+        gateway.import_messages("long", [(roles[i], texts[i], 2.0 + i) for i in range(SCROLLED)])
+        gateway.close()
+        local = LocalStore(paths.data / "hermes-qt.sqlite3")  # searchable, as after reading it
+        local.upsert_session(EMBEDDED_PROFILE_ID, "long", title="Long", message_count=SCROLLED)
+        local.replace_messages(
+            EMBEDDED_PROFILE_ID,
+            "long",
+            [CachedMessage(i, roles[i], texts[i], created_at=2.0 + i) for i in range(SCROLLED)],
+        )
+        local.close()
+        app = App.open(tmp_path, qtbot)
+        try:
+            await app.wait_online()
+            win, view = app.window, app.window.chat_view
+            await until(lambda: win.session_model.row_of("long") is not None, "listed")
+            win.open_session("long")
+            # The cached history shows first, then the gateway's window replaces it.
+            await until(lambda: view.first_position("long") == SCROLLED - HISTORY_WINDOW, "opened")
+            held: list[tuple[int, int]] = []
+
+            def far_up() -> bool:
+                first = view.first_position("long")
+                return first is not None and first <= 600
+
+            await drag_until(app, True, far_up, "far up", held)
+            last = view.last_position("long")
+            assert last is not None and last < late, "far up, the newer rows were let go"
+            # A search hit newer than the window: shown from the live end, centred and marked.
+            QTest.keyClicks(win.search_box, "quokka")
+            await until(lambda: win.session_filter.rowCount() == 1, "the chat found")
+            QTest.keyClick(win.search_box, Qt.Key.Key_Return)
+
+            def landed() -> bool:
+                index = view.currentIndex()
+                return (
+                    index.isValid()
+                    and view.chat_model.message_at(index.row()).id == f"long:{late}"
+                    and view.bubbles.match_row == index.row()
+                )
+
+            await until(landed, f"message {late} centred and marked")
+            win.search_box.clear()
+            win.find_bar.close()
+            await drag_until(app, True, far_up, "far up again", held)
+            # A prompt sent from far up shows at the end, the view following it, reply once.
+            app.type_and_send(qtbot, "Hello from far up")
+            await until(
+                lambda: app.finished_replies()[-1].text == REPLY_TEXT and view.at_bottom, "reply"
+            )
+            shown = app.messages()
+            assert [(m.role, m.text) for m in shown[-2:]] == [
+                (Role.USER, "Hello from far up"),
+                (Role.ASSISTANT, REPLY_TEXT),
+            ]
+            assert [m.text for m in shown[-5:-2]] == [
+                f"m{i}" for i in range(SCROLLED - 3, SCROLLED)
             ]
             assert len({m.id for m in shown}) == len(shown), "no message shown twice"
         finally:
