@@ -7,6 +7,7 @@ import stat
 from dataclasses import replace
 from pathlib import Path
 
+from desktop.gateway.providers.base import ChatMessage
 from desktop.gateway.providers.config import (
     KEYRING_SERVICE,
     KeyStore,
@@ -17,6 +18,7 @@ from desktop.gateway.providers.fallback import FallbackChain
 from desktop.gateway.providers.offline import OfflineProvider
 from desktop.gateway.providers.openai import OpenAICompatibleProvider
 from desktop.gateway.providers.registry import load_provider, save_providers
+from tests.support.fake_openai import FakeOpenAIServer
 
 SECRET = "sk-live-very-secret"
 
@@ -64,9 +66,23 @@ async def test_round_trip_with_keyring_keeps_keys_out_of_the_file(tmp_path: Path
         primary, backup = chain.providers
         assert isinstance(primary, OpenAICompatibleProvider)
         assert (primary.name, primary.model, primary.idle_timeout) == ("main", "gpt-x", 45)
-        assert primary._api_key == SECRET and backup.name == "local"
+        assert backup.name == "local"
     finally:
         await chain.aclose()
+
+
+async def test_the_key_kept_in_the_keyring_is_the_one_the_provider_sends(tmp_path: Path) -> None:
+    store = KeyStore(tmp_path, MemoryKeyring())
+    with FakeOpenAIServer(reply="Hi.") as server:
+        server.api_key = SECRET  # anything else is answered 401
+        main = ProviderSettings("main", server.base_url, server.model, id="m")
+        save_providers(tmp_path, [main], {"m": SECRET}, keys=store)
+        provider = load_provider(tmp_path, keys=store)
+        try:
+            chunks = [c async for c in provider.stream([ChatMessage("user", "hello")])]
+            assert "".join(c.text for c in chunks) == "Hi."
+        finally:
+            await provider.aclose()
 
 
 def test_without_keyring_keys_go_to_a_private_file(tmp_path: Path) -> None:
