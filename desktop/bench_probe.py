@@ -40,7 +40,7 @@ def report_startup(window: MainWindow, backend: ChatBackend) -> None:
     _kept.add(probe)  # its Python side must outlive this call to be called
     window.installEventFilter(probe)
 
-    class Online(BackendListener):  # the protocol's other callbacks do nothing
+    class Online(BackendListener):  # its other callbacks do nothing
         seen = False
 
         def on_status(self, status: ConnectionStatus) -> None:
@@ -48,7 +48,7 @@ def report_startup(window: MainWindow, backend: ChatBackend) -> None:
                 self.seen = True
                 print(f"ONLINE {time.monotonic()}", flush=True)
 
-    backend.add_listener(Online())
+    backend.subscribe(Online())
     if backend.status().state is ConnectionState.ONLINE:
         print(f"ONLINE {time.monotonic()}", flush=True)
 

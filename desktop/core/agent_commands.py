@@ -15,7 +15,7 @@ from typing import Any
 from desktop.common.codes import METHOD_NOT_FOUND
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError, RpcError
-from desktop.core.listeners import Notify
+from desktop.core.listeners import Notify, notice
 from desktop.core.models import ChatMessage, ModelChoice, Role
 from desktop.core.protocol import COMMANDS_CATALOG, CONFIG_SET, MODEL_OPTIONS, SLASH_EXEC
 from desktop.core.sessions import SessionRouter
@@ -74,7 +74,7 @@ class AgentCommands:
             for p in (pairs if isinstance(pairs, list) else [])
             if isinstance(p, list | tuple) and p and str(p[0]).startswith("/")
         ]
-        self._notify("on_commands", key, commands)
+        self._notify(lambda listener: listener.on_commands(key, commands))
 
     async def _run(self, key: str, command: str) -> None:
         if not command.startswith("/"):
@@ -110,7 +110,7 @@ class AgentCommands:
                     choices.append(
                         ModelChoice(slug, name, str(model), (slug, str(model)) == current)
                     )
-        self._notify("on_models", key, choices)
+        self._notify(lambda listener: listener.on_models(key, choices))
 
     async def _set_model(self, key: str, choice: ModelChoice) -> None:
         value = f"{choice.model} --provider {choice.provider}" if choice.provider else choice.model
@@ -119,7 +119,7 @@ class AgentCommands:
             return
         warning = str(result.get("warning") or "")
         if warning:
-            self._notify("on_notice", key, warning)
+            notice(self._notify, key, warning)
         conv = self._feed.get(key)
         if conv is not None:
             # The next session.info confirms it; the header changes at once.
@@ -135,10 +135,10 @@ class AgentCommands:
             return await self._sup.call(method, {"session_id": runtime, **params})
         except RpcError as exc:
             if exc.code != METHOD_NOT_FOUND and not quiet:
-                self._notify("on_notice", key, f"{method}: {exc.message}")
+                notice(self._notify, key, f"{method}: {exc.message}")
             return None
         except GatewayError as exc:
             log.info("%s failed: %s", method, exc)
             if not quiet:
-                self._notify("on_notice", key, f"{method} failed: {exc}")
+                notice(self._notify, key, f"{method} failed: {exc}")
             return None

@@ -48,7 +48,7 @@ class ComposerDrafts:
         draft = _draft(record)
         if key in self._left:
             self._left.discard(key)
-            self._notify("on_draft_restored", key, draft)
+            self._notify(lambda listener: listener.on_draft_restored(key, draft))
         return draft
 
     def save(self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]) -> None:
@@ -78,10 +78,15 @@ class ComposerDrafts:
             log.warning("could not restore a prompt to the composer: %s", exc)
             return False
         error = entry.error or "delivery not confirmed"
-        self._notify("on_prompt_restored", key, _draft(result.draft), error)
+        draft = _draft(result.draft)
+        self._notify(lambda listener: listener.on_prompt_restored(key, draft, error))
         return True
 
     def _on_drafts_save_state(self, drafts_key: str, saved: bool, error: Any) -> None:
         profile, key = split_draft_key(drafts_key)
         if profile == self._id:
-            self._notify("on_draft_save_state", key, saved, str(error) if error else "")
+            self._notify(
+                lambda listener: listener.on_draft_save_state(
+                    key, saved, str(error) if error else ""
+                )
+            )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.drafts import DraftKeeper
 from desktop.core.errors import GatewayError, HermesQtError
 from desktop.core.export import export_conversation
-from desktop.core.listeners import ListenerSet
+from desktop.core.listeners import BackendListener, notice
 from desktop.core.models import (
     Attachment,
     ChatMessage,
@@ -36,6 +35,7 @@ from desktop.core.models import (
     ReconnectRecord,
     SessionSummary,
 )
+from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.online_catchup import OnlineCatchUp
 from desktop.core.outbox import Outbox
 from desktop.core.prompt_bubbles import PromptBubbles, ref_of
@@ -89,8 +89,8 @@ class ProfileController:
         self._outbox = outbox
         self._attachments = attachments
         self._port = port  # the one the outbox reaches this profile by
-        self._listeners = ListenerSet()
-        notify = self._listeners.notify
+        self._listeners: Observers[BackendListener] = Observers("backend")
+        notify = self._listeners.emit
         self._index = SessionIndex(profile_id, store, clock, notify)
         self._feed = ConversationFeed(router, self._index, clock, notify)
         self._drafts = ComposerDrafts(profile_id, drafts, store, notify)
@@ -133,7 +133,7 @@ class ProfileController:
         )
         events = SessionEvents(router, self._index, notify)
         self._unsubs: list[Callable[[], None]] = [
-            supervisor.add_status_listener(partial(notify, "on_status")),
+            supervisor.add_status_listener(self._on_status),
             supervisor.subscribe(events.on_supervisor_event),
             router.on_synced(self._catchup.on_router_synced),
             router.on_snapshot(self._catchup.on_router_snapshot),
@@ -169,11 +169,12 @@ class ProfileController:
         await self._router.close()
         await self._sup.close()
 
-    def add_listener(self, listener: Any) -> None:
-        self._listeners.add(listener)
+    def subscribe(self, listener: BackendListener) -> Unsubscribe:
+        """Every callback reaches `listener` until the returned unsubscribe is called."""
+        return self._listeners.subscribe(listener)
 
-    def remove_listener(self, listener: Any) -> None:
-        self._listeners.remove(listener)
+    def _on_status(self, status: ConnectionStatus) -> None:
+        self._listeners.emit(lambda listener: listener.on_status(status))
 
     # -- snapshots -----------------------------------------------------------------------------
 
@@ -301,9 +302,8 @@ class ProfileController:
             self._outbox.submit(self._id, key, runtime, text, attachments)
         except StorageError as exc:
             # Nothing was sent; the prompt goes straight back to the composer.
-            self._listeners.notify(
-                "on_prompt_restored", key, Draft(text, len(text), attachments), str(exc)
-            )
+            draft, error = Draft(text, len(text), attachments), str(exc)
+            self._listeners.emit(lambda listener: listener.on_prompt_restored(key, draft, error))
             return
         self._index.note_prompt(key, text)
         if is_temp_key(key) and self._port.is_online():
@@ -340,7 +340,7 @@ class ProfileController:
         # Answered here: the card goes (the feed tells listeners when the conversation had it).
         request = conv.answered(request_id) if conv is not None else None
         if request is None:
-            self._listeners.notify("on_approval_closed", key, request_id)
+            self._listeners.emit(lambda listener: listener.on_approval_closed(key, request_id))
         if not runtime:
             return
         kind = request.kind if request is not None else None
@@ -432,7 +432,7 @@ class ProfileController:
         try:
             await self._sup.call(method, params)
         except GatewayError as exc:
-            self._listeners.notify("on_notice", "", f"{method} failed: {exc}")
+            notice(self._listeners.emit, "", f"{method} failed: {exc}")
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(coro)
@@ -459,7 +459,7 @@ class ProfileController:
 
     def _tell_local_failure(self, key: str, exc: HermesQtError) -> None:
         """An error of this computer's side (disk, attachment) is shown to the user."""
-        self._listeners.notify("on_notice", key, str(exc))
+        notice(self._listeners.emit, key, str(exc))
 
 
 def _dialect(caps: Any) -> str:

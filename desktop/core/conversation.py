@@ -17,6 +17,7 @@ from desktop.core.models import (
     SessionInfo,
     ToolCall,
 )
+from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.protocol import Event
 from desktop.core.requests import (
     BLOCKING_KINDS,
@@ -87,7 +88,7 @@ class Conversation:
         self.info: dict[str, Any] = {}
         self._now = now or (lambda: 0.0)
         self._ids = itertools.count(1)
-        self._listeners: list[ChangeListener] = []
+        self._listeners: Observers[ChangeListener] = Observers("conversation")
         # During a change announcement: the only messages the change touched, when a handler
         # knows them (a reply starting or completing); None means "look at the whole list".
         self.changed_only: tuple[ChatMessage, ...] | None = None
@@ -104,9 +105,8 @@ class Conversation:
             activity=self.status_text if self.running else "",
         )
 
-    def add_listener(self, listener: ChangeListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+    def add_listener(self, listener: ChangeListener) -> Unsubscribe:
+        return self._listeners.subscribe(listener)
 
     @property
     def streaming_message(self) -> ChatMessage | None:
@@ -677,11 +677,7 @@ class Conversation:
     def _changed(self, only: tuple[ChatMessage, ...] | None = None) -> None:
         self.changed_only = only
         try:
-            for listener in list(self._listeners):
-                try:
-                    listener(self)
-                except Exception:
-                    log.exception("conversation listener failed")
+            self._listeners.emit(lambda listener: listener(self))
         finally:
             self.changed_only = None
 

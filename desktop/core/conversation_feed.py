@@ -7,7 +7,7 @@ from collections.abc import Callable
 from desktop.common.clock import Clock
 from desktop.core.conversation import Conversation
 from desktop.core.listeners import Notify
-from desktop.core.models import ChatMessage, SessionInfo
+from desktop.core.models import ApprovalRequest, ChatMessage, SessionInfo
 from desktop.core.session_index import SessionIndex
 from desktop.core.session_keys import is_temp_key
 from desktop.core.sessions import HISTORY_HELD, HISTORY_WINDOW, SessionRouter
@@ -85,7 +85,8 @@ class ConversationFeed:
     def publish(self, key: str, conv: Conversation) -> None:
         """Send the whole message list of `key` to listeners."""
         self.watch(key, conv)
-        self._notify("on_session_messages", key, list(conv.shown))
+        messages = list(conv.shown)
+        self._notify(lambda listener: listener.on_session_messages(key, messages))
 
     def prepended(self, key: str, count: int) -> None:
         """`count` older messages were put before the loaded ones: send just those; then the
@@ -94,10 +95,11 @@ class ConversationFeed:
         if conv is None or count <= 0:
             return
         self._shown[key] = len(conv.messages)
-        self._notify("on_messages_prepended", key, conv.messages[:count])
+        older = conv.messages[:count]
+        self._notify(lambda listener: listener.on_messages_prepended(key, older))
         dropped = conv.drop_newest(HISTORY_HELD, HISTORY_WINDOW)
         if dropped:
-            self._notify("on_messages_dropped", key, dropped, True)
+            self._notify(lambda listener: listener.on_messages_dropped(key, dropped, True))
 
     def appended(self, key: str, count: int) -> None:
         """`count` newer messages were put after the window (`load_newer`): send just those;
@@ -106,17 +108,18 @@ class ConversationFeed:
         if conv is None or count <= 0:
             return
         self._shown[key] = len(conv.messages)
-        self._notify("on_messages_appended", key, conv.shown[-count:])
+        newer = conv.shown[-count:]
+        self._notify(lambda listener: listener.on_messages_appended(key, newer))
         dropped = conv.drop_oldest(HISTORY_HELD)
         if dropped:
-            self._notify("on_messages_dropped", key, dropped, False)
+            self._notify(lambda listener: listener.on_messages_dropped(key, dropped, False))
 
     def remove_message(self, key: str, message_id: str) -> None:
         conv = self.get(key)
         if conv is not None:
             conv.messages[:] = [m for m in conv.messages if m.id != message_id]
             self._shown[key] = len(conv.messages)
-        self._notify("on_message_removed", key, message_id)
+        self._notify(lambda listener: listener.on_message_removed(key, message_id))
 
     def close(self) -> None:
         for unsub in self._unsubs.values():
@@ -129,14 +132,14 @@ class ConversationFeed:
         info = conv.session_info()
         if self._infos.get(key) != info:
             self._infos[key] = info
-            self._notify("on_session_info", key, info)
+            self._notify(lambda listener: listener.on_session_info(key, info))
         if conv.detached:
             return  # the view shows a window far up: the live end shows when it is reached
         messages = conv.messages
         streaming = conv.streaming_message
         shown = self._shown.get(key)
         if streaming is not None and shown == len(messages):
-            self._notify("on_message_changed", key, streaming)
+            self._message_changed(key, streaming)
             return
         changed = _changed_in_place(messages, shown, conv.changed_only)
         if changed is not None:
@@ -144,21 +147,34 @@ class ConversationFeed:
             # (re-sending the whole list would lay out every bubble again mid-stream).
             self._shown[key] = len(messages)
             for msg in changed:
-                self._notify("on_message_changed", key, msg)
+                self._message_changed(key, msg)
         else:
             self._shown[key] = len(messages)
-            self._notify("on_session_messages", key, list(messages))
+            whole = list(messages)
+            self._notify(lambda listener: listener.on_session_messages(key, whole))
 
     def _sync_requests(self, key: str, conv: Conversation) -> None:
         """Cards follow `conv.pending`: each request shown once, removed when it is gone."""
         shown = self._requests.setdefault(key, set())
         for request_id in [r for r in shown if r not in conv.pending]:
             shown.discard(request_id)
-            self._notify("on_approval_closed", key, request_id)
+            self._request_closed(key, request_id)
         for request_id, request in list(conv.pending.items()):
             if request_id not in shown:
                 shown.add(request_id)
-                self._notify("on_approval_request", key, request)
+                self._request_shown(key, request)
+
+    # Called from loops, which make no lambdas of their own (ruff B023 cannot tell that
+    # notify calls them at once).
+
+    def _message_changed(self, key: str, message: ChatMessage) -> None:
+        self._notify(lambda listener: listener.on_message_changed(key, message))
+
+    def _request_closed(self, key: str, request_id: str) -> None:
+        self._notify(lambda listener: listener.on_approval_closed(key, request_id))
+
+    def _request_shown(self, key: str, request: ApprovalRequest) -> None:
+        self._notify(lambda listener: listener.on_approval_request(key, request))
 
 
 def _changed_in_place(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from desktop.common.clock import Clock, TimerHandle
 from desktop.core.models import Attachment
+from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.storage import DraftRecord, StorageError, Store, merge_drafts
 
 SaveListener = Callable[[str, bool, StorageError | None], None]
@@ -58,15 +59,14 @@ class DraftKeeper:
         self._dirty: dict[str, float] = {}  # session key -> when it first became dirty
         self._saved: dict[str, bool] = {}
         self._undo: dict[str, DraftRecord] = {}
-        self._listeners: list[SaveListener] = []
+        self._listeners: Observers[SaveListener] = Observers("draft save state")
         self._timer: TimerHandle | None = None
 
     # -- listeners --------------------------------------------------------------------------
 
-    def on_save_state(self, callback: SaveListener) -> Callable[[], None]:
+    def on_save_state(self, callback: SaveListener) -> Unsubscribe:
         """Call `callback(session_key, saved, error)` when a draft's saved state flips."""
-        self._listeners.append(callback)
-        return lambda: self._listeners.remove(callback)
+        return self._listeners.subscribe(callback)
 
     def is_saved(self, session_key: str) -> bool:
         return session_key not in self._dirty
@@ -196,8 +196,7 @@ class DraftKeeper:
         if self._saved.get(key, True) == saved:
             return
         self._saved[key] = saved
-        for listener in list(self._listeners):
-            listener(key, saved, error)
+        self._listeners.emit(lambda listener: listener(key, saved, error))
 
     def _debounce_deadline(self) -> float:
         now = self._clock.monotonic()

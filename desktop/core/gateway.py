@@ -25,6 +25,7 @@ from desktop.core.errors import (
     RpcError,
     TransportClosedError,
 )
+from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.protocol import (
     GATEWAY_PING,
     READY_EVENT,
@@ -48,7 +49,6 @@ log = logging.getLogger(__name__)
 
 EventListener = Callable[[Event, int], None]
 ClosedListener = Callable[[str, "int | None", int], None]
-Unsubscribe = Callable[[], None]
 T = TypeVar("T")
 
 RTT_SAMPLES = 32
@@ -64,14 +64,6 @@ def _cancelled_by_caller() -> bool:
 def _retrieve(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()
-
-
-def _without(items: tuple[T, ...], item: T) -> tuple[T, ...]:
-    """`items` less the first occurrence of `item` (a no-op when absent)."""
-    if item not in items:
-        return items
-    index = items.index(item)
-    return items[:index] + items[index + 1 :]
 
 
 class ClientState(Enum):
@@ -167,9 +159,8 @@ class JsonRpcGatewayClient:
         self._last_inbound_at: float | None = None
         self._ids = itertools.count(1)
         self._recent_ids: deque[int] = deque(maxlen=RECENT_IDS)
-        # Copy-on-write tuples: dispatch iterates them without copying per frame.
-        self._event_listeners: tuple[EventListener, ...] = ()
-        self._closed_listeners: tuple[ClosedListener, ...] = ()
+        self._event_listeners: Observers[EventListener] = Observers("gateway event")
+        self._closed_listeners: Observers[ClosedListener] = Observers("gateway closed")
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self.stats = ClientStats()
@@ -211,29 +202,11 @@ class JsonRpcGatewayClient:
 
         A listener added while an event is being dispatched hears from the next event on.
         """
-        self._event_listeners = (*self._event_listeners, listener)
-        subscribed = True
-
-        def unsubscribe() -> None:
-            nonlocal subscribed
-            if subscribed:
-                subscribed = False
-                self._event_listeners = _without(self._event_listeners, listener)
-
-        return unsubscribe
+        return self._event_listeners.subscribe(listener)
 
     def on_closed(self, callback: ClosedListener) -> Unsubscribe:
         """Call `callback(reason, code, generation)` once when a generation dies."""
-        self._closed_listeners = (*self._closed_listeners, callback)
-        subscribed = True
-
-        def unsubscribe() -> None:
-            nonlocal subscribed
-            if subscribed:
-                subscribed = False
-                self._closed_listeners = _without(self._closed_listeners, callback)
-
-        return unsubscribe
+        return self._closed_listeners.subscribe(callback)
 
     # ----- connect / close -------------------------------------------------------------------
 
@@ -353,11 +326,8 @@ class JsonRpcGatewayClient:
                 self._spawn(self._close_quietly(link.transport))
         log.info("gateway %s generation %d closed: %s", self.url, link.generation, reason)
         if notify and link.opened:
-            for callback in self._closed_listeners:
-                try:
-                    callback(reason, code, link.generation)
-                except Exception:
-                    log.exception("on_closed callback failed")
+            generation = link.generation
+            self._closed_listeners.emit(lambda callback: callback(reason, code, generation))
 
     @staticmethod
     def _connect_failure(reason: str, code: int | None) -> ConnectError:
@@ -516,14 +486,10 @@ class JsonRpcGatewayClient:
                 self._fail_link(link, str(exc), None, notify=False)
                 return
         generation = link.generation
-        for listener in self._event_listeners:
-            try:
-                listener(event, generation)
-            except Exception:
-                self.stats.listener_errors += 1
-                log.exception("event listener failed on %s", event.type)
-            if link.dead:
-                return
+        # A listener may kill the link (a bad event): the others then hear nothing more of it.
+        self.stats.listener_errors += self._event_listeners.emit(
+            lambda listener: listener(event, generation), stop=lambda: link.dead
+        )
 
     # ----- liveness --------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError
-from desktop.core.listeners import Notify
+from desktop.core.listeners import Notify, notice
 from desktop.core.outbox import Outbox
 from desktop.core.protocol import SESSION_LIST
 from desktop.core.session_index import SessionIndex
@@ -105,7 +105,7 @@ class OnlineCatchUp:
             except StorageError as exc:
                 # Not a connection problem: the user hears of it, the other sessions go on.
                 log.warning("settling the prompts of %s failed: %s", key, exc)
-                self._notify("on_notice", key, f"could not record the delivery: {exc}")
+                notice(self._notify, key, f"could not record the delivery: {exc}")
 
     async def _refresh_list(self, epoch: int) -> None:
         limit = FIRST_PAGE

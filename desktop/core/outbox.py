@@ -26,6 +26,7 @@ from desktop.core.errors import (
     RpcError,
 )
 from desktop.core.models import Attachment, DeliveryState
+from desktop.core.observers import Observers
 from desktop.core.protocol import (
     ATTACHMENTS_CLEAR,
     FILE_ATTACH_BYTES,
@@ -130,9 +131,9 @@ class Outbox:
         self._timers: dict[tuple[str, str], TimerHandle] = {}
         self._sending: set[str] = set()
         self._resumed: set[str] = set()
-        self._state_listeners: _ByProfile[StateListener] = _ByProfile()
-        self._removed_listeners: _ByProfile[StateListener] = _ByProfile()
-        self._restore_listeners: _ByProfile[RestoreListener] = _ByProfile()
+        self._state_listeners: _ByProfile[StateListener] = _ByProfile("outbox state")
+        self._removed_listeners: _ByProfile[StateListener] = _ByProfile("outbox removed")
+        self._restore_listeners: _ByProfile[RestoreListener] = _ByProfile("outbox restore")
         self._recover()
 
     # -- listeners --------------------------------------------------------------------------
@@ -564,15 +565,13 @@ class Outbox:
 
     def _give_back(self, entry: OutboxEntry) -> None:
         """Offer a failed prompt to the composer; drop the entry only once it is kept."""
-        kept = True
-        listeners = self._restore_listeners.of(entry)
-        for listener in listeners:
-            try:
-                kept = listener(entry) is not False and kept
-            except Exception:
-                log.exception("restoring %s failed; it stays queued", entry.submission_ref)
-                kept = False
-        if kept and listeners:
+        answers: list[bool | None] = []
+        failed = self._restore_listeners.emit(
+            entry, lambda listener: answers.append(listener(entry))
+        )
+        if failed:
+            log.warning("restoring %s failed; it stays queued", entry.submission_ref)
+        if answers and not failed and False not in answers:
             self._store.outbox_delete(entry.submission_ref)
             self._emit(self._removed_listeners, entry)
 
@@ -602,27 +601,31 @@ class Outbox:
 
     @staticmethod
     def _emit(listeners: _ByProfile[StateListener], entry: OutboxEntry) -> None:
-        for listener in listeners.of(entry):
-            try:
-                listener(entry)
-            except Exception:  # a broken view must not stop delivery
-                log.exception("outbox listener failed for %s", entry.submission_ref)
+        # A broken view must not stop delivery: Observers logs a failing listener, goes on.
+        listeners.emit(entry, lambda listener: listener(entry))
 
 
 class _ByProfile(Generic[L]):
-    """Listeners by the profile whose entries they hear of (None: every profile's)."""
+    """Observers by the profile whose entries they hear of (None: every profile's)."""
 
-    def __init__(self) -> None:
-        self._lists: dict[str | None, list[L]] = {}
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._observers: dict[str | None, Observers[L]] = {}
 
     def add(self, profile_id: str | None, listener: L) -> Unsubscribe:
-        listeners = self._lists.setdefault(profile_id, [])
-        listeners.append(listener)
-        return lambda: listeners.remove(listener) if listener in listeners else None
+        observers = self._observers.get(profile_id)
+        if observers is None:
+            observers = self._observers[profile_id] = Observers(self._name)
+        return observers.subscribe(listener)
 
-    def of(self, entry: OutboxEntry) -> list[L]:
-        """A copy: a listener may subscribe or unsubscribe while it is called."""
-        return [*self._lists.get(None, ()), *self._lists.get(entry.profile_id, ())]
+    def emit(self, entry: OutboxEntry, call: Callable[[L], object]) -> int:
+        """`call(listener)` for every listener of the entry's profile; how many raised."""
+        failed = 0
+        for profile_id in (None, entry.profile_id):
+            observers = self._observers.get(profile_id)
+            if observers is not None:
+                failed += observers.emit(call)
+        return failed
 
 
 def _is_user(row: Any) -> bool:

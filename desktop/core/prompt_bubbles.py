@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from desktop.core.conversation import LOCAL_PREFIX
 from desktop.core.conversation_feed import ConversationFeed
-from desktop.core.listeners import Notify
+from desktop.core.listeners import Notify, notice
 from desktop.core.models import ChatMessage, DeliveryState, Draft, Role, SessionSummary
 from desktop.core.outbox import Outbox, OutboxError
 from desktop.core.session_index import SessionIndex, title_from
@@ -92,7 +92,7 @@ class PromptBubbles:
         if is_new:
             conv.append_local(bubble)
         else:
-            self._notify("on_message_changed", key, bubble)
+            self._notify(lambda listener: listener.on_message_changed(key, bubble))
 
     def on_outbox_state(self, entry: OutboxEntry) -> None:
         """An entry of this profile changed state (the outbox tells each profile its own)."""
@@ -119,7 +119,7 @@ class PromptBubbles:
             return
         bubble.delivery = DeliveryState.CONFIRMED
         bubble.delivery_error = ""
-        self._notify("on_message_changed", key, bubble)
+        self._notify(lambda listener: listener.on_message_changed(key, bubble))
 
     # -- user intents ----------------------------------------------------------------------
 
@@ -143,7 +143,7 @@ class PromptBubbles:
                 pass  # already on its way: the outbox settles it, the bubble goes now
             except StorageError as exc:
                 # Still queued on disk: hiding its bubble would hide a prompt about to be sent.
-                self._notify("on_notice", found[0], f"could not discard the message: {exc}")
+                notice(self._notify, found[0], f"could not discard the message: {exc}")
                 return
         self._drop(found[0], message_id)
 
@@ -158,7 +158,7 @@ class PromptBubbles:
             try:
                 self._outbox.cancel(ref)
             except (OutboxError, StorageError) as exc:
-                self._notify("on_notice", key, str(exc))
+                notice(self._notify, key, str(exc))
                 return None
         self._drop(key, message_id)
         return Draft(bubble.text, len(bubble.text), bubble.attachments)

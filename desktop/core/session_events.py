@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.core.listeners import Notify
+from desktop.core.listeners import Notify, notice
 from desktop.core.session_index import SessionIndex
 from desktop.core.sessions import SessionRouter
 
@@ -34,7 +34,7 @@ class SessionEvents:
         if etype == "notice":
             text = payload.get("text") or payload.get("message")
             if isinstance(text, str) and text:
-                self._notify("on_notice", key, text)
+                notice(self._notify, key, text)
         elif etype in _ENDED:
             self._index.turn_ended(key)
 

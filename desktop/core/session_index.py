@@ -82,7 +82,8 @@ class SessionIndex:
         return state.summary.runtime_id if state else None
 
     def emit(self) -> None:
-        self._notify("on_sessions", self.summaries())
+        summaries = self.summaries()
+        self._notify(lambda listener: listener.on_sessions(summaries))
 
     # -- user intents ----------------------------------------------------------------------
 
@@ -150,7 +151,7 @@ class SessionIndex:
             return
         if state.running != conv.running:
             state.running = conv.running
-            self._notify("on_running", key, conv.running)
+            self._notify(lambda listener: listener.on_running(key, conv.running))
             if not conv.running:
                 self.cache_conversation(key, conv)
             self.emit()

@@ -19,6 +19,7 @@ from desktop.core.errors import (
     RpcError,
 )
 from desktop.core.models import ConnectionState, ConnectionStatus
+from desktop.core.observers import Observers
 from desktop.core.protocol import (
     SESSION_ACTIVATE,
     SESSION_CREATE,
@@ -48,11 +49,6 @@ GoneSink = Callable[[str, str], None]
 SnapshotListener = Callable[[str, dict[str, Any]], None]
 # stored id ("" when not one session's), the error of this computer's side (a disk error).
 FailureListener = Callable[[str, HermesQtError], None]
-
-
-def _discard(items: list[Any], item: Any) -> None:
-    if item in items:
-        items.remove(item)
 
 
 @dataclass(slots=True)
@@ -129,9 +125,9 @@ class SessionRouter:
         self.activations = 0  # session.activate calls sent (diagnostics, tests)
         # The supervisor epoch whose reactivation has finished: every routed session is live.
         self.synced_epoch = 0
-        self._synced_listeners: list[Callable[[int], None]] = []
-        self._snapshot_listeners: list[SnapshotListener] = []
-        self._failure_listeners: list[FailureListener] = []
+        self._synced_listeners: Observers[Callable[[int], None]] = Observers("synced")
+        self._snapshot_listeners: Observers[SnapshotListener] = Observers("snapshot")
+        self._failure_listeners: Observers[FailureListener] = Observers("router failure")
         self._unsubs = [
             supervisor.add_status_listener(self._on_supervisor_status),
             supervisor.subscribe(self._on_supervisor_event),
@@ -171,8 +167,7 @@ class SessionRouter:
 
     def add_synced_listener(self, listener: Callable[[int], None]) -> Callable[[], None]:
         """listener(epoch) once every routed session is reattached after a (re)connect."""
-        self._synced_listeners.append(listener)
-        return lambda: _discard(self._synced_listeners, listener)
+        return self._synced_listeners.subscribe(listener)
 
     on_synced = add_synced_listener
 
@@ -182,30 +177,20 @@ class SessionRouter:
         Delivery uses it to settle uncertain submits: `inflight.user` or the last user row
         proves a prompt whose reply was lost did run.
         """
-        self._snapshot_listeners.append(listener)
-        return lambda: _discard(self._snapshot_listeners, listener)
+        return self._snapshot_listeners.subscribe(listener)
 
     def on_failure(self, listener: FailureListener) -> Callable[[], None]:
         """listener(stored id or "", error) when a job of the router fails on this computer's
         side (the store could not keep a runtime id). Not a connection problem: no reconnect
         retries it, so the user must hear of it. Gateway errors never reach this listener."""
-        self._failure_listeners.append(listener)
-        return lambda: _discard(self._failure_listeners, listener)
+        return self._failure_listeners.subscribe(listener)
 
     def _failed(self, stored_id: str, exc: HermesQtError) -> None:
         log.warning("session %s: %s", stored_id or "(all)", exc)
-        for listener in list(self._failure_listeners):
-            try:
-                listener(stored_id, exc)
-            except Exception:
-                log.exception("failure listener failed")
+        self._failure_listeners.emit(lambda listener: listener(stored_id, exc))
 
     def _emit_snapshot(self, stored_id: str, snapshot: dict[str, Any]) -> None:
-        for listener in list(self._snapshot_listeners):
-            try:
-                listener(stored_id, snapshot)
-            except Exception:
-                log.exception("snapshot listener failed")
+        self._snapshot_listeners.emit(lambda listener: listener(stored_id, snapshot))
 
     # -- explicit operations ---------------------------------------------------------------
 
@@ -338,11 +323,7 @@ class SessionRouter:
                 for routed in sessions:
                     self._flush(routed)
                 self.synced_epoch = epoch
-                for listener in list(self._synced_listeners):
-                    try:
-                        listener(epoch)
-                    except Exception:
-                        log.exception("synced listener failed")
+                self._synced_listeners.emit(lambda listener: listener(epoch))
 
     async def _reactivate(
         self, routed: RoutedSession, epoch: int, replay: bool, epoch_changed: bool

@@ -22,6 +22,7 @@ from desktop.core.errors import (
     NotConnectedError,
 )
 from desktop.core.models import ConnectionState, ConnectionStatus
+from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.profiles import Profile, ProfileError, validate_url
 from desktop.core.storage import StorageError
 
@@ -155,8 +156,8 @@ class ConnectionSupervisor:
         self._client_epoch = 0
         self._unsubscribe: Callable[[], None] | None = None
         self._status = ConnectionStatus(ConnectionState.CLOSED, self._epoch, 0)
-        self._status_listeners: list[StatusListener] = []
-        self._event_listeners: list[EventListener] = []
+        self._status_listeners: Observers[StatusListener] = Observers("status")
+        self._event_listeners: Observers[EventListener] = Observers("event")
         self._task: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
@@ -199,19 +200,12 @@ class ConnectionSupervisor:
         client = self.client
         return client.capabilities if client is not None else None
 
-    def add_status_listener(self, listener: StatusListener) -> Callable[[], None]:
-        self._status_listeners.append(listener)
-        return lambda: self._remove(self._status_listeners, listener)
+    def add_status_listener(self, listener: StatusListener) -> Unsubscribe:
+        return self._status_listeners.subscribe(listener)
 
-    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+    def subscribe(self, listener: EventListener) -> Unsubscribe:
         """listener(event, epoch) for every event of the current epoch's client."""
-        self._event_listeners.append(listener)
-        return lambda: self._remove(self._event_listeners, listener)
-
-    @staticmethod
-    def _remove(items: list[Any], item: Any) -> None:
-        with contextlib.suppress(ValueError):
-            items.remove(item)
+        return self._event_listeners.subscribe(listener)
 
     def diagnostics(self) -> ConnectionDiagnostics:
         client = self._client
@@ -460,11 +454,7 @@ class ConnectionSupervisor:
             # Late frames from an older client or epoch are fenced off here.
             if self._closed or self._client is not client or self._epoch != epoch:
                 return
-            for listener in list(self._event_listeners):
-                try:
-                    listener(event, epoch)
-                except Exception:
-                    log.exception("event listener failed")
+            self._event_listeners.emit(lambda listener: listener(event, epoch))
 
         def on_closed(reason: str, code: int | None, generation: int) -> None:
             if self._client is not client or self._epoch != epoch:
@@ -555,11 +545,7 @@ class ConnectionSupervisor:
             last_connected_at=self._last_connected_at,
         )
         self._status = status
-        for listener in list(self._status_listeners):
-            try:
-                listener(status)
-            except Exception:
-                log.exception("status listener failed")
+        self._status_listeners.emit(lambda listener: listener(status))
 
 
 __all__ = [

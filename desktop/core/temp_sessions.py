@@ -11,7 +11,7 @@ from desktop.common.clock import Clock
 from desktop.core.composer_drafts import ComposerDrafts
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError
-from desktop.core.listeners import Notify
+from desktop.core.listeners import Notify, notice
 from desktop.core.models import SessionSummary
 from desktop.core.outbox import Outbox
 from desktop.core.prompt_bubbles import PromptBubbles
@@ -101,7 +101,7 @@ class TempSessions:
             return None
         except StorageError as exc:
             log.warning("recording a new session failed: %s", exc)
-            self._notify("on_notice", temp_key, f"could not save the new chat: {exc}")
+            notice(self._notify, temp_key, f"could not save the new chat: {exc}")
             return None
         finally:
             self._creating.pop(temp_key, None)
@@ -120,6 +120,6 @@ class TempSessions:
                     conv.append_local(message)
             self._feed.watch(real_key, conv)
         self._aliases[temp_key] = real_key
-        self._notify("on_session_key_changed", temp_key, real_key)
+        self._notify(lambda listener: listener.on_session_key_changed(temp_key, real_key))
         self._index.emit()
         self._outbox.on_online(self._id)

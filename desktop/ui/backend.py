@@ -1,9 +1,11 @@
-"""The boundary between widgets and a profile's core controller: `ChatBackend` and its listener."""
+"""What widgets need from a profile's core controller: `ChatBackend` (its listener is core's)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
+from desktop.core.listeners import BackendListener
 from desktop.core.models import (
     ApprovalRequest,
     Attachment,
@@ -13,7 +15,6 @@ from desktop.core.models import (
     Draft,
     ModelChoice,
     ReconnectRecord,
-    SessionInfo,
     SessionSummary,
 )
 from desktop.core.storage import HIT_END, HIT_START, SearchHit
@@ -31,68 +32,6 @@ __all__ = [
 ]
 
 
-class BackendListener(Protocol):
-    """Callbacks a backend makes; always from the thread that owns the backend's event loop."""
-
-    def on_status(self, status: ConnectionStatus) -> None:
-        """The connection state changed."""
-
-    def on_sessions(self, sessions: list[SessionSummary]) -> None:
-        """The whole session list, replacing the previous one."""
-
-    def on_session_messages(self, key: str, messages: list[ChatMessage]) -> None:
-        """All messages of session `key` were reloaded (e.g. after a resume)."""
-
-    def on_messages_prepended(self, key: str, messages: list[ChatMessage]) -> None:
-        """Older messages of `key` were loaded (`load_older`); they go before the shown ones."""
-
-    def on_messages_appended(self, key: str, messages: list[ChatMessage]) -> None:
-        """Newer messages of `key` were loaded (`load_newer`); they go after the shown ones."""
-
-    def on_messages_dropped(self, key: str, count: int, newest: bool) -> None:
-        """The `count` newest (or oldest) shown messages of `key` were let go: far from where
-        the user reads, fetched again when scrolled back to."""
-
-    def on_session_key_changed(self, old_key: str, new_key: str) -> None:
-        """A locally created session got its durable key from the gateway."""
-
-    def on_message_changed(self, key: str, message: ChatMessage) -> None:
-        """One message was added or changed in place (deltas, delivery state, tools)."""
-
-    def on_message_removed(self, key: str, message_id: str) -> None:
-        """A message was removed (a discarded unsent prompt)."""
-
-    def on_running(self, key: str, running: bool) -> None:
-        """A turn started or finished in session `key`."""
-
-    def on_notice(self, key: str, text: str) -> None:
-        """A transient notice for the user; `key` is "" for profile-wide notices."""
-
-    def on_draft_restored(self, key: str, draft: Draft) -> None:
-        """A saved draft was loaded back into session `key`'s composer (after a crash)."""
-
-    def on_prompt_restored(self, key: str, draft: Draft, error: str) -> None:
-        """A prompt whose delivery is not confirmed went back to the composer for a retry."""
-
-    def on_draft_save_state(self, key: str, saved: bool, error: str) -> None:
-        """Autosave of `key`'s draft succeeded (saved=True) or failed with `error`."""
-
-    def on_approval_request(self, key: str, request: ApprovalRequest) -> None:
-        """The agent asks the user to approve an action or answer a question."""
-
-    def on_approval_closed(self, key: str, request_id: str) -> None:
-        """A pending approval/clarify request was answered elsewhere or expired."""
-
-    def on_session_info(self, key: str, info: SessionInfo) -> None:
-        """The session's model/provider changed, or its transient status line."""
-
-    def on_commands(self, key: str, commands: list[tuple[str, str]]) -> None:
-        """The gateway's slash commands (name, description); empty: it has none."""
-
-    def on_models(self, key: str, models: list[ModelChoice]) -> None:
-        """Models the session can switch to; empty: this gateway offers no switch."""
-
-
 class ChatBackend(Protocol):
     """What the UI needs from one profile's core controller: snapshots, listeners and intents.
 
@@ -104,11 +43,10 @@ class ChatBackend(Protocol):
         """Stable id of the profile this backend serves."""
         ...
 
-    def add_listener(self, listener: BackendListener) -> None:
-        """Subscribe to callbacks."""
-
-    def remove_listener(self, listener: BackendListener) -> None:
-        """Unsubscribe; no callback reaches `listener` afterwards."""
+    def subscribe(self, listener: BackendListener) -> Callable[[], None]:
+        """Subscribe to callbacks; calling the result unsubscribes (no callback reaches
+        `listener` afterwards, not even one being delivered)."""
+        ...
 
     def status(self) -> ConnectionStatus:
         """The current connection status."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Signal
 
+from desktop.core.listeners import BackendListener
 from desktop.core.models import (
     ChatMessage,
     ConnectionStatus,
@@ -14,7 +17,7 @@ from desktop.core.models import (
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 
 
-class BackendBridge(QObject):
+class BackendBridge(QObject, BackendListener):
     """Listens to one backend and re-emits each callback as a signal carrying the profile id.
 
     Receivers live on the GUI thread, so a backend calling from another thread is queued there
@@ -66,11 +69,13 @@ class BackendBridge(QObject):
         super().__init__(parent)
         self.backend = backend
         self.profile_id = backend.profile_id
-        backend.add_listener(self)
+        self._unsubscribe: Callable[[], None] | None = backend.subscribe(self)
 
     def detach(self) -> None:
-        """Stop listening (the profile was removed)."""
-        self.backend.remove_listener(self)
+        """Stop listening (the profile was removed, or the window closes); idempotent."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
 
     def on_status(self, status: ConnectionStatus) -> None:
         self.status_changed.emit(self.profile_id, status)

@@ -674,6 +674,9 @@ class MainWindow(QMainWindow):
             e.ignore()
             self.hide()
             return
+        # Closed for good: no backend callback reaches a closed window while the app shuts down.
+        for bridge in self._bridges.values():
+            bridge.detach()
         super().closeEvent(e)
 
     # -- slots: widgets ---------------------------------------------------------------------

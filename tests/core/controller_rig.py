@@ -151,7 +151,7 @@ async def rig(tmp_path: Path, *, seed: Callable[[Store], None] | None = None) ->
         clock=clock,
     )
     seen = Recorder()
-    ctl.add_listener(seen)
+    ctl.subscribe(seen)
     try:
         yield Rig(ctl, gw, net, store, outbox, port, router, drafts, seen, clock)
     finally:

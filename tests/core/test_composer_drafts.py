@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -15,13 +15,18 @@ from desktop.core.storage import OutboxEntry, StorageError, StorageFullError, St
 
 
 class Heard:
-    """The listener calls a helper made, as (method, args) pairs."""
+    """The listener calls a helper made, as (method, args) pairs; it is the helper's notify."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
 
-    def __call__(self, method: str, *args: Any) -> None:
-        self.calls.append((method, args))
+    def __call__(self, call: Callable[[Any], object]) -> None:
+        call(self)
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if not name.startswith("on_"):
+            raise AttributeError(name)
+        return lambda *args: self.calls.append((name, args))
 
     def of(self, method: str) -> list[tuple[Any, ...]]:
         return [args for name, args in self.calls if name == method]

@@ -194,7 +194,7 @@ async def agent(tmp: Path, dist: HermesDist, *, config_extra: str = "") -> Async
                 clock=clock,
             )
             seen = Recorder()
-            ctl.add_listener(seen)
+            ctl.subscribe(seen)
             a = Agent(ctl, sup, router, fake, proxy, seen, gw.url, gw.token, scratch)
             try:
                 ctl.start()

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import ManualClock
+from desktop.core.listeners import BackendListener
+from desktop.core.models import SessionSummary
 from desktop.core.session_index import SessionIndex
 from desktop.core.storage import Store
 
@@ -17,7 +19,12 @@ def _rows(n: int, title: str = "chat") -> list[dict[str, Any]]:
 def test_listing_known_sessions_again_writes_nothing_and_a_change_one_row(tmp_path: Path) -> None:
     store = Store(tmp_path / "store.sqlite3")
     lists: list[int] = []
-    index = SessionIndex("p", store, ManualClock(), lambda _m, s: lists.append(len(s)))
+
+    class ListSizes(BackendListener):
+        def on_sessions(self, sessions: list[SessionSummary]) -> None:
+            lists.append(len(sessions))
+
+    index = SessionIndex("p", store, ManualClock(), lambda call: call(ListSizes()))
     assert index.merge_listed(_rows(500)) == 500
     assert len(store.sessions("p")) == 500
     assert index.merge_listed(_rows(500), emit=False) == 0, "nothing new: no store write"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,11 +51,9 @@ class FakeBackend:
         return self.pid
 
     # -- ChatBackend ------------------------------------------------------------------------
-    def add_listener(self, listener: BackendListener) -> None:
+    def subscribe(self, listener: BackendListener) -> Callable[[], None]:
         self.listeners.append(listener)
-
-    def remove_listener(self, listener: BackendListener) -> None:
-        self.listeners.remove(listener)
+        return lambda: self.listeners.remove(listener) if listener in self.listeners else None
 
     def status(self) -> ConnectionStatus:
         return self.current_status
@@ -191,6 +190,11 @@ class FakeBackend:
     def emit(self, method: str, *args: Any) -> None:
         for listener in list(self.listeners):
             getattr(listener, method)(*args)
+
+    def notify(self, call: Callable[[BackendListener], object]) -> None:
+        """What core's parts call to reach listeners (`desktop.core.listeners.Notify`)."""
+        for listener in list(self.listeners):
+            call(listener)
 
     def set_status(self, status: ConnectionStatus) -> None:
         self.current_status = status

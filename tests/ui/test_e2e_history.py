@@ -58,7 +58,7 @@ async def test_every_chat_of_a_long_history_is_listed_and_found(
     seed_gateway(tmp_path, CHATS)
     app = App.open(tmp_path, qtbot, start=False)
     seen = ListSizes()
-    app.embedded.add_listener(seen)
+    unsubscribe = app.embedded.subscribe(seen)
     app.embedded.start()
     try:
         await app.wait_online()
@@ -71,7 +71,7 @@ async def test_every_chat_of_a_long_history_is_listed_and_found(
         shown = app.window.session_filter
         assert [shown.index(r, 0).data() for r in range(shown.rowCount())] == ["chat 0"]
         # The index is kept: the next start lists every chat from the store before any answer.
-        app.embedded.remove_listener(seen)
+        unsubscribe()
         await app.close()
         again = App.open(tmp_path, qtbot, start=False)
         try:

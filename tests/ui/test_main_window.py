@@ -457,3 +457,16 @@ def test_the_model_menu_switches_the_session_model_where_offered(make_window: An
     assert [a.text() for a in menu.actions()] == ["m1  (Custom)", "m2  (OpenRouter)"]
     menu.actions()[1].trigger()
     assert b.calls[-1] == ("set_model", ("s1", models[1]))
+
+
+def test_a_closed_window_stops_listening_to_its_backends(qtbot: Any, make_window: Any) -> None:
+    p1, p2 = _backend("p1"), _backend("p2")
+    win = make_window(p1, p2)
+    win.open_session("s1")
+    assert len(p1.listeners) == len(p2.listeners) == 1
+    win.close()
+    # What the backends say while the app shuts down reaches no closed window.
+    assert p1.listeners == p2.listeners == []
+    p1.emit("on_message_changed", "s1", assistant("late", "after close"))
+    win.chat_view.chat_model.flush()
+    assert win.chat_view.chat_model.rowCount() == 2

@@ -20,7 +20,7 @@ class _Index:
 
 def _wired(b: FakeBackend, conv: Conversation) -> ConversationFeed:
     """The real conversation -> feed path, its listener calls going to the window."""
-    feed = ConversationFeed(None, _Index(), AsyncioClock(), b.emit)  # type: ignore[arg-type]
+    feed = ConversationFeed(None, _Index(), AsyncioClock(), b.notify)  # type: ignore[arg-type]
     feed.publish(conv.key, conv)
     return feed
 
