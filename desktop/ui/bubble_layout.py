@@ -215,9 +215,9 @@ def streaming_docs(
             continue
         # The last group grew (a list went on) or the text was replaced: redo from here.
         del groups[i:]
-        groups.append(
-            (chunk, _markdown_doc(user, font, width, colors, render_markdown(chunk, *style)))
-        )
+        # Laid out once, like the block being written (see _markdown_doc's `fit`).
+        html = render_markdown(chunk, *style)
+        groups.append((chunk, _markdown_doc(user, font, width, colors, html, fit=False)))
     del groups[len(chunks) :]
     # The tail is rendered uncached: it changes with every delta.
     open_fence = ends_in_open_fence(tail)

@@ -50,6 +50,7 @@ from desktop.ui.bubble_layout import (
 )
 from desktop.ui.chat_model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.delivery import bubble_error_text
+from desktop.ui.document import used_width
 from desktop.ui.markdown import code_blocks
 from desktop.ui.resources import icon
 from desktop.ui.text_selection import TextSelection
@@ -565,6 +566,10 @@ class BubbleDelegate(QStyledItemDelegate):
                 if cursor is not None:
                     marks.append(self._highlight(cursor, user))
                 if not marks and doc is not lay.doc and doc is not lay.tail_doc:
+                    if painter.hasClipping() and not painter.clipBoundingRect().intersects(
+                        QRectF(at, doc.size())
+                    ):
+                        continue  # not where this frame draws: not even drawn into its pixmap
                     self._draw_finished_block(painter, doc, at, fg)
                 else:
                     self._draw_doc(painter, doc, at, fg, marks)
@@ -685,8 +690,9 @@ class BubbleDelegate(QStyledItemDelegate):
         ):
             if cached is not None:
                 self._block_bytes -= self._pixmap_size(cached[2])
-            size = doc.size()
-            pix = QPixmap(max(1, round(size.width() * dpr)), max(1, round(size.height() * dpr)))
+            # As wide as its text: a group is laid out as wide as the bubble may grow.
+            width, height = math.ceil(used_width(doc)), doc.size().height()
+            pix = QPixmap(max(1, round(width * dpr)), max(1, round(height * dpr)))
             pix.setDevicePixelRatio(dpr)
             pix.fill(Qt.GlobalColor.transparent)
             p = QPainter(pix)
