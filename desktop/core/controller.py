@@ -25,6 +25,7 @@ from desktop.core.errors import GatewayError, HermesQtError
 from desktop.core.export import export_conversation
 from desktop.core.listeners import BackendListener, notice
 from desktop.core.models import (
+    ApprovalRequest,
     Attachment,
     ChatMessage,
     ConnectionStatus,
@@ -33,6 +34,7 @@ from desktop.core.models import (
     Draft,
     ModelChoice,
     ReconnectRecord,
+    SessionInfo,
     SessionSummary,
 )
 from desktop.core.observers import Observers, Unsubscribe
@@ -187,6 +189,25 @@ class ProfileController:
 
     def sessions(self) -> list[SessionSummary]:
         return self._index.summaries()
+
+    def summary(self, key: str) -> SessionSummary | None:
+        """Session `key`'s row as the list shows it (title, preview, running, unread)."""
+        return self._index.summary(self._resolve(key))
+
+    def unread(self) -> int:
+        """Replies not seen yet, over all of this profile's sessions."""
+        return self._index.unread()
+
+    def pending_requests(self, key: str) -> list[ApprovalRequest]:
+        """What the agent asks of the user in session `key` and is not answered yet, oldest
+        first (the conversation's own list: answered here or elsewhere, it leaves it)."""
+        conv = self._feed.get(self._resolve(key))
+        return list(conv.pending.values()) if conv is not None else []
+
+    def session_info(self, key: str) -> SessionInfo:
+        """Session `key`'s model, provider and status line as last reported."""
+        conv = self._feed.get(self._resolve(key))
+        return conv.session_info() if conv is not None else SessionInfo()
 
     def diagnostics(self) -> Diagnostics:
         diag = self._sup.diagnostics()

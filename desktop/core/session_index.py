@@ -43,6 +43,10 @@ class SessionState:
     unread: int = 0
 
 
+def _shown(state: SessionState) -> SessionSummary:
+    return replace(state.summary, running=state.running, unread=state.unread)
+
+
 class SessionIndex:
     """Owns the session list of one profile and its rows in the store.
 
@@ -63,11 +67,18 @@ class SessionIndex:
 
     def summaries(self) -> list[SessionSummary]:
         """The list as shown: newest first, with running and unread marks."""
-        items = [
-            replace(s.summary, running=s.running, unread=s.unread) for s in self._sessions.values()
-        ]
+        items = [_shown(s) for s in self._sessions.values()]
         items.sort(key=lambda s: s.updated_at, reverse=True)
         return items
+
+    def summary(self, key: str) -> SessionSummary | None:
+        """One row of the list as shown."""
+        state = self._sessions.get(key)
+        return _shown(state) if state is not None else None
+
+    def unread(self) -> int:
+        """Replies not seen yet, over every listed session."""
+        return sum(s.unread for s in self._sessions.values())
 
     def get(self, key: str) -> SessionState | None:
         return self._sessions.get(key)

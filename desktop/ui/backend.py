@@ -15,6 +15,7 @@ from desktop.core.models import (
     Draft,
     ModelChoice,
     ReconnectRecord,
+    SessionInfo,
     SessionSummary,
 )
 from desktop.core.storage import HIT_END, HIT_START, SearchHit
@@ -54,6 +55,24 @@ class ChatBackend(Protocol):
 
     def sessions(self) -> list[SessionSummary]:
         """The current session list, newest first."""
+        ...
+
+    def summary(self, key: str) -> SessionSummary | None:
+        """Session `key`'s row of that list (title, preview, running, unread)."""
+        ...
+
+    def unread(self) -> int:
+        """Replies not seen yet, over all of this profile's sessions."""
+        ...
+
+    def pending_requests(self, key: str) -> list[ApprovalRequest]:
+        """Requests of session `key` waiting for the user, oldest first; `on_approval_request`
+        and `on_approval_closed` say when this changes."""
+        ...
+
+    def session_info(self, key: str) -> SessionInfo:
+        """Session `key`'s model, provider and status line; `on_session_info` says when it
+        changes."""
         ...
 
     def create_session(self) -> str:

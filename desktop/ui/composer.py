@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QImage, QImageReader, QKeyEvent, QPixmap
@@ -30,6 +30,34 @@ SEND_CTRL_ENTER = "ctrl_enter"  # Ctrl+Enter sends, Enter adds a line
 
 AttachFile = Callable[[str], Attachment]
 AttachBytes = Callable[[bytes, str], Attachment]
+
+
+def store_files(
+    paths: Sequence[str], attach_file: AttachFile
+) -> tuple[list[Attachment], list[str]]:
+    """Attach each file through `attach_file`: the attachments, and why the others were not."""
+    attached: list[Attachment] = []
+    refused: list[str] = []
+    for path in paths:
+        try:
+            attached.append(attach_file(path))
+        except AttachmentError as exc:
+            refused.append(str(exc))
+        except OSError as exc:
+            refused.append(f"{path}: {exc.strerror or exc}")
+    return attached, refused
+
+
+def store_image(
+    data: bytes, filename: str, attach_bytes: AttachBytes
+) -> tuple[list[Attachment], list[str]]:
+    """Attach PNG bytes through `attach_bytes`: the attachment, or why it was not."""
+    try:
+        return [attach_bytes(data, filename)], []
+    except (AttachmentError, OSError) as exc:
+        return [], [str(exc)]
+
+
 # The message box grows with its text from one line up to this height, then scrolls.
 MIN_EDIT_HEIGHT = 44
 MAX_EDIT_HEIGHT = 240
@@ -179,17 +207,20 @@ class Composer(QWidget):
         send_requested(str, tuple): text and attachments to send (the composer then clears).
         stop_requested(): the user wants the running turn stopped (Stop button or Esc).
         draft_changed(object): the Draft now in the composer, for autosave.
+        files_to_attach(list): local file paths the user picked, dropped or pasted; whoever
+            stores them answers with `show_attached`.
+        image_to_attach(bytes, str): a pasted or dropped image as PNG, and its file name.
     """
 
     send_requested = Signal(str, tuple)
     stop_requested = Signal()
     draft_changed = Signal(object)
+    files_to_attach = Signal(list)
+    image_to_attach = Signal(bytes, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("composer")
-        self.attach_file: AttachFile | None = None
-        self.attach_bytes: AttachBytes | None = None
         self._attachments: list[Attachment] = []
         self._running = False
         self._loading = False
@@ -304,6 +335,11 @@ class Composer(QWidget):
         self.edit.send_key = send_key
         hint = "Enter sends, Shift+Enter" if send_key == SEND_ENTER else "Ctrl+Enter sends, Enter"
         self.edit.setAccessibleDescription(f"Type a message; {hint} adds a line")
+
+    @property
+    def running(self) -> bool:
+        """A turn is running: Stop is shown and Esc stops it."""
+        return self._running
 
     def set_running(self, running: bool) -> None:
         """A turn is running: show Stop (Esc works too) instead of Send."""
@@ -437,32 +473,24 @@ class Composer(QWidget):
         self.attach_files(self.pick_files(self))
 
     def attach_files(self, paths: list[str]) -> None:
-        """Attach files (dropped anywhere on the window, pasted or picked); refusals are shown."""
-        if self.attach_file is None:
-            return
-        refused: list[str] = []
-        for path in paths:
-            try:
-                self.add_attachment(self.attach_file(path))
-            except AttachmentError as exc:
-                refused.append(str(exc))
-            except OSError as exc:
-                refused.append(f"{path}: {exc.strerror or exc}")
-        self._show_refused(refused)
+        """Ask for files to be attached (dropped anywhere on the window, pasted or picked);
+        the answer comes back through `show_attached`."""
+        if paths:
+            self.files_to_attach.emit(list(paths))
 
     def attach_image(self, data: bytes) -> None:
-        """Attach a pasted or dropped image (PNG bytes)."""
-        if self.attach_bytes is None:
-            return
+        """Ask for a pasted or dropped image (PNG bytes) to be attached, under a name of its
+        own; the answer comes back through `show_attached`."""
         self._paste_count += 1
-        try:
-            self.add_attachment(self.attach_bytes(data, f"pasted-{self._paste_count}.png"))
-        except (AttachmentError, OSError) as exc:
-            self._show_refused([str(exc)])
-            return
-        self._show_refused([])
+        self.image_to_attach.emit(data, f"pasted-{self._paste_count}.png")
 
-    def _show_refused(self, reasons: list[str]) -> None:
+    def show_attached(self, attachments: Sequence[Attachment], refused: Sequence[str]) -> None:
+        """Chips for what was attached; what was refused is shown with the reasons."""
+        for attachment in attachments:
+            self.add_attachment(attachment)
+        self._show_refused(refused)
+
+    def _show_refused(self, reasons: Sequence[str]) -> None:
         self.attach_warning.setText("Not attached: " + "; ".join(reasons) if reasons else "")
         self.attach_warning.setVisible(bool(reasons))
 

@@ -41,7 +41,13 @@ from desktop.ui.approval import ApprovalCard
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 from desktop.ui.bridge import BackendBridge
 from desktop.ui.chat_view import ChatView
-from desktop.ui.composer import Composer, mime_files, mime_image_png
+from desktop.ui.composer import (
+    Composer,
+    mime_files,
+    mime_image_png,
+    store_files,
+    store_image,
+)
 from desktop.ui.details import DetailsDialog
 from desktop.ui.find_bar import FindBar
 from desktop.ui.markdown import plain_text
@@ -98,9 +104,6 @@ class MainWindow(QMainWindow):
         self._app_settings = app_settings
         self._profiles: dict[str, ProfileEntry] = {}
         self._bridges: dict[str, BackendBridge] = {}
-        self._sessions: dict[str, list[SessionSummary]] = {}
-        self._approvals: dict[tuple[str, str], dict[str, ApprovalRequest]] = {}
-        self._infos: dict[tuple[str, str], SessionInfo] = {}
         self._commands: dict[str, list[tuple[str, str]]] = {}  # profile -> slash commands
         self._models: dict[tuple[str, str], list[ModelChoice]] = {}
         self._profile_id = ""
@@ -129,7 +132,6 @@ class MainWindow(QMainWindow):
         bridge = BackendBridge(entry.backend, self)
         self._connect_bridge(bridge)
         self._bridges[profile_id] = bridge
-        self._sessions[profile_id] = entry.backend.sessions()
         self.profile_combo.addItem(entry.name, profile_id)
 
     def add_profile(self, entry: ProfileEntry) -> None:
@@ -152,9 +154,6 @@ class MainWindow(QMainWindow):
         bridge = self._bridges.pop(profile_id)
         bridge.detach()
         bridge.deleteLater()
-        self._sessions.pop(profile_id, None)
-        for key in [k for k in self._approvals if k[0] == profile_id]:
-            del self._approvals[key]
         idx = self.profile_combo.findData(profile_id)
         self.profile_combo.blockSignals(True)
         self.profile_combo.removeItem(idx)
@@ -275,8 +274,8 @@ class MainWindow(QMainWindow):
         self.composer.send_requested.connect(self._on_composer_send_requested)
         self.composer.stop_requested.connect(self._on_composer_stop_requested)
         self.composer.draft_changed.connect(self._on_composer_draft_changed)
-        self.composer.attach_file = self._attach_file
-        self.composer.attach_bytes = self._attach_bytes
+        self.composer.files_to_attach.connect(self._on_composer_files_to_attach)
+        self.composer.image_to_attach.connect(self._on_composer_image_to_attach)
         right = QVBoxLayout(pane)
         right.setContentsMargins(0, 0, 0, 0)
         right.setSpacing(0)
@@ -430,8 +429,7 @@ class MainWindow(QMainWindow):
         self.notice_label.hide()
         self._show_approvals()
         self.connection.set_status(backend.status())
-        self._sessions[profile_id] = backend.sessions()
-        self.session_model.set_sessions(self._sessions[profile_id])
+        self.session_model.set_sessions(backend.sessions())
         self._update_unread()
         last = self._settings.value(f"ui/last_session/{profile_id}", "")
         if last and self.session_model.row_of(str(last)) is not None:
@@ -488,8 +486,7 @@ class MainWindow(QMainWindow):
         if backend is None:
             return
         key = backend.create_session()
-        self._sessions[self._profile_id] = backend.sessions()
-        self.session_model.set_sessions(self._sessions[self._profile_id])
+        self.session_model.set_sessions(backend.sessions())
         self.open_session(key)
         self.focus_composer()
 
@@ -514,7 +511,7 @@ class MainWindow(QMainWindow):
 
     def stop(self) -> None:
         """Interrupt the running turn of the open session."""
-        if self.backend is not None and self._session_key and self.composer._running:
+        if self.backend is not None and self._session_key and self.composer.running:
             self.backend.interrupt(self._session_key)
 
     @classmethod
@@ -614,13 +611,15 @@ class MainWindow(QMainWindow):
         if key:
             self.delete_session(key)
 
-    def _attach_file(self, path: str) -> Attachment:
-        assert self.backend is not None
-        return self.backend.attach_file(path)
+    def _on_composer_files_to_attach(self, paths: list[str]) -> None:
+        backend = self.backend
+        if backend is not None:
+            self.composer.show_attached(*store_files(paths, backend.attach_file))
 
-    def _attach_bytes(self, data: bytes, filename: str) -> Attachment:
-        assert self.backend is not None
-        return self.backend.attach_bytes(data, filename)
+    def _on_composer_image_to_attach(self, data: bytes, filename: str) -> None:
+        backend = self.backend
+        if backend is not None:
+            self.composer.show_attached(*store_image(data, filename, backend.attach_bytes))
 
     # -- persistence ------------------------------------------------------------------------
 
@@ -789,8 +788,7 @@ class MainWindow(QMainWindow):
         # Typing straight into an empty window starts a chat, as in any messenger.
         draft = self.composer.draft()
         key = backend.create_session()
-        self._sessions[self._profile_id] = backend.sessions()
-        self.session_model.set_sessions(self._sessions[self._profile_id])
+        self.session_model.set_sessions(backend.sessions())
         self.open_session(key)
         if draft.text or draft.attachments:
             self.composer.load_draft(draft)  # opening the new chat must not drop the text
@@ -907,7 +905,6 @@ class MainWindow(QMainWindow):
             self.connection.set_status(status)
 
     def _on_bridge_sessions_changed(self, profile_id: str, sessions: list[SessionSummary]) -> None:
-        self._sessions[profile_id] = sessions
         if not self._current(profile_id):
             return
         self.session_model.set_sessions(sessions)
@@ -919,9 +916,6 @@ class MainWindow(QMainWindow):
         self._update_unread()
 
     def _on_bridge_session_key_changed(self, profile_id: str, old_key: str, new_key: str) -> None:
-        pending = self._approvals.pop((profile_id, old_key), None)
-        if pending:
-            self._approvals[(profile_id, new_key)] = pending
         setting = f"ui/last_session/{profile_id}"
         if self._settings.value(setting, "") == old_key:
             self._settings.setValue(setting, new_key)
@@ -989,7 +983,8 @@ class MainWindow(QMainWindow):
             announce(self.chat_view, f"New reply in {title}")
 
     def _finished_reply(self, profile_id: str, key: str) -> tuple[str, str]:
-        summary = next((s for s in self._sessions.get(profile_id, []) if s.key == key), None)
+        entry = self._profiles.get(profile_id)
+        summary = entry.backend.summary(key) if entry is not None else None
         title = summary.title if summary and summary.title else "Reply finished"
         text = summary.preview if summary else ""
         if self._current(profile_id, key):
@@ -1026,17 +1021,14 @@ class MainWindow(QMainWindow):
     def _on_bridge_approval_requested(
         self, profile_id: str, key: str, request: ApprovalRequest
     ) -> None:
-        self._approvals.setdefault((profile_id, key), {})[request.request_id] = request
         if self._current(profile_id, key):
             self._show_approvals()
 
     def _on_bridge_approval_closed(self, profile_id: str, key: str, request_id: str) -> None:
-        self._approvals.get((profile_id, key), {}).pop(request_id, None)
         if self._current(profile_id, key):
             self._show_approvals()
 
     def _on_bridge_session_info(self, profile_id: str, key: str, info: SessionInfo) -> None:
-        self._infos[(profile_id, key)] = info
         if self._current(profile_id, key):
             self._show_info()
 
@@ -1061,7 +1053,8 @@ class MainWindow(QMainWindow):
 
     def _show_info(self) -> None:
         """Header: the session's model and provider; above the composer: the status line."""
-        info = self._infos.get((self._profile_id, self._session_key or ""), SessionInfo())
+        backend, key = self.backend, self._session_key
+        info = backend.session_info(key) if backend is not None and key else SessionInfo()
         model = " · ".join(p for p in (info.model, info.provider) if p)
         self.model_label.setText(model)
         self.model_label.setToolTip(
@@ -1083,7 +1076,9 @@ class MainWindow(QMainWindow):
 
     def _show_approvals(self) -> None:
         """Cards follow the pending requests of the viewed session; a new one takes focus."""
-        pending = self._approvals.get((self._profile_id, self._session_key or ""), {})
+        backend, key = self.backend, self._session_key
+        requests = backend.pending_requests(key) if backend is not None and key else []
+        pending = {request.request_id: request for request in requests}
         kept: set[str] = set()
         for card in self.approvals.findChildren(ApprovalCard):
             if pending.get(card.request.request_id) == card.request:
@@ -1108,8 +1103,7 @@ class MainWindow(QMainWindow):
         if backend is None or key is None:
             return
         assert isinstance(answer, (bool, str))
-        backend.respond(key, request_id, answer)
-        self._approvals.get((self._profile_id, key), {}).pop(request_id, None)
+        backend.respond(key, request_id, answer)  # core drops the request: its card goes
         card = self.sender()
         had_focus = isinstance(card, ApprovalCard) and card.answered_with_focus
         self._show_approvals()
@@ -1117,6 +1111,6 @@ class MainWindow(QMainWindow):
             self.composer.edit.setFocus()  # the last card answered: back to typing
 
     def _update_unread(self) -> None:
-        total = sum(s.unread for sessions in self._sessions.values() for s in sessions)
+        total = sum(entry.backend.unread() for entry in self._profiles.values())
         self.tray.set_unread(total)
         self.setWindowTitle(f"Hermes ({total})" if total else "Hermes")

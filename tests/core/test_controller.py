@@ -164,6 +164,31 @@ async def test_each_request_reaches_the_window_once_and_each_answer_has_hermes_s
         assert "hunter2" not in dump
 
 
+async def test_what_the_window_shows_of_a_chat_is_asked_of_the_controller_under_either_key(
+    tmp_path: Path,
+) -> None:
+    # The window keeps no copy: requests, model and list marks come from here, also under
+    # the local key a new chat had before the gateway named it.
+    async with rig(tmp_path) as r:
+        await r.online()
+        temp = r.ctl.create_session()
+        await settle(lambda: r.ctl.sessions()[0].key == "s1", "created")
+        r.emit("approval.request", "r1", command="chmod 777 x", request_id="a1")
+        r.emit("clarify.request", "r1", question="Which?", choices=["x"], request_id="q1")
+        r.emit("session.info", "r1", model="m-large", provider="openrouter")
+        for key in (temp, "s1"):
+            assert [q.request_id for q in r.ctl.pending_requests(key)] == ["a1", "q1"]
+            assert r.ctl.session_info(key).model == "m-large"
+        r.ctl.respond("s1", "a1", "once")
+        assert [q.request_id for q in r.ctl.pending_requests(temp)] == ["q1"]
+        assert r.ctl.pending_requests("nowhere") == []
+        r.ctl.open_session("elsewhere")  # s1 is no longer on screen: its reply is unread
+        r.emit("message.complete", "r1", text="done")
+        summary = r.ctl.summary(temp)
+        assert summary is not None and (summary.key, summary.unread) == ("s1", 1)
+        assert r.ctl.unread() == 1
+
+
 # -- errors: where they come from --------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from desktop.core.models import (
     ConnectionStatus,
     DeliveryState,
     Role,
+    SessionInfo,
     SessionSummary,
 )
 from desktop.ui.backend import (
@@ -26,6 +27,7 @@ from desktop.ui.backend import (
     Draft,
     SearchHit,
 )
+from desktop.ui.composer import AttachBytes, AttachFile, Composer, store_files, store_image
 
 
 @dataclass
@@ -43,6 +45,9 @@ class FakeBackend:
     drafts: dict[str, Draft] = field(default_factory=dict)
     diag: Diagnostics = field(default_factory=Diagnostics)
     older_asked: list[str] = field(default_factory=list)
+    # What core keeps per session and the window asks for; `emit` keeps them as core does.
+    pending: dict[str, dict[str, ApprovalRequest]] = field(default_factory=dict)
+    infos: dict[str, SessionInfo] = field(default_factory=dict)
     newer_asked: list[str] = field(default_factory=list)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -60,6 +65,18 @@ class FakeBackend:
 
     def sessions(self) -> list[SessionSummary]:
         return list(self.summaries)
+
+    def summary(self, key: str) -> SessionSummary | None:
+        return next((s for s in self.summaries if s.key == key), None)
+
+    def unread(self) -> int:
+        return sum(s.unread for s in self.summaries)
+
+    def pending_requests(self, key: str) -> list[ApprovalRequest]:
+        return list(self.pending.get(key, {}).values())
+
+    def session_info(self, key: str) -> SessionInfo:
+        return self.infos.get(key, SessionInfo())
 
     def create_session(self) -> str:
         key = f"{self.pid}-new{next(self._ids)}"
@@ -100,6 +117,7 @@ class FakeBackend:
 
     def respond(self, key: str, request_id: str, answer: str | bool) -> None:
         self.calls.append(("respond", (key, request_id, answer)))
+        self.emit("on_approval_closed", key, request_id)  # answered: core closes it
 
     def load_commands(self, key: str) -> None:
         self.calls.append(("load_commands", key))
@@ -188,8 +206,27 @@ class FakeBackend:
         return [name for name, _ in self.calls]
 
     def emit(self, method: str, *args: Any) -> None:
+        self._keep(method, *args)
         for listener in list(self.listeners):
             getattr(listener, method)(*args)
+
+    def _keep(self, method: str, *args: Any) -> None:
+        """What core would know after telling this: the requests and infos it hands out."""
+        if method == "on_approval_request":
+            key, request = args
+            self.pending.setdefault(key, {})[request.request_id] = request
+        elif method == "on_approval_closed":
+            key, request_id = args
+            self.pending.get(key, {}).pop(request_id, None)
+        elif method == "on_session_info":
+            key, info = args
+            self.infos[key] = info
+        elif method == "on_session_key_changed":
+            old, new = args
+            if old in self.pending:
+                self.pending[new] = self.pending.pop(old)
+            if old in self.infos:
+                self.infos[new] = self.infos.pop(old)
 
     def notify(self, call: Callable[[BackendListener], object]) -> None:
         """What core's parts call to reach listeners (`desktop.core.listeners.Notify`)."""
@@ -221,4 +258,16 @@ def assistant(mid: str, text: str, **kw: Any) -> ChatMessage:
 def approval(rid: str = "r1", kind: str = "approval", **kw: Any) -> ApprovalRequest:
     return ApprovalRequest(
         rid, kind, "Run `rm -rf build/`?", "The agent wants to run a shell command", **kw
+    )
+
+
+def wire_attachments(
+    composer: Composer, attach_file: AttachFile, attach_bytes: AttachBytes
+) -> None:
+    """Wire a composer as the window does: it asks for attachments, `attach_*` store them."""
+    composer.files_to_attach.connect(
+        lambda paths: composer.show_attached(*store_files(paths, attach_file))
+    )
+    composer.image_to_attach.connect(
+        lambda data, name: composer.show_attached(*store_image(data, name, attach_bytes))
     )

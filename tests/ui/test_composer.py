@@ -15,15 +15,14 @@ from desktop.ui.bubble_layout import build_layout
 from desktop.ui.composer import SEND_CTRL_ENTER, Composer
 from desktop.ui.delivery import failure_label
 from desktop.ui.theme import LIGHT
-from tests.ui.fakes import FakeBackend, make_attachment, user
+from tests.ui.fakes import FakeBackend, make_attachment, user, wire_attachments
 
 
 def _composer(qtbot: Any) -> tuple[Composer, FakeBackend]:
     c = Composer()
     qtbot.addWidget(c)
     backend = FakeBackend()
-    c.attach_file = backend.attach_file
-    c.attach_bytes = backend.attach_bytes
+    wire_attachments(c, backend.attach_file, backend.attach_bytes)
     c.show()
     return c, backend
 

@@ -13,16 +13,20 @@ from PySide6.QtTest import QTest
 from desktop.common.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
 from desktop.core.attachments import AttachmentStore
 from desktop.gateway import attachments as gateway_attachments
-from desktop.ui.composer import MAX_EDIT_HEIGHT, MIN_EDIT_HEIGHT, AttachmentChip, Composer
-from tests.ui.fakes import FakeBackend
+from desktop.ui.composer import (
+    MAX_EDIT_HEIGHT,
+    MIN_EDIT_HEIGHT,
+    AttachmentChip,
+    Composer,
+)
+from tests.ui.fakes import FakeBackend, wire_attachments
 
 
 @pytest.fixture
 def composer(qtbot: Any, tmp_path: Path) -> Composer:
     c = Composer()
     store = AttachmentStore(tmp_path / "data")
-    c.attach_file = store.add
-    c.attach_bytes = store.add
+    wire_attachments(c, store.add, store.add)
     qtbot.addWidget(c)
     c.resize(600, 300)
     with qtbot.waitExposed(c):
