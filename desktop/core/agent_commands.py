@@ -51,9 +51,22 @@ class AgentCommands:
         self._spawn = spawn
         self._now = now
         self._outputs = 0
+        self._commands: list[tuple[str, str]] = []  # the gateway's catalog, once it gave one
+        self._models: dict[str, list[ModelChoice]] = {}  # session key -> last offered
+
+    def commands(self) -> list[tuple[str, str]]:
+        """The gateway's slash commands (name, description); empty until it listed some."""
+        return list(self._commands)
+
+    def models(self, key: str) -> list[ModelChoice]:
+        """The models last offered to session `key` (empty: none, or not asked yet)."""
+        return list(self._models.get(key, ()))
 
     def load_commands(self, key: str) -> None:
-        self._spawn(self._load_commands(key))
+        """Ask for the catalog, once per profile: a gateway that listed commands is not asked
+        again (one that has none is, as it may have been offline)."""
+        if not self._commands:
+            self._spawn(self._load_commands(key))
 
     def run(self, key: str, command: str) -> None:
         self._spawn(self._run(key, command.strip()))
@@ -74,6 +87,7 @@ class AgentCommands:
             for p in (pairs if isinstance(pairs, list) else [])
             if isinstance(p, list | tuple) and p and str(p[0]).startswith("/")
         ]
+        self._commands = commands
         self._notify(lambda listener: listener.on_commands(key, commands))
 
     async def _run(self, key: str, command: str) -> None:
@@ -110,6 +124,7 @@ class AgentCommands:
                     choices.append(
                         ModelChoice(slug, name, str(model), (slug, str(model)) == current)
                     )
+        self._models[key] = choices
         self._notify(lambda listener: listener.on_models(key, choices))
 
     async def _set_model(self, key: str, choice: ModelChoice) -> None:

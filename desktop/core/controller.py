@@ -392,6 +392,12 @@ class ProfileController:
 
     # -- what the agent offers (slash commands, models) --------------------------------------
 
+    def commands(self) -> list[tuple[str, str]]:
+        return self._commands.commands()
+
+    def models(self, key: str) -> list[ModelChoice]:
+        return self._commands.models(self._resolve(key))
+
     def load_commands(self, key: str) -> None:
         self._commands.load_commands(self._resolve(key))
 

@@ -114,8 +114,17 @@ class ChatBackend(Protocol):
         """Answer a request: an approval choice (once/session/always/deny), a clarify answer,
         a password or secret ("" skips), or "stop" for a turn waiting on what cannot be shown."""
 
+    def commands(self) -> list[tuple[str, str]]:
+        """The gateway's slash commands (name, description) as last listed; empty: none yet."""
+        ...
+
+    def models(self, key: str) -> list[ModelChoice]:
+        """The models last offered to session `key`; empty: none offered or not asked yet."""
+        ...
+
     def load_commands(self, key: str) -> None:
-        """Ask for the gateway's slash commands; they arrive via on_commands."""
+        """Ask for the gateway's slash commands (once per profile: the backend knows whether it
+        has them); they arrive via on_commands."""
 
     def run_command(self, key: str, command: str) -> None:
         """Run a slash command; its output is added to the chat."""

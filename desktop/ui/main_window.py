@@ -104,8 +104,6 @@ class MainWindow(QMainWindow):
         self._app_settings = app_settings
         self._profiles: dict[str, ProfileEntry] = {}
         self._bridges: dict[str, BackendBridge] = {}
-        self._commands: dict[str, list[tuple[str, str]]] = {}  # profile -> slash commands
-        self._models: dict[tuple[str, str], list[ModelChoice]] = {}
         self._profile_id = ""
         self._session_key: str | None = None
         # The session whose search hit is shown again when its history is replaced, and whether
@@ -459,9 +457,8 @@ class MainWindow(QMainWindow):
         if not self._draft_announced:
             self.composer.load_draft(draft)
         self.composer.set_running(bool(summary and summary.running))
-        self.composer.edit.slash.set_commands(self._commands.get(self._profile_id, []))
-        if not self._commands.get(self._profile_id):
-            backend.load_commands(key)  # once per profile, where the gateway has a catalog
+        self.composer.edit.slash.set_commands(backend.commands())
+        backend.load_commands(key)  # asked of the gateway once per profile
         backend.load_models(key)
         self._show_info()
         self.notice_label.hide()
@@ -1035,14 +1032,12 @@ class MainWindow(QMainWindow):
     def _on_bridge_commands_loaded(
         self, profile_id: str, key: str, commands: list[tuple[str, str]]
     ) -> None:
-        self._commands[profile_id] = commands
         if profile_id == self._profile_id:
             self.composer.edit.slash.set_commands(commands)
 
     def _on_bridge_models_loaded(
         self, profile_id: str, key: str, models: list[ModelChoice]
     ) -> None:
-        self._models[(profile_id, key)] = models
         if self._current(profile_id, key):
             self._show_info()
 
@@ -1062,7 +1057,7 @@ class MainWindow(QMainWindow):
             + (f", approvals: {info.approval_mode}" if info.approval_mode else "")
         )
         self.model_label.setVisible(bool(model))
-        models = self._models.get((self._profile_id, self._session_key or ""), [])
+        models = backend.models(key) if backend is not None and key else []
         self.model_menu.clear()
         for choice in models:
             action = self.model_menu.addAction(f"{choice.model}  ({choice.provider_name})")

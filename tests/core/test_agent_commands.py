@@ -43,6 +43,12 @@ async def test_only_slash_commands_are_offered_with_their_descriptions(tmp_path:
 
         assert r.seen.of("on_commands") == [("s1", [("/help", "List commands"), ("/reset", "")])]
         assert r.gw.calls("commands.catalog") == [{"session_id": "r1"}]
+        # Kept for the profile: the next chat opened offers them without asking again.
+        r.ctl.load_commands("s1")
+        r.ctl.load_models("s1")  # asked after: answered once a catalog call would have been
+        await settle(lambda: bool(r.seen.of("on_models")), "models answered")
+        assert r.ctl.commands() == [("/help", "List commands"), ("/reset", "")]
+        assert len(r.gw.calls("commands.catalog")) == 1
 
 
 async def test_a_commands_output_lands_in_the_chat_and_its_failure_is_told(
@@ -95,6 +101,7 @@ async def test_models_of_signed_in_providers_are_offered_and_a_switch_shows_at_o
             ModelChoice("openrouter", "OpenRouter", "m-small", False),
             ModelChoice("openrouter", "OpenRouter", "m-large", True),
         ]
+        assert r.ctl.models("s1") == choices  # what the header's menu shows
 
         r.ctl.set_model("s1", choices[0])
         await settle(lambda: bool(r.seen.of("on_notice")), "the warning told")
@@ -116,6 +123,7 @@ async def test_a_gateway_without_commands_or_models_hides_them_quietly(tmp_path:
         assert r.seen.of("on_commands") == [("s1", [])]  # -32601: the UI offers none
         assert r.seen.of("on_models") == [("s1", [])]
         assert r.seen.of("on_notice") == []
+        assert (r.ctl.commands(), r.ctl.models(temp)) == ([], [])
 
 
 async def test_menus_the_gateway_cannot_fill_now_are_left_empty_without_a_word(

@@ -14,6 +14,7 @@ from desktop.core.models import (
     ConnectionState,
     ConnectionStatus,
     DeliveryState,
+    ModelChoice,
     Role,
     SessionInfo,
     SessionSummary,
@@ -48,6 +49,8 @@ class FakeBackend:
     # What core keeps per session and the window asks for; `emit` keeps them as core does.
     pending: dict[str, dict[str, ApprovalRequest]] = field(default_factory=dict)
     infos: dict[str, SessionInfo] = field(default_factory=dict)
+    commands_listed: list[tuple[str, str]] = field(default_factory=list)
+    models_offered: dict[str, list[ModelChoice]] = field(default_factory=dict)
     newer_asked: list[str] = field(default_factory=list)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -118,6 +121,12 @@ class FakeBackend:
     def respond(self, key: str, request_id: str, answer: str | bool) -> None:
         self.calls.append(("respond", (key, request_id, answer)))
         self.emit("on_approval_closed", key, request_id)  # answered: core closes it
+
+    def commands(self) -> list[tuple[str, str]]:
+        return list(self.commands_listed)
+
+    def models(self, key: str) -> list[ModelChoice]:
+        return list(self.models_offered.get(key, []))
 
     def load_commands(self, key: str) -> None:
         self.calls.append(("load_commands", key))
@@ -221,12 +230,16 @@ class FakeBackend:
         elif method == "on_session_info":
             key, info = args
             self.infos[key] = info
+        elif method == "on_commands":
+            self.commands_listed = list(args[1])
+        elif method == "on_models":
+            key, models = args
+            self.models_offered[key] = list(models)
         elif method == "on_session_key_changed":
             old, new = args
-            if old in self.pending:
-                self.pending[new] = self.pending.pop(old)
-            if old in self.infos:
-                self.infos[new] = self.infos.pop(old)
+            for kept in (self.pending, self.infos, self.models_offered):
+                if old in kept:
+                    kept[new] = kept.pop(old)
 
     def notify(self, call: Callable[[BackendListener], object]) -> None:
         """What core's parts call to reach listeners (`desktop.core.listeners.Notify`)."""
