@@ -282,3 +282,40 @@ def test_a_windowed_session_cached_keeps_its_older_history_and_search(data_dir: 
     # The local search still finds an old message, at its place in the whole history.
     assert 20 in {hit.message_idx for hit in store.search("p", "m20", limit=500)}
     store.close()
+
+
+def test_a_session_read_far_up_caches_its_live_end_at_its_place(data_dir: Path) -> None:
+    """Far up, a long session holds a window and its live end (newer rows let go between):
+    a turn ending then is cached at its place, the rows cached before kept as they are."""
+    from desktop.common.clock import ManualClock
+    from desktop.core.conversation import Conversation
+    from desktop.core.models import ChatMessage, Role
+    from desktop.core.session_index import SessionIndex
+    from desktop.core.sessions import HISTORY_HELD, HISTORY_PAGE, HISTORY_WINDOW
+
+    n = 3000
+    roles = ["user" if i % 2 == 0 else "assistant" for i in range(n)]
+    store = Store(str(data_dir / "f.sqlite3"))
+    store.upsert_session("p", "s1", title="long")
+    store.replace_messages(
+        "p", "s1", [CachedMessage(i, roles[i], f"m{i}", "", float(i)) for i in range(n)]
+    )
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    rows = [{"role": roles[i], "content": f"m{i}"} for i in range(n)]
+    conv = Conversation("s1")
+    conv.load_snapshot(
+        {"messages": rows[n - HISTORY_WINDOW :], "history_start": n - HISTORY_WINDOW}
+    )
+    while conv.history_start > 600:  # scrolled up page by page
+        first = conv.history_start - HISTORY_PAGE
+        conv.prepend_history(rows[first : conv.history_start], first)
+        conv.drop_newest(HISTORY_HELD, HISTORY_WINDOW)
+    assert len(conv.shown) <= HISTORY_HELD and conv.gap is not None, "newer rows let go"
+    conv.messages += [
+        ChatMessage(f"s1:{n}", Role.USER, f"m{n}", delivery=DeliveryState.CONFIRMED),
+        ChatMessage(f"s1:{n + 1}", Role.ASSISTANT, f"m{n + 1}"),
+    ]
+    index.cache_conversation("s1", conv)
+    cached = store.messages("p", "s1")
+    assert [(m.idx, m.text) for m in cached] == [(i, f"m{i}") for i in range(n + 2)]
+    store.close()

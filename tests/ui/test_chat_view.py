@@ -388,3 +388,31 @@ def test_a_page_up_shows_bubbles_already_drawn_while_the_app_was_idle(
     assert view.bubbles.layouts_built == built, "a page step laid out text while scrolling"
     qtbot.wait_until(lambda: not view._ahead.isActive())
     assert not view._ahead.isActive(), "idle again: no timer left running"
+
+
+def test_rows_let_go_far_away_leave_the_message_being_read_and_its_selection_in_place(
+    qtbot: Any, view: ChatView
+) -> None:
+    msgs = _long_session(1_400)
+    view.show_messages(msgs)
+    _settle(qtbot, view)
+    # Far up in what is loaded: the newest 200 rows are let go.
+    view.scrollTo(view.chat_model.index(300), ChatView.ScrollHint.PositionAtTop)
+    view.viewport().repaint()
+    reading = view.chat_model.message_at(300)
+    top = view.visualRect(view.chat_model.index(300)).top()
+    view.select_text(reading.id, (0, 0), (0, 7))
+    view.drop_messages(200, newest=True)
+    view.viewport().repaint()
+    assert view.chat_model.rowCount() == 1_200
+    assert view.chat_model.message_at(1_199).id == msgs[1_199].id, "the newest went"
+    assert view.visualRect(view.chat_model.index(300)).top() == top, "the text being read moved"
+    assert view.selected_text() == "message", "the selection on screen was lost"
+    # Reading down again: the oldest 200 go, the message read stays where it is on screen.
+    view.drop_messages(200, newest=False)
+    view.viewport().repaint()
+    row = view.chat_model.row_of(reading.id)
+    assert row == 100 and view.chat_model.message_at(0).id == msgs[200].id
+    assert view.visualRect(view.chat_model.index(row)).top() == top, "the text being read moved"
+    assert view.selected_text() == "message"
+    assert not view.at_bottom
