@@ -32,6 +32,7 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QPixmap,
+    QRegion,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -454,13 +455,7 @@ class BubbleDelegate(QStyledItemDelegate):
             painter.setFont(self._font())
             painter.translate(-part.topLeft())
             if kept is not None and last is not None:
-                # The outline anew (its antialiased edges shift a shade as the bubble grows),
-                # then the unchanged rows inside it as they were, then the rows above and below.
-                painter.setClipRect(part)
-                painter.save()
-                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-                self._draw_chrome(painter, msg, lay)
-                painter.restore()
+                # The unchanged rows as they were, then the rows above and below them.
                 painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
                 source = kept.translated(-last.part.topLeft())
                 painter.drawPixmap(
@@ -475,13 +470,9 @@ class BubbleDelegate(QStyledItemDelegate):
                 )
                 painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
                 self.rows_kept += kept.height()
-                above = QRect(part.left(), part.top(), part.width(), kept.top() - part.top())
-                below = QRect(part.left(), kept.bottom() + 1, part.width(), 0)
-                below.setBottom(part.bottom())
-                for band in (above, below):
-                    if band.height() > 0:
-                        painter.setClipRect(band)  # a document lays out what its clip touches
-                        self._draw_bubble(painter, msg, lay, chrome=False)
+                for band in QRegion(part).subtracted(QRegion(kept)):
+                    painter.setClipRect(band)  # a document lays out what its clip touches
+                    self._draw_bubble(painter, msg, lay)
             else:
                 if part != self._bubble_area(lay):
                     painter.setClipRect(part)  # documents lay out and draw only what shows
@@ -503,19 +494,17 @@ class BubbleDelegate(QStyledItemDelegate):
             or last.chrome != _chrome(msg, lay)
         ):
             return None
-        # Only inside the outline: its antialiased edges come out a shade different when the
-        # bubble's height changes, while its inside is one flat colour.
+        # Not the top corners: their antialiased edge comes out a shade different when the
+        # bubble's height changes (its sides do not; stable_top stops above the bottom ones).
         bubble = lay.bubble
         top = math.ceil(bubble.top() + CORNER)
         bottom = math.floor(stable_top(last.layout, lay))  # (QRect's & would flip a negative one)
         if bottom <= top:
             return None
-        inside = QRect(
-            math.floor(bubble.left()) + 2, top, math.floor(bubble.width()) - 4, bottom - top
-        )
+        inside = QRect(part.left(), top, part.width(), bottom - top)
         kept = part.intersected(last.part).intersected(inside)
-        if kept.isEmpty():
-            return None
+        if kept.isEmpty() or kept.width() != part.width():
+            return None  # (whole rows only: a document's clip must span its width)
         return kept
 
     def _draw_focus(self, painter: QPainter, bubble: QRectF) -> None:
@@ -536,16 +525,21 @@ class BubbleDelegate(QStyledItemDelegate):
         *,
         find_term: str = "",
         current_match: bool = False,
-        chrome: bool = True,
     ) -> None:
-        """Paint a bubble with the row's top-left at the painter's origin (without its
-        background and outline when not `chrome`)."""
+        """Paint a bubble with the row's top-left at the painter's origin."""
         c = self.colors
         user = msg.role is Role.USER
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if chrome:
-            self._draw_chrome(painter, msg, lay)
+        path = QPainterPath()
+        path.addRoundedRect(lay.bubble, 14, 14)
+        if msg.role is Role.SYSTEM:
+            painter.fillPath(path, QColor(c.card))
+        else:
+            painter.fillPath(path, QColor(c.user_bubble if user else c.assistant_bubble))
+            if not user:
+                painter.setPen(QColor(c.card_border))
+                painter.drawPath(path)
         fg = QColor(c.user_text if user else c.assistant_text)
         muted = QColor(fg)
         muted.setAlphaF(0.68)
@@ -609,20 +603,6 @@ class BubbleDelegate(QStyledItemDelegate):
                 painter.drawPath(p3)
                 painter.drawText(zone.rect, Qt.AlignmentFlag.AlignCenter, zone.label)
         painter.restore()
-
-    def _draw_chrome(self, painter: QPainter, msg: ChatMessage, lay: BubbleLayout) -> None:
-        """A bubble's background and outline (the painter antialiasing)."""
-        c = self.colors
-        path = QPainterPath()
-        path.addRoundedRect(lay.bubble, 14, 14)
-        if msg.role is Role.SYSTEM:
-            painter.fillPath(path, QColor(c.card))
-        elif msg.role is Role.USER:
-            painter.fillPath(path, QColor(c.user_bubble))
-        else:
-            painter.fillPath(path, QColor(c.assistant_bubble))
-            painter.setPen(QColor(c.card_border))
-            painter.drawPath(path)
 
     def _highlight(self, cursor: QTextCursor, user: bool) -> QAbstractTextDocumentLayout.Selection:
         """Selected text: inverted on the coloured user bubble, accent-on-white elsewhere."""

@@ -98,6 +98,8 @@ def unchanged_above(old: QTextDocument, new: QTextDocument) -> float:
     """
     if (
         old.textWidth() != new.textWidth()
+        or old.size().width() != new.size().width()  # wider content: a rule reaches further
+        or old.idealWidth() != new.idealWidth()
         or old.documentMargin() != new.documentMargin()
         or old.defaultFont() != new.defaultFont()
         or getattr(old, "open_fence", None) != getattr(new, "open_fence", None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
@@ -351,28 +351,80 @@ _GROWING = [
     "| a |\n|-:|\n| 1 |\n",
     "| a |\n|---|\n| 1 |\n```py\nx = 1\n```\n",
     "| x |\n|---|\n- a\n- [ ] b\n",
+    # a rule after a table, drawn past the bubble's edge, then a heading growing below it
+    "\n|:-|-:|\n|---|---|\nx = 1\n---\nx = 1\n# ~~s~~ ``` more",
 ]
 
 
-@pytest.mark.parametrize("text", _GROWING, ids=["table", "code", "lists", "align", "fence", "task"])
-def test_a_growing_reply_copies_unchanged_rows_and_looks_as_if_drawn_whole(
-    qtbot: Any, view: ChatView, text: str
-) -> None:
-    reply = assistant("a1", "", streaming=True)
+def _stream_and_compare(qtbot: Any, view: ChatView, text: str, cuts: list[int]) -> None:
+    """Stream `text` cut by cut; every frame drawn must equal the same layout drawn whole."""
+    reply = assistant(f"g{len(view.bubbles._live_keys)}-{len(text)}", "", streaming=True)
     view.show_messages([user("u1", "hi"), reply])
     bubbles = view.bubbles
-    for cut in range(1, len(text) + 1, 3 if len(text) > 100 else 1):
+    for cut in cuts:
         with qtbot.wait_signal(view.chat_model.flushed):
             reply.text = text[:cut]
             view.update_message(reply)
         view.grab()
         index = view.chat_model.index(1)
         lay = bubbles.layout_for(index)
-        key = bubbles._live_keys["a1"]
-        drawn = bubbles._pixmaps[key][0].toImage()
+        drawn = bubbles._pixmaps[bubbles._live_keys[reply.id]][0].toImage()
         part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
             -view.visualRect(index).topLeft()
         )
         whole = bubbles._render_bubble(reply, lay, part)[0].toImage()
-        assert drawn == whole, f"frame at {cut} chars differs from drawing it whole"
-    assert bubbles.rows_kept > 0, "every frame drew the whole reply again"
+        assert drawn == whole, f"frame at {cut} chars of {text!r} differs from drawing it whole"
+
+
+@pytest.mark.parametrize(
+    "text", _GROWING, ids=["table", "code", "lists", "align", "fence", "task", "rule"]
+)
+def test_a_growing_reply_copies_unchanged_rows_and_looks_as_if_drawn_whole(
+    qtbot: Any, view: ChatView, text: str
+) -> None:
+    _stream_and_compare(
+        qtbot, view, text, list(range(1, len(text) + 1, 3 if len(text) > 100 else 1))
+    )
+    assert view.bubbles.rows_kept > 0, "every frame drew the whole reply again"
+
+
+_PIECES = [
+    "word ",
+    "**b** ",
+    "`c` ",
+    "\n",
+    "\n\n",
+    "- ",
+    "- [ ] ",
+    "1. ",
+    "# ",
+    "---\n",
+    "===\n",
+    "| a | b |\n",
+    "|---|---|\n",
+    "|:-|-:|\n",
+    "| x | `long cell text` |\n",
+    "```py\n",
+    "```\n",
+    "x = 1\n",
+    "> ",
+    "  ",
+    "[l](http://x.org) ",
+    "http://example.com ",
+    "~~s~~ ",
+]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.sampled_from(_PIECES), min_size=3, max_size=30), st.randoms())
+def test_any_growing_reply_looks_as_if_drawn_whole(
+    qtbot: Any, view: ChatView, pieces: list[str], rnd: Any
+) -> None:
+    text = "".join(pieces)
+    cuts, cut = [], 0
+    while cut < len(text):
+        cut = min(len(text), cut + rnd.randint(1, 8))
+        cuts.append(cut)
+    _stream_and_compare(qtbot, view, text, cuts)
