@@ -554,16 +554,17 @@ class BubbleDelegate(QStyledItemDelegate):
         for i, (header, body, pos) in enumerate(lay.tool_cards):
             self._draw_tool(painter, msg, i, (header, body, pos))
         if lay.doc is not None or lay.tail_doc is not None:
+            clip = painter.clipBoundingRect() if painter.hasClipping() else None
             for i, (doc, at) in enumerate(lay.text_docs()):
+                if clip is not None and (
+                    clip.bottom() < at.y() or clip.top() > at.y() + doc.size().height()
+                ):
+                    continue  # above or below what this frame draws: not even laid out to draw
                 marks = self._found(doc, find_term, current_match) if find_term else []
                 cursor = selection.cursor_in(i, doc) if selection is not None else None
                 if cursor is not None:
                     marks.append(self._highlight(cursor, user))
                 if not marks and doc is not lay.doc and doc is not lay.tail_doc:
-                    if painter.hasClipping() and not painter.clipBoundingRect().intersects(
-                        QRectF(at, doc.size())
-                    ):
-                        continue  # not where this frame draws: not even drawn into its pixmap
                     self._draw_finished_block(painter, doc, at, fg)
                 else:
                     self._draw_doc(painter, doc, at, fg, marks)

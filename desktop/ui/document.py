@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject, QRectF, QUrl
-from PySide6.QtGui import QTextBlock, QTextDocument, QTextFrame, QTextTable
+from PySide6.QtGui import (
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextDocument,
+    QTextFrame,
+    QTextTable,
+)
 
 from desktop.ui.markdown import CODE_CELL_PADDING
 
@@ -24,6 +30,8 @@ class SafeDocument(QTextDocument):
         self.tables: bool | None = None
         # A block being written that ends inside a code block (drawn without colours yet).
         self.open_fence = False
+        # Its blocks' text, place and formats once compared (see block_keys).
+        self.block_keys: list[Any] | None = None
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         # Every resource: http(s) would leak the user's IP, file:// would read local files.
@@ -105,22 +113,41 @@ def unchanged_above(old: QTextDocument, new: QTextDocument) -> float:
         or getattr(old, "open_fence", None) != getattr(new, "open_fence", None)
     ):
         return 0.0
-    lo, ln = old.documentLayout(), new.documentLayout()
-    bo, bn = old.begin(), new.begin()
-    while bo.isValid() and bn.isValid():
-        ro, rn = lo.blockBoundingRect(bo), ln.blockBoundingRect(bn)
-        if ro != rn or bo.text() != bn.text() or not _same_formats(bo, bn):
-            return max(0.0, min(ro.top(), rn.top()) - REDRAW_MARGIN)
-        bo, bn = bo.next(), bn.next()
+    keys_old, keys_new = block_keys(old), block_keys(new)
+    for key_old, key_new in zip(keys_old, keys_new, strict=False):
+        if key_old != key_new:
+            return max(0.0, min(key_old[1][1], key_new[1][1]) - REDRAW_MARGIN)
+    # One is the other and more: the first block past the shared ones is where they part.
+    shared = min(len(keys_old), len(keys_new))
     ends = [old.size().height(), new.size().height()]
-    ends += [lay.blockBoundingRect(b).top() for lay, b in ((lo, bo), (ln, bn)) if b.isValid()]
+    ends += [keys[shared][1][1] for keys in (keys_old, keys_new) if len(keys) > shared]
     return max(0.0, min(ends) - REDRAW_MARGIN)
 
 
-def _same_formats(a: QTextBlock, b: QTextBlock) -> bool:
-    if a.blockFormat() != b.blockFormat() or a.charFormat() != b.charFormat():
-        return False
-    la, lb = a.textList(), b.textList()
-    if la is None or lb is None:
-        return la is lb
-    return bool(la.format() == lb.format())
+_BlockKey = tuple[str, tuple[float, float, float, float], QTextBlockFormat, QTextCharFormat, Any]
+
+
+def block_keys(doc: QTextDocument) -> list[_BlockKey]:
+    """Each block's text, place and formats, in order; worked out once per document (a frame
+    compares the block being written with the one before, which was the new one then)."""
+    known = doc.block_keys if isinstance(doc, SafeDocument) else None
+    if known is not None:
+        return known
+    layout = doc.documentLayout()
+    keys: list[_BlockKey] = []
+    block = doc.begin()
+    while block.isValid():
+        listed = block.textList()
+        keys.append(
+            (
+                block.text(),
+                layout.blockBoundingRect(block).getRect(),
+                block.blockFormat(),
+                block.charFormat(),
+                None if listed is None else listed.format(),
+            )
+        )
+        block = block.next()
+    if isinstance(doc, SafeDocument):
+        doc.block_keys = keys
+    return keys
