@@ -1,1 +1,1 @@
-"""What the client core and the embedded gateway share: clock, JSON, files, limits, codes, hosts."""
+"""What the client core and the embedded gateway share: clock, JSON, files, limits, RPC names."""

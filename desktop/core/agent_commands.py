@@ -13,11 +13,11 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from desktop.common.codes import METHOD_NOT_FOUND
+from desktop.common.methods import COMMANDS_CATALOG, CONFIG_SET, MODEL_OPTIONS, SLASH_EXEC
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError, RpcError
 from desktop.core.listeners import Notify, notice
 from desktop.core.models import ChatMessage, ModelChoice, Role
-from desktop.core.protocol import COMMANDS_CATALOG, CONFIG_SET, MODEL_OPTIONS, SLASH_EXEC
 from desktop.core.sessions import SessionRouter
 from desktop.core.supervisor import ConnectionSupervisor
 

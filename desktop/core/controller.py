@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import Clock
+from desktop.common.methods import RESPOND, SESSION_DELETE, SESSION_INTERRUPT, SESSION_TITLE
 from desktop.core.agent_commands import AgentCommands
 from desktop.core.attachments import AttachmentStore
 from desktop.core.composer_drafts import ComposerDrafts
@@ -41,12 +42,6 @@ from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.online_catchup import OnlineCatchUp
 from desktop.core.outbox import Outbox
 from desktop.core.prompt_bubbles import PromptBubbles, ref_of
-from desktop.core.protocol import (
-    RESPOND,
-    SESSION_DELETE,
-    SESSION_INTERRUPT,
-    SESSION_TITLE,
-)
 from desktop.core.requests import APPROVAL_CHOICES, WAITING_KIND
 from desktop.core.session_events import SessionEvents
 from desktop.core.session_index import SessionIndex

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from desktop.common.clock import AsyncioClock, Clock, TimerHandle
+from desktop.common.methods import GATEWAY_PING, READY_EVENT
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,
     CLOSE_TOO_BIG,
@@ -26,16 +27,7 @@ from desktop.core.errors import (
     TransportClosedError,
 )
 from desktop.core.observers import Observers, Unsubscribe
-from desktop.core.protocol import (
-    GATEWAY_PING,
-    READY_EVENT,
-    Capabilities,
-    Event,
-    Invalid,
-    Reply,
-    decode_frame,
-    encode_request,
-)
+from desktop.core.protocol import Capabilities, Event, Invalid, Reply, decode_frame, encode_request
 from desktop.core.transport import (
     DEFAULT_MAX_FRAME,
     Transport,

@@ -7,11 +7,11 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from desktop.common.methods import SESSION_LIST
 from desktop.core.conversation_feed import ConversationFeed
 from desktop.core.errors import GatewayError
 from desktop.core.listeners import Notify, notice
 from desktop.core.outbox import Outbox
-from desktop.core.protocol import SESSION_LIST
 from desktop.core.session_index import SessionIndex
 from desktop.core.sessions import SessionRouter
 from desktop.core.storage import StorageError

@@ -17,6 +17,13 @@ from desktop.common.codes import (
     SESSION_BUSY,
     SESSION_NOT_FOUND,
 )
+from desktop.common.methods import (
+    ATTACHMENTS_CLEAR,
+    FILE_ATTACH_BYTES,
+    IMAGE_ATTACH_BYTES,
+    PROMPT_SUBMIT,
+    SESSION_HISTORY,
+)
 from desktop.core.attachments import AttachmentError, is_image
 from desktop.core.errors import (
     CallTimeoutError,
@@ -27,13 +34,6 @@ from desktop.core.errors import (
 )
 from desktop.core.models import Attachment, DeliveryState
 from desktop.core.observers import Observers
-from desktop.core.protocol import (
-    ATTACHMENTS_CLEAR,
-    FILE_ATTACH_BYTES,
-    IMAGE_ATTACH_BYTES,
-    PROMPT_SUBMIT,
-    SESSION_HISTORY,
-)
 from desktop.core.storage import OutboxEntry, Store, Wire
 
 log = logging.getLogger(__name__)

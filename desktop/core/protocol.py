@@ -10,34 +10,6 @@ from desktop.core.errors import ProtocolError
 
 # The newest `gateway.ready.payload.protocol.version` this client understands.
 PROTOCOL_VERSION = 1
-READY_EVENT = "gateway.ready"
-
-# The gateway methods this client calls: their one spelling (docs/protocol.md).
-GATEWAY_PING = "gateway.ping"
-SESSION_CREATE = "session.create"
-SESSION_ACTIVATE = "session.activate"
-SESSION_RESUME = "session.resume"
-SESSION_HISTORY = "session.history"
-SESSION_EVENTS_SINCE = "session.events.since"
-SESSION_LIST = "session.list"
-SESSION_TITLE = "session.title"
-SESSION_DELETE = "session.delete"
-SESSION_INTERRUPT = "session.interrupt"
-PROMPT_SUBMIT = "prompt.submit"
-ATTACHMENTS_CLEAR = "attachments.clear"
-IMAGE_ATTACH_BYTES = "image.attach_bytes"
-FILE_ATTACH_BYTES = "file.attach_bytes"
-COMMANDS_CATALOG = "commands.catalog"
-SLASH_EXEC = "slash.exec"
-MODEL_OPTIONS = "model.options"
-CONFIG_SET = "config.set"
-# The answer to each kind of request the agent asks the user.
-RESPOND: dict[str, str] = {
-    "approval": "approval.respond",
-    "clarify": "clarify.respond",
-    "sudo": "sudo.respond",
-    "secret": "secret.respond",
-}
 
 RequestId = int | str
 

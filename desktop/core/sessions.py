@@ -10,6 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.common.codes import FRAME_TOO_LARGE, RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND
+from desktop.common.methods import (
+    SESSION_ACTIVATE,
+    SESSION_CREATE,
+    SESSION_EVENTS_SINCE,
+    SESSION_HISTORY,
+    SESSION_RESUME,
+)
 from desktop.core.conversation import Conversation
 from desktop.core.errors import (
     CLOSE_TOO_BIG,
@@ -20,14 +27,7 @@ from desktop.core.errors import (
 )
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.core.observers import Observers
-from desktop.core.protocol import (
-    SESSION_ACTIVATE,
-    SESSION_CREATE,
-    SESSION_EVENTS_SINCE,
-    SESSION_HISTORY,
-    SESSION_RESUME,
-    Event,
-)
+from desktop.core.protocol import Event
 from desktop.core.supervisor import ConnectionSupervisor
 
 log = logging.getLogger(__name__)

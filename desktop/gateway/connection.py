@@ -16,6 +16,7 @@ from desktop.common.clock import Clock
 from desktop.common.codec import dumps, loads
 from desktop.common.codes import FRAME_TOO_LARGE, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from desktop.common.limits import MAX_FRAME_BYTES
+from desktop.common.methods import READY_EVENT
 from desktop.gateway.events import LoggedEvent
 from desktop.gateway.faults import RpcFault, invalid_params, storage_fault
 from desktop.gateway.frames import fits, utf8_size
@@ -142,7 +143,7 @@ class Connection:
 
     async def serve(self, ready: dict[str, Any]) -> None:
         """Run until the socket closes; every session it owned is detached, never stopped."""
-        self.send_event({"type": "gateway.ready", "payload": ready})
+        self.send_event({"type": READY_EVENT, "payload": ready})
         writer = asyncio.create_task(self._write(), name="gateway-writer")
         try:
             async for message in self._ws:

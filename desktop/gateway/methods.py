@@ -7,6 +7,25 @@ from typing import Any
 
 from desktop import __version__
 from desktop.common.codes import METHOD_NOT_FOUND
+from desktop.common.methods import (
+    ATTACHMENTS_CLEAR,
+    DEBUG_STATS,
+    FILE_ATTACH_BYTES,
+    GATEWAY_PING,
+    IMAGE_ATTACH_BYTES,
+    PROMPT_SUBMIT,
+    RESPOND,
+    SESSION_ACTIVATE,
+    SESSION_CLOSE,
+    SESSION_CREATE,
+    SESSION_DELETE,
+    SESSION_EVENTS_SINCE,
+    SESSION_HISTORY,
+    SESSION_INTERRUPT,
+    SESSION_LIST,
+    SESSION_RESUME,
+    SESSION_TITLE,
+)
 from desktop.gateway.attachments import decode_attachment
 from desktop.gateway.faults import RpcFault, invalid_params
 from desktop.gateway.frames import ENVELOPE, page, prompt_cap, tail_start, utf8_size
@@ -79,26 +98,26 @@ class Methods:
         self._budget = hub.max_frame - ENVELOPE
         self.max_prompt_chars = prompt_cap(hub.max_frame)
         self._table: dict[str, Handler] = {
-            "gateway.ping": lambda _peer, _params: {"ok": True},
-            "session.create": self._create,
-            "session.list": self._list,
-            "session.activate": self._activate,
-            "session.resume": self._resume,
-            "session.history": self._history,
-            "session.interrupt": self._interrupt,
-            "session.close": self._close,
-            "session.title": self._title,
-            "session.delete": self._delete,
-            "session.events.since": self._events_since,
-            "prompt.submit": self._submit,
-            "image.attach_bytes": self._attach_image,
-            "file.attach_bytes": self._attach_file,
-            "attachments.clear": self._clear_attachments,
-            "approval.respond": self._respond,
-            "clarify.respond": self._respond,
+            GATEWAY_PING: lambda _peer, _params: {"ok": True},
+            SESSION_CREATE: self._create,
+            SESSION_LIST: self._list,
+            SESSION_ACTIVATE: self._activate,
+            SESSION_RESUME: self._resume,
+            SESSION_HISTORY: self._history,
+            SESSION_INTERRUPT: self._interrupt,
+            SESSION_CLOSE: self._close,
+            SESSION_TITLE: self._title,
+            SESSION_DELETE: self._delete,
+            SESSION_EVENTS_SINCE: self._events_since,
+            PROMPT_SUBMIT: self._submit,
+            IMAGE_ATTACH_BYTES: self._attach_image,
+            FILE_ATTACH_BYTES: self._attach_file,
+            ATTACHMENTS_CLEAR: self._clear_attachments,
+            RESPOND["approval"]: self._respond,
+            RESPOND["clarify"]: self._respond,
         }
         if debug:
-            self._table["debug.stats"] = lambda _peer, _params: hub.stats()
+            self._table[DEBUG_STATS] = lambda _peer, _params: hub.stats()
 
     def call(self, peer: Peer, method: str, params: dict[str, Any]) -> dict[str, Any]:
         handler = self._table.get(method)

@@ -1,0 +1,36 @@
+"""JSON-RPC method names of the gateway protocol: one spelling for the client and the gateway."""
+
+from __future__ import annotations
+
+# The event every socket gets first.
+READY_EVENT = "gateway.ready"
+
+GATEWAY_PING = "gateway.ping"
+SESSION_CREATE = "session.create"
+SESSION_ACTIVATE = "session.activate"
+SESSION_RESUME = "session.resume"
+SESSION_HISTORY = "session.history"
+SESSION_EVENTS_SINCE = "session.events.since"
+SESSION_LIST = "session.list"
+SESSION_TITLE = "session.title"
+SESSION_DELETE = "session.delete"
+SESSION_CLOSE = "session.close"
+SESSION_INTERRUPT = "session.interrupt"
+PROMPT_SUBMIT = "prompt.submit"
+ATTACHMENTS_CLEAR = "attachments.clear"
+IMAGE_ATTACH_BYTES = "image.attach_bytes"
+FILE_ATTACH_BYTES = "file.attach_bytes"
+# Hermes' own (the embedded gateway does not serve them).
+COMMANDS_CATALOG = "commands.catalog"
+SLASH_EXEC = "slash.exec"
+MODEL_OPTIONS = "model.options"
+CONFIG_SET = "config.set"
+# The embedded gateway's, only when started with --debug.
+DEBUG_STATS = "debug.stats"
+# The answer to each kind of request the agent asks the user.
+RESPOND: dict[str, str] = {
+    "approval": "approval.respond",
+    "clarify": "clarify.respond",
+    "sudo": "sudo.respond",
+    "secret": "secret.respond",
+}
