@@ -28,6 +28,7 @@ from desktop.core.attachments import AttachmentError, is_image
 from desktop.core.errors import (
     CallTimeoutError,
     ConnectionLostError,
+    GatewayError,
     HermesQtError,
     NotConnectedError,
     RpcError,
@@ -468,7 +469,17 @@ class Outbox:
             return False
         if exc.code == SESSION_NOT_FOUND and entry.submission_ref not in self._resumed:
             self._resumed.add(entry.submission_ref)
-            runtime_id = await self._resume(entry)
+            try:
+                runtime_id = await self._resume(entry)
+            except GatewayError as lost:
+                # The connection went while resuming: the prompt did not run (4001 said so),
+                # so it stays queued and is resumed again once the connection is back.
+                self._resumed.discard(entry.submission_ref)
+                entry = self._set(entry, error=str(lost))
+                port = self._port(entry.profile_id)
+                if port is not None and port.is_online():
+                    self._retry_later(entry)
+                return False
             if runtime_id is not None:
                 self._retarget(entry.profile_id, entry.session_key, runtime_id)
                 return True  # the worker picks the entry up again with the new runtime id
@@ -479,7 +490,8 @@ class Outbox:
         return True
 
     async def _resume(self, entry: OutboxEntry) -> str | None:
-        """The session router resumes the session (and follows its new runtime id)."""
+        """The session router resumes the session (and follows its new runtime id); None when
+        the gateway no longer has it. A lost connection is raised (a GatewayError)."""
         port = self._port(entry.profile_id)
         if port is None:
             return None

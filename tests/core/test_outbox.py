@@ -467,6 +467,30 @@ async def test_reaped_runtime_id_is_resumed_and_the_prompt_sent_there(store: Sto
     assert [e["session"] for e in gw.executed] == ["rt-resumed"]
 
 
+async def test_connection_lost_while_resuming_keeps_the_prompt_and_sends_it_once_later(
+    store: Store,
+) -> None:
+    gw = FakeGateway(dedup=False)
+    # The runtime id was reaped (4001), and the socket dies while the session is resumed;
+    # after the reconnect the old runtime id is still unknown, the resume goes through.
+    gw.script["prompt.submit"] = [RpcError(4001, "session not found")] * 2
+    gw.script["session.resume"] = [LOSE]
+    store.upsert_session("p", "s1", runtime_id="rt-old")
+    gw.on_ids = lambda key, runtime: store.upsert_session("p", key, runtime_id=runtime)
+    outbox = _make(store, gw)
+    rec = Recorder(outbox, store)
+    outbox.submit("p", "s1", "rt-old", "still there?")
+    (worker,) = [t for t in asyncio.all_tasks() if t.get_name() == "outbox:s1"]
+    await outbox.idle()
+    assert worker.exception() is None  # the worker stopped for the reconnect, it did not crash
+    (e,) = outbox.entries()
+    assert e.state is DeliveryState.PENDING  # 4001 said it did not run: not ambiguous
+    gw.online = True
+    await outbox.flush()
+    assert gw.executed == [{"session": "rt-resumed", "text": "still there?", "files": []}]
+    assert outbox.entries() == [] and rec.restored == []
+
+
 async def test_file_attachment_without_gateway_support_fails_clearly(
     store: Store, data_dir: Path
 ) -> None:
