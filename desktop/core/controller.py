@@ -52,7 +52,7 @@ from desktop.core.supervisor import ConnectionSupervisor
 from desktop.core.supervisor_port import SupervisorPort
 from desktop.core.temp_sessions import TempSessions
 
-__all__ = ["TEMP_PREFIX", "ProfileController", "SupervisorPort", "is_temp_key"]
+__all__ = ["TEMP_PREFIX", "ProfileController", "is_temp_key"]
 
 log = logging.getLogger(__name__)
 # Search hits handed to the UI: every matching chat of a long history, not just a screenful.

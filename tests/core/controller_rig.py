@@ -16,7 +16,7 @@ from typing import Any
 
 from desktop.common.clock import ManualClock
 from desktop.core.attachments import AttachmentStore
-from desktop.core.controller import ProfileController, SupervisorPort, is_temp_key
+from desktop.core.controller import ProfileController, is_temp_key
 from desktop.core.drafts import DraftKeeper
 from desktop.core.epoch_store import MemoryEpochStore
 from desktop.core.errors import RpcError
@@ -26,6 +26,7 @@ from desktop.core.profiles import Profile, ProfileKind
 from desktop.core.sessions import SessionRouter
 from desktop.core.storage import Store
 from desktop.core.supervisor import ConnectionSupervisor
+from desktop.core.supervisor_port import SupervisorPort
 from tests.core.supervisor_fakes import FakeCaps, FakeNet, until
 
 PROFILE = Profile(id="p", name="P", kind=ProfileKind.REMOTE, url="ws://127.0.0.1:9/api/ws")

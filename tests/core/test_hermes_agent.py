@@ -21,7 +21,7 @@ import pytest
 
 from desktop.common.clock import AsyncioClock
 from desktop.core.attachments import AttachmentStore
-from desktop.core.controller import ProfileController, SupervisorPort, is_temp_key
+from desktop.core.controller import ProfileController, is_temp_key
 from desktop.core.conversation import Conversation
 from desktop.core.drafts import DraftKeeper
 from desktop.core.epoch_store import MemoryEpochStore
@@ -32,6 +32,7 @@ from desktop.core.profiles import Profile, ProfileKind
 from desktop.core.sessions import SessionRouter
 from desktop.core.storage import Store
 from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.supervisor_port import SupervisorPort
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fault_proxy import FaultProxy
 from tests.support.hermes_env import HERMES_019, HERMES_0201, HermesDist, hermes_gateway
