@@ -379,10 +379,14 @@ class Conversation:
             # Local bubbles survive; a load error does not (the history is here now).
             local = [m for m in self.messages if m.role is Role.USER and m.delivery in _UNSETTLED]
             start = snapshot.get("history_start")
-            start = start if isinstance(start, int) and not isinstance(start, bool) else 0
+            start = max(0, start if isinstance(start, int) and not isinstance(start, bool) else 0)
+            if start > 0:
+                # A reply cut by the window's edge comes whole with the older page.
+                skip = _reply_rows(messages)
+                messages, start = messages[skip:], start + skip
             self._row_pos = {}
-            self.messages = self._rebuild(messages, max(0, start))
-            self.history_start = max(0, start)
+            self.messages = self._rebuild(messages, start)
+            self.history_start = start
             self._window = None
             self.messages.extend(local)
         if running:
@@ -456,7 +460,12 @@ class Conversation:
         bubbles were added. Listeners are not told: the caller announces the new rows."""
         if not 0 <= start < self.history_start:
             return 0
-        older = self._bubbles(rows[: self.history_start - start], start)
+        rows = rows[: self.history_start - start]
+        if start > 0:
+            # Rows of a reply begun on the page before: they come whole with that page.
+            skip = _reply_rows(rows)
+            rows, start = rows[skip:], start + skip
+        older = self._bubbles(rows, start)
         self.messages[0:0] = older
         self.history_start = start
         if self._window is not None:
@@ -533,6 +542,9 @@ class Conversation:
         if self._window is None or start != self._end_pos:
             return 0
         rows = rows[: self._tail_pos - start]
+        if start + len(rows) < self._tail_pos:
+            # A reply going on past the page comes whole with the next one.
+            rows = rows[: len(rows) - _reply_rows(rows[::-1])]
         have = {m.id for m in self.messages[self._window :]}
         newer = [m for m in self._bubbles(rows, start) if m.id not in have]
         self.messages[self._window : self._window] = newer
@@ -580,7 +592,8 @@ class Conversation:
         """Rows as bubbles: one per reply, its tool rows and reasoning folded in.
 
         Hermes lists a reply as assistant and tool rows; live, the same reply is one bubble
-        whose text is the final answer.
+        whose text is the final answer. A bubble's id is `key:row`, its first row's place in
+        the whole history: the same whichever page brought it, never another bubble's.
         """
         out: list[ChatMessage] = []
         reply: ChatMessage | None = None
@@ -592,7 +605,7 @@ class Conversation:
                 text += cut_note(data.get("text_chars"))
             if role in (Role.ASSISTANT, Role.TOOL):
                 if reply is None:
-                    reply = ChatMessage(id=f"{self.key}:{start + len(out)}", role=Role.ASSISTANT)
+                    reply = ChatMessage(id=f"{self.key}:{at}", role=Role.ASSISTANT)
                     self._row_pos[reply.id] = at
                     out.append(reply)
                 if role is Role.TOOL:
@@ -609,7 +622,7 @@ class Conversation:
                 reply.created_at = _stamp(data) or reply.created_at
                 continue
             reply = None
-            msg = ChatMessage(id=f"{self.key}:{start + len(out)}", role=role, text=text)
+            msg = ChatMessage(id=f"{self.key}:{at}", role=role, text=text)
             self._row_pos[msg.id] = at
             msg.created_at = _stamp(data)
             if role is Role.USER:
@@ -704,6 +717,17 @@ _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
 
 # How far ahead a rebuilt bubble looks for its shown twin (bounded: long histories stay fast).
 _MATCH_WINDOW = 8
+
+
+def _reply_rows(rows: list[Any]) -> int:
+    """How many rows at the start of `rows` are a reply's (assistant, tool): a reply begun
+    before them, when a page starts there. 0 when all are (one reply longer than a page is
+    shown in parts rather than not at all)."""
+    for n, raw in enumerate(rows):
+        role = raw.get("role") if isinstance(raw, dict) else None
+        if role not in (Role.ASSISTANT.value, Role.TOOL.value):
+            return n
+    return 0
 
 
 def _same(new: ChatMessage, old: ChatMessage) -> bool:
