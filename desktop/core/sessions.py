@@ -172,7 +172,8 @@ class SessionRouter:
     on_synced = add_synced_listener
 
     def on_snapshot(self, listener: SnapshotListener) -> Callable[[], None]:
-        """listener(stored id, snapshot) for every create/activate/resume snapshot received.
+        """listener(stored id, snapshot) for every create/activate/resume snapshot received,
+        once the session's conversation holds it (what is cached then is what is shown).
 
         Delivery uses it to settle uncertain submits: `inflight.user` or the last user row
         proves a prompt whose reply was lost did run.
@@ -200,8 +201,8 @@ class SessionRouter:
         runtime_id = str(result["session_id"])
         stored_id = str(result.get("stored_session_id") or result.get("session_key") or runtime_id)
         conv = self.route(stored_id, runtime_id)
-        self._emit_snapshot(stored_id, result)
         conv.load_snapshot(result)
+        self._emit_snapshot(stored_id, result)
         return stored_id
 
     async def open(self, stored_id: str) -> Conversation:
@@ -216,8 +217,8 @@ class SessionRouter:
             if snap is not None and epoch == self._sup.epoch:
                 snap = await self._with_messages(routed, snap)
             if snap is not None and epoch == self._sup.epoch:
-                self._emit_snapshot(stored_id, snap)
                 routed.conversation.load_snapshot(snap)
+                self._emit_snapshot(stored_id, snap)
         except SnapshotTooLargeError as exc:
             self._on_too_large(routed, exc)
         except RpcError as exc:
@@ -346,17 +347,17 @@ class SessionRouter:
                     return
                 if complete:
                     self._suspects.discard(routed.stored_id)
-                    self._emit_snapshot(routed.stored_id, snap)
                     if snap.get("running") is not True:
                         conv.set_running(False)  # stale busy: the server is idle
+                    self._emit_snapshot(routed.stored_id, snap)
                     return
                 conv.reset_watermark()
             snap = await self._with_messages(routed, snap)
             if epoch != self._sup.epoch:
                 return
             self._suspects.discard(routed.stored_id)
-            self._emit_snapshot(routed.stored_id, snap)
             conv.load_snapshot(snap)
+            self._emit_snapshot(routed.stored_id, snap)
             routed.overlap_guard = not replay
         except SnapshotTooLargeError as exc:
             self._on_too_large(routed, exc)

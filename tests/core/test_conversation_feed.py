@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from desktop.core.models import Role
 from desktop.core.storage import CachedMessage, Store
@@ -74,3 +77,40 @@ async def test_the_agents_model_is_told_when_it_changes_and_only_then(tmp_path: 
 
         infos = [(key, i.model) for key, i in r.seen.of("on_session_info")[before:]]
         assert infos == [("s1", "m-large"), ("s1", "m-small")]
+
+
+@pytest.mark.parametrize("opened", ["before connecting", "once online"])
+async def test_a_chat_read_online_is_kept_offline_as_the_user_saw_it(
+    tmp_path: Path, opened: str
+) -> None:
+    rows = [
+        {"role": "user", "text": "what is 2 + 2?"},
+        {"role": "assistant", "text": "4"},
+        {"role": "user", "text": "and 3 + 3?"},  # asked from another computer
+        {"role": "assistant", "text": "6"},
+    ]
+    async with rig(tmp_path, seed=_chat) as r:
+        answer = r.net.handler
+
+        def with_history(method: str, params: dict[str, Any]) -> Any:
+            result = answer(method, params)
+            if method in ("session.activate", "session.resume"):
+                return {**result, "messages": rows, "message_count": len(rows)}
+            return result
+
+        r.net.handler = with_history
+        if opened == "once online":
+            await r.online()
+            r.ctl.open_session("s1")  # picked from the list: resumed by its stored id
+        else:
+            await _open_online(r)
+
+        def shown() -> list[str]:
+            return [m.text for _key, ms in r.seen.of("on_session_messages")[-1:] for m in ms]
+
+        await settle(lambda: len(shown()) == len(rows), "the history shown")
+        seen = shown()
+        assert seen == [row["text"] for row in rows]
+
+    async with rig(tmp_path) as offline:  # the app started again without its gateway
+        assert [m.text for m in offline.ctl.open_session("s1")] == seen
