@@ -45,6 +45,7 @@ from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.chat_delegate import BubbleDelegate
 from desktop.ui.chat_model import MessageListModel
 from desktop.ui.heap import release_free_memory
+from desktop.ui.jump_button import MARGIN, JumpButton
 from desktop.ui.links import LinkOpener
 from desktop.ui.markdown import plain_text
 from desktop.ui.message_actions import MessageActions
@@ -100,6 +101,9 @@ class ChatView(QListView):
         quote_requested(str): text to quote in the composer.
         code_copied(str): a code block was copied.
         text_copied(str): message text was copied (plain or markdown).
+        older_wanted(), newer_wanted(): the next page of history is near the screen.
+        live_end_wanted(): jump to newest while the newest rows were let go: the session is
+            to be shown again from its live end.
     """
 
     action_requested = Signal(str, str)
@@ -108,6 +112,7 @@ class ChatView(QListView):
     text_copied = Signal(str)
     older_wanted = Signal()
     newer_wanted = Signal()
+    live_end_wanted = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self._rows = RowHeights()
@@ -115,6 +120,9 @@ class ChatView(QListView):
         self._adjusting = False
         self._painting = False
         self._at_bottom = True
+        # Rows at the newest end were let go (the user read far up): the newest message is
+        # not loaded, jumping to it shows the session again from its live end.
+        self._newest_let_go = False
         super().__init__(parent)
         self.setObjectName("chatView")
         self.setAccessibleName("Messages")
@@ -123,6 +131,8 @@ class ChatView(QListView):
             "messages, Enter or the Menu key opens a message's actions, Ctrl+C copies it"
         )
         self.chat_model = MessageListModel(self)
+        self.jump_button = JumpButton(self)
+        self.jump_button.clicked.connect(self.jump_to_newest)
         # Runs only while rows near the view remain undrawn: idle means no timer.
         self._ahead = QTimer(self)
         self._ahead.setSingleShot(True)
@@ -170,6 +180,7 @@ class ChatView(QListView):
                 "regenerate": lambda: self._request_current("regenerate"),
                 "resend": lambda: self._request_current("resend"),
                 "message_menu": self.show_message_menu,
+                "jump_newest": self.jump_to_newest,
             },
         )
 
@@ -183,6 +194,7 @@ class ChatView(QListView):
     def set_colors(self, colors: Colors) -> None:
         """Repaint bubbles in another theme."""
         self.bubbles.set_colors(colors)
+        self.jump_button.set_colors(colors)
         self._rebuild_pending = True
         self.viewport().update()
 
@@ -195,6 +207,8 @@ class ChatView(QListView):
         self.bubbles.forget_expanded()
         self.bubbles.clear_cache()
         self.chat_model.reset(messages)
+        self._newest_let_go = False
+        self.jump_button.set_replies(0)
         self._rebuild()
         self._place(True, -1, 0)
         self.viewport().update()
@@ -239,6 +253,7 @@ class ChatView(QListView):
         gone = self.chat_model.drop(count, newest)
         if not gone:
             return
+        self._newest_let_go = self._newest_let_go or newest
         n = self.chat_model.rowCount()
         shift = 0 if newest else len(gone)
         self._matches = [r - shift for r in self._matches if 0 <= r - shift < n]
@@ -598,6 +613,7 @@ class ChatView(QListView):
         finally:
             self._adjusting = False
         self._at_bottom = follow or bar.value() >= bar.maximum() - BOTTOM_SLACK
+        self._update_jump()
 
     def _update_range(self) -> None:
         bar = self.verticalScrollBar()
@@ -904,6 +920,43 @@ class ChatView(QListView):
         if e.size().width() != e.oldSize().width():
             self._rebuild_pending = True
         self.viewport().update()
+        self._update_jump()
+
+    # -- jump to newest ---------------------------------------------------------------------
+
+    def jump_to_newest(self) -> None:
+        """Show the newest message (Ctrl+End, the floating button): at once when it is
+        loaded, else by asking for the live end (`live_end_wanted`), which shows it."""
+        self.jump_button.set_replies(0)
+        if self._newest_let_go:
+            self.live_end_wanted.emit()  # answered by show_messages, at the end
+            return
+        n = self.chat_model.rowCount()
+        if not n:
+            return
+        self._place(True, -1, 0)
+        self._ensure_layout()
+        self._place(True, -1, 0)
+        self.setCurrentIndex(self.chat_model.index(n - 1))
+        self.viewport().update()
+
+    def _update_jump(self) -> None:
+        """The jump button shows while the newest message is more than a screen below (or
+        not loaded at all); at the bottom it goes, with its count of replies."""
+        bar = self.verticalScrollBar()
+        view_h = self.viewport().height()
+        far = bar.maximum() - bar.value() > view_h or (self._newest_let_go and not self._at_bottom)
+        far = far and self.chat_model.rowCount() > 0
+        if not far and self._at_bottom:
+            self.jump_button.set_replies(0)
+        button = self.jump_button
+        if far:
+            area = self.viewport().geometry()
+            button.move(
+                area.right() - MARGIN - button.width(), area.bottom() - MARGIN - button.height()
+            )
+            button.raise_()
+        button.setVisible(far)
 
     # -- slots ------------------------------------------------------------------------------
 
@@ -914,6 +967,12 @@ class ChatView(QListView):
     def _on_model_appended(self) -> None:
         if self._at_bottom:
             self.scrollToBottom()
+            return
+        n = self.chat_model.rowCount()
+        if n and self.chat_model.message_at(n - 1).role is Role.ASSISTANT:
+            # A reply came while the user reads up: the jump button says so.
+            self.jump_button.set_replies(self.jump_button.replies + 1)
+        self._update_jump()
 
     def _on_scrollbar_value_changed(self, value: int) -> None:
         if not self._adjusting:
@@ -921,10 +980,12 @@ class ChatView(QListView):
             self._want_older()
             self._want_newer()
             self._release.start()
+            self._update_jump()
 
     def _on_scrollbar_range_changed(self, _low: int, high: int) -> None:
         if self._at_bottom and not self._adjusting:
             self.verticalScrollBar().setValue(high)
+        self._update_jump()
 
     def _on_bubbles_link_activated(self, href: str) -> None:
         LinkOpener.open(href)

@@ -257,6 +257,7 @@ class MainWindow(QMainWindow):
         self.chat_view.quote_requested.connect(self._on_chat_view_quote_requested)
         self.chat_view.older_wanted.connect(self._on_chat_view_older_wanted)
         self.chat_view.newer_wanted.connect(self._on_chat_view_newer_wanted)
+        self.chat_view.live_end_wanted.connect(self._on_chat_view_live_end_wanted)
         # Hermes' transient status text while a turn runs (each replaces the last).
         self.activity_label = QLabel("", pane)
         self.activity_label.setObjectName("activityLabel")
@@ -953,6 +954,12 @@ class MainWindow(QMainWindow):
         backend, key = self.backend, self._session_key
         if backend is not None and key is not None:
             backend.load_older(key)
+
+    def _on_chat_view_live_end_wanted(self) -> None:
+        backend, key = self.backend, self._session_key
+        if backend is not None and key is not None:
+            # Jump to newest far up: the session is shown again from its live end.
+            self.chat_view.show_messages(backend.open_session(key))
 
     def _on_chat_view_newer_wanted(self) -> None:
         backend, key = self.backend, self._session_key

@@ -20,6 +20,7 @@ LABELS = {
     "quote": "Quote in reply",
     "regenerate": "Regenerate reply",
     "resend": "Edit and resend",
+    "jump_newest": "Jump to newest",
 }
 _ZONE_LABELS = {"retry": "Retry sending", "edit": "Edit unsent message", "discard": "Discard"}
 
@@ -91,4 +92,6 @@ class MessageActions(QObject):
             menu.addSeparator()
             for action in extra:
                 menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(a["jump_newest"])  # listed with its shortcut: Ctrl+End
         return menu

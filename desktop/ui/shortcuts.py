@@ -46,6 +46,7 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("regenerate", ("Ctrl+Shift+R",), "Regenerate the reply", "messages"),
     Shortcut("resend", ("Ctrl+Shift+E",), "Edit and resend your message", "messages"),
     Shortcut("message_menu", ("Shift+F10", "Menu"), "All actions of the message", "messages"),
+    Shortcut("jump_newest", ("Ctrl+End",), "Jump to the newest message", "messages"),
 )
 
 

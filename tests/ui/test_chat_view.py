@@ -416,3 +416,76 @@ def test_rows_let_go_far_away_leave_the_message_being_read_and_its_selection_in_
     assert view.visualRect(view.chat_model.index(row)).top() == top, "the text being read moved"
     assert view.selected_text() == "message"
     assert not view.at_bottom
+
+
+def _newest_on_screen(v: ChatView) -> bool:
+    n = v.chat_model.rowCount()
+    return n > 0 and v.visualRect(v.chat_model.index(n - 1)).bottom() <= v.viewport().height()
+
+
+def test_jump_button_shows_far_up_only_and_lands_on_the_newest_message(
+    qtbot: Any, view: ChatView
+) -> None:
+    view.show_messages(_long_session(400))
+    _settle(qtbot, view)
+    button = view.jump_button
+    assert not button.isVisible(), "at the newest message: no jump button"
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum() - view.viewport().height() // 2)
+    assert not button.isVisible(), "half a screen up: still no button"
+    bar.setValue(bar.maximum() - 3 * view.viewport().height())
+    assert button.isVisible(), "three screens up: the button shows"
+    assert button.accessibleName() == "Jump to newest"
+    assert button.toolTip() == "Jump to newest (Ctrl+End)"
+    menu = view.message_menu(300)
+    jump = next(a for a in menu.actions() if a.text() == "Jump to newest")
+    assert jump.shortcut().toString() == "Ctrl+End"
+    menu.deleteLater()
+    corner = view.viewport().geometry().bottomRight()
+    assert button.geometry().right() < corner.x() and button.geometry().bottom() < corner.y()
+    assert corner.x() - button.geometry().right() < 3 * button.width(), "at the bottom-right"
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    _settle(qtbot, view)
+    assert view.at_bottom and _newest_on_screen(view)
+    assert view.currentIndex().row() == 399
+    assert not button.isVisible(), "at the newest message the button goes"
+
+
+def test_a_reply_arriving_far_up_is_counted_on_the_jump_button(qtbot: Any, view: ChatView) -> None:
+    view.show_messages(_long_session(400))
+    _settle(qtbot, view)
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.maximum() - 3 * view.viewport().height())
+    button = view.jump_button
+    assert button.replies == 0
+    view.update_message(user("u-new", "and another thing"))
+    assert button.replies == 0, "the user's own prompt is no reply"
+    view.update_message(assistant("a-new", "Here it is."))
+    assert button.replies == 1 and button.accessibleName() == "Jump to newest, 1 new reply"
+    assert not view.at_bottom, "reading far up: the view did not follow the reply"
+    button.grab()  # the badge paints
+    QTest.keyClick(view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    _settle(qtbot, view)
+    assert view.chat_model.message_at(view.currentIndex().row()).id == "a-new"
+    assert view.at_bottom and _newest_on_screen(view)
+    assert button.replies == 0 and not button.isVisible()
+
+
+def test_ctrl_end_with_the_newest_rows_let_go_shows_the_live_end_again(
+    qtbot: Any, view: ChatView
+) -> None:
+    msgs = _long_session(1_400)
+    view.show_messages(msgs)
+    _settle(qtbot, view)
+    view.scrollTo(view.chat_model.index(300), ChatView.ScrollHint.PositionAtTop)
+    view.drop_messages(200, newest=True)  # far up: the newest rows were let go
+    view.setFocus()
+    # The window answers `live_end_wanted` by showing the session from its live end.
+    view.live_end_wanted.connect(lambda: view.show_messages(msgs[-200:]))
+    assert view.jump_button.isVisible()
+    with qtbot.wait_signal(view.live_end_wanted, timeout=1000):
+        QTest.keyClick(view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    _settle(qtbot, view)
+    assert view.chat_model.message_at(view.chat_model.rowCount() - 1).id == msgs[-1].id
+    assert view.at_bottom and _newest_on_screen(view)
+    assert not view.jump_button.isVisible()
