@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QToolButton, QWidget
 
 from desktop.ui.resources import icon
@@ -34,12 +34,14 @@ class JumpButton(QToolButton):
         self.replies = 0
         self._accent = QColor("#2f7cf6")
         self._badge_text = QColor("#ffffff")
+        self._ring = QColor("#ffffff")  # the view's background: sets the badge off a bubble
         self._name()
         self.hide()
 
     def set_colors(self, colors: Colors) -> None:
         self.setIcon(icon("jump-newest", colors.icon_tint))
         self._accent = QColor(colors.accent)
+        self._ring = QColor(colors.window)
         self.update()
 
     def set_replies(self, count: int) -> None:
@@ -67,8 +69,8 @@ class JumpButton(QToolButton):
         font.setBold(True)
         p.setFont(font)
         w = max(16, p.fontMetrics().horizontalAdvance(text) + 8)
-        badge = QRectF(self.width() - w, 0, w, 16)
-        p.setPen(Qt.PenStyle.NoPen)
+        badge = QRectF(self.width() - w - 1, 1, w, 16)
+        p.setPen(QPen(self._ring, 2))
         p.setBrush(self._accent)
         p.drawRoundedRect(badge, 8, 8)
         p.setPen(self._badge_text)
