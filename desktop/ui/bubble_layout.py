@@ -14,10 +14,12 @@ from desktop.ui.document import (
     SafeDocument,
     code_block_rects,
     has_table,
+    only_table,
     unchanged_above,
     used_width,
 )
 from desktop.ui.markdown import (
+    closed_fences,
     ends_in_open_fence,
     render_markdown,
     render_markdown_finished,
@@ -224,6 +226,7 @@ def streaming_docs(
     rendered = render_markdown_fresh(tail or "…", *style, open_fence=open_fence)
     tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
     tail_doc.open_fence = open_fence
+    tail_doc.fences = closed_fences(tail)
     return [doc for _, doc in groups], tail_doc
 
 
@@ -391,6 +394,16 @@ def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
         # rows (slow to draw), not for lines of text or code.
         same = unchanged_above(old.tail_doc, new.tail_doc) if has_table(new.tail_doc) else 0.0
         top = min(top, new.tail_pos.y() + same)
+    elif (
+        shared == len(old.head_docs) == len(new.head_docs) - 1
+        and new.head_docs[shared][1] == old.tail_pos
+        and old.tail_pos == old.tail_pos.toPoint()
+        and only_table(new.head_docs[shared][0])
+    ):
+        # The block being written was finished (a table, its last rows with it): it is a
+        # group now, laid out alike, whose rows above the last ones did not change (a table
+        # alone, on whole pixels, is drawn the same from its pixmap).
+        top = min(top, old.tail_pos.y() + unchanged_above(old.tail_doc, new.head_docs[shared][0]))
     else:
         # A group finished (the block being written became one) or the text was replaced.
         firsts = [

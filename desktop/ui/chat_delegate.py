@@ -51,7 +51,7 @@ from desktop.ui.bubble_layout import (
 )
 from desktop.ui.chat_model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.delivery import bubble_error_text
-from desktop.ui.document import used_width
+from desktop.ui.document import only_table, used_width
 from desktop.ui.markdown import code_blocks
 from desktop.ui.resources import icon
 from desktop.ui.text_selection import TextSelection
@@ -565,7 +565,12 @@ class BubbleDelegate(QStyledItemDelegate):
                 if cursor is not None:
                     marks.append(self._highlight(cursor, user))
                 if not marks and doc is not lay.doc and doc is not lay.tail_doc:
-                    self._draw_finished_block(painter, doc, at, fg)
+                    if clip is not None and self._draws_alike(doc, at, clip):
+                        # Only its last rows show in this part, and it was never drawn whole:
+                        # those rows drawn now, not all of it into its pixmap.
+                        self._draw_doc(painter, doc, at, fg)
+                    else:
+                        self._draw_finished_block(painter, doc, at, fg)
                 else:
                     self._draw_doc(painter, doc, at, fg, marks)
             for zone in lay.zones:
@@ -655,6 +660,21 @@ class BubbleDelegate(QStyledItemDelegate):
             ctx.selections = marks
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
+
+    def _draws_alike(self, doc: QTextDocument, at: QPointF, clip: QRectF) -> bool:
+        """Whether a finished group not drawn into its pixmap yet may be drawn directly under
+        `clip`, its pixels then the same as copied from that pixmap: `clip` leaves part of it
+        out, it sits on whole pixels and is a table alone (lines and text, no shapes drawn
+        smooth, nothing drawn past its width)."""
+        dpr = self._view.devicePixelRatioF()
+        return (
+            id(doc) not in self._block_pixmaps
+            and (clip.top() > at.y() or clip.bottom() < at.y() + doc.size().height())
+            and dpr == int(dpr)
+            and at.x() == int(at.x())
+            and at.y() == int(at.y())
+            and only_table(doc)
+        )
 
     def _draw_finished_block(
         self, painter: QPainter, doc: QTextDocument, pos: QPointF, fg: QColor

@@ -6,9 +6,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRectF, QUrl
 from PySide6.QtGui import (
+    QTextBlock,
     QTextBlockFormat,
     QTextCharFormat,
     QTextDocument,
+    QTextFormat,
     QTextFrame,
     QTextTable,
 )
@@ -28,8 +30,10 @@ class SafeDocument(QTextDocument):
         self.code_rects: list[QRectF] | None = None
         # Whether it holds a markdown table (see has_table), once looked at.
         self.tables: bool | None = None
-        # A block being written that ends inside a code block (drawn without colours yet).
+        # A block being written that ends inside a code block (drawn without colours yet),
+        # and how many code blocks it closes (coloured once closed).
         self.open_fence = False
+        self.fences = 0
         # Its blocks' text, place and formats once compared (see block_keys).
         self.block_keys: list[Any] | None = None
 
@@ -94,6 +98,32 @@ def has_table(doc: QTextDocument) -> bool:
     return found
 
 
+def only_table(doc: QTextDocument) -> bool:
+    """Whether a document is one markdown table and nothing else (no list, rule or code)."""
+    frames = doc.rootFrame().childFrames()
+    if len(frames) != 1 or not isinstance(frames[0], QTextTable) or is_code_block(frames[0]):
+        return False
+    table = frames[0]
+    rule = QTextFormat.Property.BlockTrailingHorizontalRulerWidth
+    outside = [
+        key
+        for key, block in zip(block_keys(doc), _blocks(doc), strict=True)
+        if not table.firstPosition() <= block.position() <= table.lastPosition()
+    ]
+    return all(not text and not fmt.hasProperty(rule) for text, _r, fmt, _c, _l in outside) and all(
+        listed is None for *_rest, listed in block_keys(doc)
+    )
+
+
+def _blocks(doc: QTextDocument) -> list[QTextBlock]:
+    out = []
+    block = doc.begin()
+    while block.isValid():
+        out.append(block)
+        block = block.next()
+    return out
+
+
 def unchanged_above(old: QTextDocument, new: QTextDocument) -> float:
     """How far down two documents draw the same pixels (0 when nothing is shared).
 
@@ -102,7 +132,7 @@ def unchanged_above(old: QTextDocument, new: QTextDocument) -> float:
     an earlier block (a setext underline, a table's alignment row, a loose list, a task item
     turning its list's bullets off) changes its text, place or formats; inline formats follow
     from a block's own text, but for a code block's colours, which come when its fence closes
-    (told by `SafeDocument.open_fence`).
+    (told by `SafeDocument.open_fence` and `fences`).
     """
     if (
         old.textWidth() != new.textWidth()
@@ -111,6 +141,7 @@ def unchanged_above(old: QTextDocument, new: QTextDocument) -> float:
         or old.documentMargin() != new.documentMargin()
         or old.defaultFont() != new.defaultFont()
         or getattr(old, "open_fence", None) != getattr(new, "open_fence", None)
+        or getattr(old, "fences", None) != getattr(new, "fences", None)
     ):
         return 0.0
     keys_old, keys_new = block_keys(old), block_keys(new)

@@ -179,6 +179,12 @@ def ends_in_open_fence(text: str) -> bool:
     return any(inside and pos == len(text) for pos, _line, _before, inside in walk)
 
 
+def closed_fences(text: str) -> int:
+    """How many fenced code blocks `text` closes (each is coloured once its fence closes)."""
+    walk = _fence_walk(text.splitlines(keepends=True))
+    return sum(before and not after for _pos, _line, before, after in walk)
+
+
 @lru_cache(maxsize=1024)
 def render_markdown(
     text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"

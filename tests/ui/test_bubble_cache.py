@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
 
 from desktop.ui import bubble_layout
+from desktop.ui.chat_model import MESSAGE_ROLE
 from desktop.ui.chat_view import ChatView
 from desktop.ui.links import LinkOpener
 from desktop.ui.markdown import (
@@ -428,3 +429,37 @@ def test_any_growing_reply_looks_as_if_drawn_whole(
         cut = min(len(text), cut + rnd.randint(1, 8))
         cuts.append(cut)
     _stream_and_compare(qtbot, view, text, cuts)
+
+
+def test_a_code_block_coloured_as_the_next_one_opens_is_drawn_anew(
+    qtbot: Any, view: ChatView
+) -> None:
+    # Between two frames the first block's fence closed (it gets its colours) and a second
+    # block opened: both frames end inside a code block, the first block's text is the same.
+    text = "| a |\n|---|\n| 1 |\n```py\nx = 1\n```\n```py\ny = 2\n"
+    first = text.index("```\n```")
+    _stream_and_compare(qtbot, view, text, [first, first + 7, len(text)])
+
+
+def test_a_table_finished_with_its_last_rows_is_not_drawn_whole_again(
+    qtbot: Any, view: ChatView
+) -> None:
+    rows = "".join(f"| {r} | `item{r}` |\n" for r in range(12))
+    text = "Intro\n\n| # | name |\n|---|---|\n" + rows + "| 12 | `item12` |\n\nafter"
+    _stream_and_compare(qtbot, view, text, [text.index("| 11 |")])
+    bubbles, index = view.bubbles, view.chat_model.index(1)
+    reply, kept = index.data(MESSAGE_ROLE), bubbles.rows_kept
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text = text  # the last rows, the blank line that ends the table, a new paragraph
+        view.update_message(reply)
+    view.grab()
+    lay = bubbles.layout_for(index)
+    table = lay.head_docs[1][0]
+    assert "item12" in table.toPlainText(), "the table is a finished group now"
+    assert bubbles.rows_kept > kept, "its earlier rows were drawn again"
+    assert id(table) not in bubbles._block_pixmaps, "the whole table was drawn again"
+    drawn = bubbles._pixmaps[bubbles._live_keys[reply.id]][0].toImage()
+    part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
+        -view.visualRect(index).topLeft()
+    )
+    assert drawn == bubbles._render_bubble(reply, lay, part)[0].toImage()
