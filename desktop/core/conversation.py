@@ -83,6 +83,8 @@ class Conversation:
         self._end_pos = 0
         self._tail_pos = 0
         self._row_pos: dict[str, int] = {}  # bubble id -> its first row's history position
+        # Replies in the tail when it was hidden, as they were then (text length, streaming).
+        self._replies_seen: dict[str, tuple[int, bool]] = {}
         self.pending: dict[str, ApprovalRequest] = {}
         # session.info / snapshot info: model, provider, approval mode, ...
         self.info: dict[str, Any] = {}
@@ -489,6 +491,18 @@ class Conversation:
         """While detached, the history rows not loaded: (first, end) positions."""
         return None if self._window is None else (self._end_pos, self._tail_pos)
 
+    @property
+    def newer_replies(self) -> int:
+        """While detached, the replies that came (or went on) in the hidden live end since it
+        was hidden: what the user has not seen yet."""
+        if self._window is None:
+            return 0
+        tail = self.messages[self._window :]
+        seen = self._replies_seen
+        return sum(
+            m.role is Role.ASSISTANT and seen.get(m.id) != (len(m.text), m.streaming) for m in tail
+        )
+
     def cached_part(self) -> tuple[int, list[ChatMessage]]:
         """The contiguous run that ends at the live end, and its first row's position."""
         if self._window is None:
@@ -509,6 +523,11 @@ class Conversation:
             if tail_pos is None:
                 return 0  # no history row to restart from at the tail: stay whole
             self._tail_pos = tail_pos
+            self._replies_seen = {
+                m.id: (len(m.text), m.streaming)
+                for m in self.messages[end:]
+                if m.role is Role.ASSISTANT
+            }
         end_pos = self._position(keep)
         if end_pos is None:
             return 0

@@ -31,6 +31,7 @@ class ConversationFeed:
         self._temp: dict[str, Conversation] = {}
         self._unsubs: dict[str, Callable[[], None]] = {}
         self._shown: dict[str, int] = {}  # session key -> bubbles last sent whole to listeners
+        self._waiting: dict[str, int] = {}  # session key -> replies said to wait at its live end
         self._requests: dict[str, set[str]] = {}  # session key -> request ids shown as cards
         self._infos: dict[str, SessionInfo] = {}  # session key -> info last sent
 
@@ -134,7 +135,14 @@ class ConversationFeed:
             self._infos[key] = info
             self._notify(lambda listener: listener.on_session_info(key, info))
         if conv.detached:
-            return  # the view shows a window far up: the live end shows when it is reached
+            # The view shows a window far up: the live end shows when it is reached; what
+            # came there meanwhile is counted (the view's jump button says how many replies).
+            waiting = conv.newer_replies
+            if waiting != self._waiting.get(key, 0):
+                self._waiting[key] = waiting
+                self._notify(lambda listener: listener.on_newer_waiting(key, waiting))
+            return
+        self._waiting.pop(key, None)
         messages = conv.messages
         streaming = conv.streaming_message
         shown = self._shown.get(key)

@@ -43,6 +43,10 @@ class BackendListener:
         """The `count` newest (or oldest) shown messages of `key` were let go: far from where
         the user reads, fetched again when scrolled back to."""
 
+    def on_newer_waiting(self, key: str, replies: int) -> None:
+        """While `key`'s newest messages are let go (the user reads far up), `replies` new
+        replies came at its live end."""
+
     def on_session_key_changed(self, old_key: str, new_key: str) -> None:
         """A locally created session got its durable key from the gateway."""
 

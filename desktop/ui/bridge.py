@@ -31,6 +31,7 @@ class BackendBridge(QObject, BackendListener):
         messages_prepended(str, str, list): profile id, session key, older ChatMessages.
         messages_appended(str, str, list): profile id, session key, newer ChatMessages.
         messages_dropped(str, str, int, bool): profile id, session key, count, newest.
+        newer_waiting(str, str, int): profile id, session key, replies at the hidden live end.
         message_changed(str, str, object): profile id, session key, ChatMessage.
         message_removed(str, str, str): profile id, session key, message id.
         running_changed(str, str, bool): profile id, session key, running.
@@ -52,6 +53,7 @@ class BackendBridge(QObject, BackendListener):
     messages_prepended = Signal(str, str, list)
     messages_appended = Signal(str, str, list)
     messages_dropped = Signal(str, str, int, bool)
+    newer_waiting = Signal(str, str, int)
     message_changed = Signal(str, str, object)
     message_removed = Signal(str, str, str)
     running_changed = Signal(str, str, bool)
@@ -97,6 +99,9 @@ class BackendBridge(QObject, BackendListener):
 
     def on_messages_dropped(self, key: str, count: int, newest: bool) -> None:
         self.messages_dropped.emit(self.profile_id, key, count, newest)
+
+    def on_newer_waiting(self, key: str, replies: int) -> None:
+        self.newer_waiting.emit(self.profile_id, key, replies)
 
     def on_message_changed(self, key: str, message: ChatMessage) -> None:
         self.message_changed.emit(self.profile_id, key, message)

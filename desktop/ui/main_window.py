@@ -366,6 +366,7 @@ class MainWindow(QMainWindow):
         b.messages_prepended.connect(self._on_bridge_messages_prepended)
         b.messages_appended.connect(self._on_bridge_messages_appended)
         b.messages_dropped.connect(self._on_bridge_messages_dropped)
+        b.newer_waiting.connect(self._on_bridge_newer_waiting)
         b.message_changed.connect(self._on_bridge_message_changed)
         b.message_removed.connect(self._on_bridge_message_removed)
         b.running_changed.connect(self._on_bridge_running_changed)
@@ -954,6 +955,10 @@ class MainWindow(QMainWindow):
         backend, key = self.backend, self._session_key
         if backend is not None and key is not None:
             backend.load_older(key)
+
+    def _on_bridge_newer_waiting(self, profile_id: str, key: str, replies: int) -> None:
+        if self._current(profile_id, key):
+            self.chat_view.jump_button.set_replies(replies)
 
     def _on_chat_view_live_end_wanted(self) -> None:
         backend, key = self.backend, self._session_key

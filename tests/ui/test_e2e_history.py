@@ -309,42 +309,53 @@ async def test_far_up_a_newer_search_hit_or_a_prompt_returns_to_the_live_end(
             await app.close()
 
 
-async def test_far_up_the_jump_button_shows_the_newest_message_again(
+async def test_far_up_the_jump_button_counts_a_reply_and_shows_the_newest_messages_again(
     qloop: Any, qtbot: Any, tmp_path: Path
 ) -> None:
-    paths = AppPaths.create(str(tmp_path))
-    gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
-    gateway.create_session("long", "Long", "desktop", 1.0)
-    roles = ["user" if i % 2 == 0 else "assistant" for i in range(SCROLLED)]
-    gateway.import_messages("long", [(roles[i], f"m{i}", 2.0 + i) for i in range(SCROLLED)])
-    gateway.close()
-    app = App.open(tmp_path, qtbot)
-    try:
-        await app.wait_online()
-        win, view = app.window, app.window.chat_view
-        await until(lambda: win.session_model.row_of("long") is not None, "listed")
-        win.open_session("long")
-        await until(lambda: view.last_position("long") == SCROLLED - 1, "opened")
-        assert not view.jump_button.isVisible(), "at the newest message: no button"
+    # The reply goes on (for half a minute) while the user reads far up.
+    with FakeOpenAIServer(ESSAY, chunk_size=8, chunk_delay=0.1) as provider:
+        use_fake_provider(tmp_path, provider.base_url)
+        paths = AppPaths.create(str(tmp_path))
+        gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
+        gateway.create_session("long", "Long", "desktop", 1.0)
+        roles = ["user" if i % 2 == 0 else "assistant" for i in range(SCROLLED)]
+        gateway.import_messages("long", [(roles[i], f"m{i}", 2.0 + i) for i in range(SCROLLED)])
+        gateway.close()
+        app = App.open(tmp_path, qtbot)
+        try:
+            await app.wait_online()
+            win, view = app.window, app.window.chat_view
+            await until(lambda: win.session_model.row_of("long") is not None, "listed")
+            win.open_session("long")
+            await until(lambda: view.last_position("long") == SCROLLED - 1, "opened")
+            assert not view.jump_button.isVisible(), "at the newest message: no button"
+            app.type_and_send(qtbot, "Write an essay")
+            await until(
+                lambda: any(m.text for m in app.bubbles(Role.ASSISTANT) if m.streaming), "reply"
+            )
 
-        def far_up() -> bool:
-            first = view.first_position("long")
-            return first is not None and first <= 600
+            def far_up() -> bool:
+                first = view.first_position("long")
+                return first is not None and first <= 600
 
-        await drag_until(app, True, far_up, "far up", [])
-        last = view.last_position("long")
-        assert last is not None and last < SCROLLED - HISTORY_WINDOW, "newer rows let go"
-        assert view.jump_button.isVisible()
-        QTest.mouseClick(view.jump_button, Qt.MouseButton.LeftButton)
-        await until(
-            lambda: view.last_position("long") == SCROLLED - 1 and view.at_bottom, "the live end"
-        )
-        shown = app.messages()
-        assert shown[-1].text == f"m{SCROLLED - 1}"
-        bottom = view.visualRect(view.chat_model.index(len(shown) - 1)).bottom()
-        assert bottom <= view.viewport().height(), "the newest message is on screen"
-        assert not view.jump_button.isVisible()
-        # What shows is the end of the history, in order, none missing.
-        assert [m.text for m in shown] == [f"m{i}" for i in range(SCROLLED - len(shown), SCROLLED)]
-    finally:
-        await app.close()
+            await drag_until(app, True, far_up, "far up", [])
+            last = view.last_position("long")
+            assert last is not None and last < SCROLLED - HISTORY_WINDOW, "newer rows let go"
+            assert view.jump_button.isVisible()
+            # The reply going on at the hidden live end is counted on the button.
+            await until(lambda: view.jump_button.replies == 1, "the reply counted")
+            assert view.jump_button.accessibleName() == "Jump to newest, 1 new reply"
+            QTest.mouseClick(view.jump_button, Qt.MouseButton.LeftButton)
+            await until(
+                lambda: app.messages()[-1].role is Role.ASSISTANT and view.at_bottom, "the live end"
+            )
+            shown = app.messages()
+            assert shown[-2].text == "Write an essay" and ESSAY.startswith(shown[-1].text)
+            bottom = view.visualRect(view.chat_model.index(len(shown) - 1)).bottom()
+            assert bottom <= view.viewport().height(), "the newest message is on screen"
+            assert not view.jump_button.isVisible() and view.jump_button.replies == 0
+            # What shows is the end of the history, in order, none missing.
+            history = [m.text for m in shown[:-2]]
+            assert history == [f"m{i}" for i in range(SCROLLED - len(history), SCROLLED)]
+        finally:
+            await app.close()
