@@ -98,8 +98,11 @@ class ConversationFeed:
         self._shown[key] = len(conv.messages)
         older = conv.messages[:count]
         self._notify(lambda listener: listener.on_messages_prepended(key, older))
+        was_detached = conv.detached
         dropped = conv.drop_newest(HISTORY_HELD, HISTORY_WINDOW)
         if dropped:
+            if not was_detached:
+                self._waiting.pop(key, None)  # a new stay far up: nothing counted yet
             self._notify(lambda listener: listener.on_messages_dropped(key, dropped, True))
 
     def appended(self, key: str, count: int) -> None:
