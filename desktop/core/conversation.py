@@ -509,6 +509,19 @@ class Conversation:
             return self.history_start, self.messages
         return self._tail_pos, self.messages[self._window :]
 
+    def places(self, start: int, messages: list[ChatMessage]) -> list[int]:
+        """Where each of `messages` (a run from history row `start`) sits in the whole
+        history: its first row's position (as its id says), so a cached message keeps the id
+        it is shown with; one not a history row yet (a live reply) goes right after the last."""
+        out: list[int] = []
+        at = start
+        for msg in messages:
+            pos = self._place_of(msg)
+            at = pos if pos is not None and pos >= at else at
+            out.append(at)
+            at += 1
+        return out
+
     def drop_newest(self, keep: int, tail: int) -> int:
         """Hold at most `keep` window bubbles by dropping its newest ones (the user reads far
         up); the last `tail` bubbles stay, hidden, for live events. How many bubbles the
@@ -591,7 +604,9 @@ class Conversation:
         (`key:position`); None for a bubble that is not a history row (local, live)."""
         if not 0 <= index < len(self.messages):
             return None
-        msg = self.messages[index]
+        return self._place_of(self.messages[index])
+
+    def _place_of(self, msg: ChatMessage) -> int | None:
         pos = self._row_pos.get(msg.id)
         if pos is not None:
             return pos

@@ -253,9 +253,12 @@ class SessionIndex:
         # stored at their place in the whole history, so the older cached rows stay as they are.
         # Far up, only its live end is (the window there is a copy of rows cached before).
         start, messages = conv.cached_part()
+        # Each at its history row (a reply of several rows takes the first): the id it is
+        # shown with, so a search hit is landed on by id.
+        places = conv.places(start, messages)
         rows = [
             CachedMessage(
-                idx=start + i,
+                idx=places[i],
                 role=m.role.value,
                 text=m.text,
                 thinking=m.thinking,

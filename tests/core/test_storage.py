@@ -319,3 +319,33 @@ def test_a_session_read_far_up_caches_its_live_end_at_its_place(data_dir: Path) 
     cached = store.messages("p", "s1")
     assert [(m.idx, m.text) for m in cached] == [(i, f"m{i}") for i in range(n + 2)]
     store.close()
+
+
+def test_a_history_with_tool_rows_is_cached_under_the_ids_it_is_shown_with(
+    data_dir: Path,
+) -> None:
+    """A reply of assistant and tool rows is one bubble, its id its first row's place: cached
+    at that place, a search hit names the bubble shown (no paging, as on Hermes, and paged)."""
+    from desktop.common.clock import ManualClock
+    from desktop.core.conversation import Conversation
+    from desktop.core.session_index import SessionIndex
+
+    turn = ("user", "assistant", "tool", "tool", "assistant")
+    rows = [
+        {"role": role, "content": f"{role} {t}.{i}", "name": "search"}
+        for t in range(30)
+        for i, role in enumerate(turn)
+    ]
+    store = Store(str(data_dir / "t.sqlite3"))
+    store.upsert_session("p", "s1", title="tools")
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    for start in (0, 45):  # the whole history; only its end (a paged gateway)
+        conv = Conversation("s1")
+        conv.load_snapshot({"messages": rows[start:], "history_start": start})
+        index.cache_conversation("s1", conv)
+        shown = {m.id: m.text for m in conv.messages}
+        cached = {m.id: m.text for m in index.cached_messages("s1")}
+        assert {k: cached[k] for k in shown} == shown
+        hit = next(h for h in store.search("p", "assistant 20.4", limit=5))
+        assert shown[f"s1:{hit.message_idx}"] == "assistant 20.4"
+    store.close()
