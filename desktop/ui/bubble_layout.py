@@ -192,6 +192,11 @@ class _Stream:
 _streams: OrderedDict[str, _Stream] = OrderedDict()
 
 
+def streamed_here(message_id: str) -> bool:
+    """Whether a reply's block groups from streaming are still kept (see `streaming_docs`)."""
+    return message_id in _streams
+
+
 def streaming_docs(
     msg: ChatMessage, font: QFont, width: float, colors: Colors
 ) -> tuple[list[QTextDocument], QTextDocument]:
@@ -236,8 +241,11 @@ def build_layout(
     font: QFont,
     colors: Colors,
     expanded: frozenset[tuple[str, int]],
+    *,
+    stacked: bool = False,
 ) -> BubbleLayout:
-    """Lay out one message for a view `view_width` wide."""
+    """Lay out one message for a view `view_width` wide; `stacked`: a finished reply as it was
+    laid out while it streamed (its block groups stacked, see `streaming_docs`)."""
     fm = QFontMetricsF(font)
     max_w = bubble_max_width(view_width)
     inner_max = max_w - 2 * PAD_H
@@ -273,7 +281,7 @@ def build_layout(
         y += SECTION_GAP
 
     if msg.text or msg.streaming or not (msg.tools or msg.thinking):
-        if msg.streaming and msg.text:
+        if (msg.streaming or stacked) and msg.text:
             heads, lay.tail_doc = streaming_docs(msg, font, inner_max, colors)
             parts = [*heads, lay.tail_doc]
         else:
@@ -410,8 +418,8 @@ def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
             docs[shared][1].y() for docs in (old.head_docs, new.head_docs) if shared < len(docs)
         ]
         top = min(top, old.tail_pos.y(), new.tail_pos.y(), *firsts)
-    copies_a = {z.rect.getRect() for z in old.zones if z.kind == "copy"}
-    copies_b = {z.rect.getRect() for z in new.zones if z.kind == "copy"}
-    for rect in copies_a ^ copies_b:
-        top = min(top, rect[1])
+    copies_a = {(z.rect.y(), z.rect.x(), z.rect.height()) for z in old.zones if z.kind == "copy"}
+    copies_b = {(z.rect.y(), z.rect.x(), z.rect.height()) for z in new.zones if z.kind == "copy"}
+    for y, _x, _h in copies_a ^ copies_b:
+        top = min(top, y)
     return max(0.0, top)

@@ -32,7 +32,6 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QPixmap,
-    QRegion,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -48,6 +47,7 @@ from desktop.ui.bubble_layout import (
     estimate,
     metrics,
     stable_top,
+    streamed_here,
 )
 from desktop.ui.chat_model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.delivery import bubble_error_text
@@ -86,6 +86,10 @@ class _Drawn:
     part: QRect
     chrome: tuple[object, ...]
     pixmap: QPixmap
+
+
+def _rect_key(rect: QRect) -> tuple[int, int, int, int]:
+    return rect.x(), rect.y(), rect.width(), rect.height()
 
 
 def _chrome(msg: ChatMessage, lay: BubbleLayout) -> tuple[object, ...]:
@@ -151,6 +155,13 @@ class BubbleDelegate(QStyledItemDelegate):
         self.bubbles_drawn = 0
         self.painted_rows: set[int] = set()
         self.paints = 0
+        # Finished replies laid out as they streamed while another reply streams; armed
+        # only when there are some and a layout is built with nothing streaming.
+        self._stacked: set[str] = set()
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(0)
+        self._settle.timeout.connect(self._settle_stacked)
         # Armed only when a painted row's real height differs from its estimate.
         self._resize_timer = QTimer(self)
         self._resize_timer.setSingleShot(True)
@@ -168,6 +179,7 @@ class BubbleDelegate(QStyledItemDelegate):
         self._pixmaps.clear()
         self._live_keys.clear()
         self._live.clear()
+        self._stacked.clear()
         self._block_pixmaps.clear()
         self._block_bytes = 0
         self._pixmap_bytes = 0
@@ -183,10 +195,11 @@ class BubbleDelegate(QStyledItemDelegate):
             self._estimates.pop(message_id, None)
             self._expanded.pop(message_id, None)
             self._live_keys.pop(message_id, None)
+            self._live.pop(message_id, None)
         for key in [k for k in self._layouts if k[0] in gone]:
             del self._layouts[key]
-        for key in [k for k in self._pixmaps if k[0] in gone]:
-            self._pixmap_bytes -= self._pixmaps.pop(key)[1]
+        for drawn in [k for k in self._pixmaps if k[0] in gone]:
+            self._pixmap_bytes -= self._pixmaps.pop(drawn)[1]
 
     def forget_expanded(self) -> None:
         """Collapse everything (a different session was opened)."""
@@ -224,12 +237,34 @@ class BubbleDelegate(QStyledItemDelegate):
             self._layouts.move_to_end(key)
             return lay
         expanded = frozenset(self._expanded.get(msg.id, set()))
-        lay = build_layout(msg, width, self._font(), self.colors, expanded)
+        # A reply that finishes while another streams keeps the layout it streamed in (its
+        # groups are laid out already): laying it out whole again would hold up the other
+        # reply's frames. It gets its own layout once nothing streams (_settle_stacked).
+        stacked = not msg.streaming and streamed_here(msg.id) and self._streaming_besides(msg.id)
+        lay = build_layout(msg, width, self._font(), self.colors, expanded, stacked=stacked)
+        if stacked:
+            self._stacked.add(msg.id)
+        elif self._stacked and not self._settle.isActive():
+            self._settle.start()
         self.layouts_built += 1
         self._layouts[key] = lay
         if len(self._layouts) > LAYOUT_CACHE:
             self._layouts.popitem(last=False)
         return lay
+
+    def _streaming_besides(self, message_id: str) -> bool:
+        """Whether a reply other than `message_id` is streaming (they are the last rows)."""
+        return any(
+            m.streaming and m.id != message_id for m in self._model.messages()[-LIVE_DRAWINGS:]
+        )
+
+    def _settle_stacked(self) -> None:
+        """Nothing streams any more: replies kept as they streamed are laid out whole."""
+        if self._streaming_besides(""):
+            return  # the next layout built after streaming stops starts this again
+        ids, self._stacked = self._stacked, set()
+        for message_id in ids:
+            self._model.touch(message_id)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         # Called for every row on each relayout (10,000 rows on opening a long session): dict
@@ -368,7 +403,7 @@ class BubbleDelegate(QStyledItemDelegate):
         """The painted bubble of a row (or its `part`), from the cache or drawn now."""
         area = self._bubble_area(lay)
         part = area if part is None else part
-        key = (msg.id, rev, self._width(), *([] if part == area else part.getRect()))
+        key = (msg.id, rev, self._width(), *([] if part == area else _rect_key(part)))
         cached = self._pixmaps.get(key)
         if cached is None:
             old = self._live_keys.pop(msg.id, None)
@@ -406,7 +441,7 @@ class BubbleDelegate(QStyledItemDelegate):
         if (msg.id, rev, width) in self._pixmaps:
             return True
         area = self._bubble_area(self.layout_for(index))
-        return all((msg.id, rev, width, *t.getRect()) in self._pixmaps for t in self._tiles(area))
+        return all((msg.id, rev, width, *_rect_key(t)) in self._pixmaps for t in self._tiles(area))
 
     def prepare(self, index: _Index, deadline: float | None = None) -> bool:
         """Lay out and draw a row now (idle time, before it scrolls into view); a tall one
@@ -470,9 +505,13 @@ class BubbleDelegate(QStyledItemDelegate):
                 )
                 painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
                 self.rows_kept += kept.height()
-                for band in QRegion(part).subtracted(QRegion(kept)):
-                    painter.setClipRect(band)  # a document lays out what its clip touches
-                    self._draw_bubble(painter, msg, lay)
+                above = QRect(part.left(), part.top(), part.width(), kept.top() - part.top())
+                below = QRect(part.left(), kept.bottom() + 1, part.width(), 0)
+                below.setBottom(part.bottom())
+                for band in (above, below):
+                    if band.height() > 0:
+                        painter.setClipRect(band)  # a document lays out what its clip touches
+                        self._draw_bubble(painter, msg, lay)
             else:
                 if part != self._bubble_area(lay):
                     painter.setClipRect(part)  # documents lay out and draw only what shows

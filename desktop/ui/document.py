@@ -169,10 +169,11 @@ def block_keys(doc: QTextDocument) -> list[_BlockKey]:
     block = doc.begin()
     while block.isValid():
         listed = block.textList()
+        rect = layout.blockBoundingRect(block)
         keys.append(
             (
                 block.text(),
-                layout.blockBoundingRect(block).getRect(),
+                (rect.x(), rect.y(), rect.width(), rect.height()),
                 block.blockFormat(),
                 block.charFormat(),
                 None if listed is None else listed.format(),

@@ -118,7 +118,8 @@ def _md(text: str = "") -> MarkdownIt:
     quick test finds nothing that could be a bare link is parsed by a twin without it.
     """
     linking = _parsers(True)
-    return linking if linking.linkify.pretest(text) else _parsers(False)
+    pretest = linking.linkify is not None and linking.linkify.pretest(text)
+    return linking if pretest else _parsers(False)
 
 
 @lru_cache(maxsize=2)

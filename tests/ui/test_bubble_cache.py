@@ -463,3 +463,34 @@ def test_a_table_finished_with_its_last_rows_is_not_drawn_whole_again(
         -view.visualRect(index).topLeft()
     )
     assert drawn == bubbles._render_bubble(reply, lay, part)[0].toImage()
+
+
+def test_a_reply_finishing_while_another_streams_is_laid_out_whole_after(
+    qtbot: Any, view: ChatView
+) -> None:
+    text = "Intro\n\n| a | b |\n|---|---|\n| 1 | `two` |\n\n```py\nx = 1\n```\n\nEnd"
+    plain = assistant("a0", text)
+    first = assistant("a1", "", streaming=True)
+    view.show_messages([plain, first])
+    for cut in range(7, len(text) + 1, 9):
+        with qtbot.wait_signal(view.chat_model.flushed):
+            first.text = text[:cut]
+            view.update_message(first)
+        view.grab()
+    first.text, first.streaming = text, False
+    second = assistant("a2", "Next", streaming=True)
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(first)  # it finished, and the next reply started: one batch
+        view.update_message(second)
+    view.grab()
+    bubbles = view.bubbles
+    kept = bubbles.layout_for(view.chat_model.index(1))
+    assert kept.doc is None and kept.head_docs, "laid out whole again while another streamed"
+    second.text, second.streaming = "Next reply", False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(second)
+    qtbot.wait_until(lambda: bubbles.layout_for(view.chat_model.index(1)).doc is not None)
+    final = bubbles.layout_for(view.chat_model.index(1))
+    whole = bubbles.layout_for(view.chat_model.index(0))
+    assert final.head_docs == [] and final.doc is not None and whole.doc is not None
+    assert final.doc.toHtml() == whole.doc.toHtml() and final.height == whole.height
