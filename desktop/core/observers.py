@@ -71,5 +71,3 @@ class Observers(Generic[L]):
     def __len__(self) -> int:
         return len(self._subs)
 
-    def __bool__(self) -> bool:
-        return bool(self._subs)
