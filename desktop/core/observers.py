@@ -70,4 +70,3 @@ class Observers(Generic[L]):
 
     def __len__(self) -> int:
         return len(self._subs)
-
