@@ -270,6 +270,11 @@ class ChatView(QListView):
         self.viewport().update()
         self._release.start()
 
+    @property
+    def drawing_ahead(self) -> bool:
+        """Whether bubbles near the view are still being drawn in idle slices (a timer runs)."""
+        return self._ahead.isActive()
+
     def _prepare_ahead(self) -> None:
         """Draw the nearest undrawn rows around the view, for one short slice of time."""
         n = len(self._rows)

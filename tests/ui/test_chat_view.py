@@ -380,14 +380,14 @@ def test_a_page_up_shows_bubbles_already_drawn_while_the_app_was_idle(
     view.show_messages(_long_session(400))
     _settle(qtbot, view)
     view.viewport().repaint()
-    qtbot.wait_until(lambda: not view._ahead.isActive())  # idle: nothing left to draw ahead
+    qtbot.wait_until(lambda: not view.drawing_ahead)  # idle: nothing left to draw ahead
     built = view.bubbles.layouts_built
     bar = view.verticalScrollBar()
     bar.setValue(bar.value() - bar.pageStep())
     view.viewport().repaint()
     assert view.bubbles.layouts_built == built, "a page step laid out text while scrolling"
-    qtbot.wait_until(lambda: not view._ahead.isActive())
-    assert not view._ahead.isActive(), "idle again: no timer left running"
+    qtbot.wait_until(lambda: not view.drawing_ahead)
+    assert not view.drawing_ahead, "idle again: no timer left running"
 
 
 def test_rows_let_go_far_away_leave_the_message_being_read_and_its_selection_in_place(
