@@ -114,6 +114,11 @@ class ConversationFeed:
         self._shown[key] = len(conv.messages)
         newer = conv.shown[-count:]
         self._notify(lambda listener: listener.on_messages_appended(key, newer))
+        if not conv.detached:
+            # The page reached the live end: the view holds the newest messages again, and
+            # the replies counted while they were hidden are among them.
+            self._waiting.pop(key, None)
+            self._notify(lambda listener: listener.on_live_end_joined(key))
         dropped = conv.drop_oldest(HISTORY_HELD)
         if dropped:
             self._notify(lambda listener: listener.on_messages_dropped(key, dropped, False))

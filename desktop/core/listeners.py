@@ -47,6 +47,10 @@ class BackendListener:
         """While `key`'s newest messages are let go (the user reads far up), `replies` new
         replies came at its live end."""
 
+    def on_live_end_joined(self, key: str) -> None:
+        """The newer pages loaded back (`load_newer`) reached `key`'s live end: its newest
+        messages are shown again, nothing of it is let go any more."""
+
     def on_session_key_changed(self, old_key: str, new_key: str) -> None:
         """A locally created session got its durable key from the gateway."""
 

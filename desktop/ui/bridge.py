@@ -32,6 +32,7 @@ class BackendBridge(QObject, BackendListener):
         messages_appended(str, str, list): profile id, session key, newer ChatMessages.
         messages_dropped(str, str, int, bool): profile id, session key, count, newest.
         newer_waiting(str, str, int): profile id, session key, replies at the hidden live end.
+        live_end_joined(str, str): profile id, session key; its newest messages are loaded again.
         message_changed(str, str, object): profile id, session key, ChatMessage.
         message_removed(str, str, str): profile id, session key, message id.
         running_changed(str, str, bool): profile id, session key, running.
@@ -54,6 +55,7 @@ class BackendBridge(QObject, BackendListener):
     messages_appended = Signal(str, str, list)
     messages_dropped = Signal(str, str, int, bool)
     newer_waiting = Signal(str, str, int)
+    live_end_joined = Signal(str, str)
     message_changed = Signal(str, str, object)
     message_removed = Signal(str, str, str)
     running_changed = Signal(str, str, bool)
@@ -102,6 +104,9 @@ class BackendBridge(QObject, BackendListener):
 
     def on_newer_waiting(self, key: str, replies: int) -> None:
         self.newer_waiting.emit(self.profile_id, key, replies)
+
+    def on_live_end_joined(self, key: str) -> None:
+        self.live_end_joined.emit(self.profile_id, key)
 
     def on_message_changed(self, key: str, message: ChatMessage) -> None:
         self.message_changed.emit(self.profile_id, key, message)

@@ -270,6 +270,13 @@ class ChatView(QListView):
         self.viewport().update()
         self._release.start()
 
+    def live_end_joined(self) -> None:
+        """The rows loaded back reached the live end: the newest message is loaded again, so
+        jumping to it just scrolls, and the button shows only more than a screen up."""
+        self._newest_let_go = False
+        self.jump_button.set_replies(0)  # the replies it counted are among the rows loaded
+        self._update_jump()
+
     @property
     def drawing_ahead(self) -> bool:
         """Whether bubbles near the view are still being drawn in idle slices (a timer runs)."""

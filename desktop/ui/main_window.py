@@ -367,6 +367,7 @@ class MainWindow(QMainWindow):
         b.messages_appended.connect(self._on_bridge_messages_appended)
         b.messages_dropped.connect(self._on_bridge_messages_dropped)
         b.newer_waiting.connect(self._on_bridge_newer_waiting)
+        b.live_end_joined.connect(self._on_bridge_live_end_joined)
         b.message_changed.connect(self._on_bridge_message_changed)
         b.message_removed.connect(self._on_bridge_message_removed)
         b.running_changed.connect(self._on_bridge_running_changed)
@@ -959,6 +960,10 @@ class MainWindow(QMainWindow):
     def _on_bridge_newer_waiting(self, profile_id: str, key: str, replies: int) -> None:
         if self._current(profile_id, key):
             self.chat_view.jump_button.set_replies(replies)
+
+    def _on_bridge_live_end_joined(self, profile_id: str, key: str) -> None:
+        if self._current(profile_id, key):
+            self.chat_view.live_end_joined()
 
     def _on_chat_view_live_end_wanted(self) -> None:
         backend, key = self.backend, self._session_key

@@ -231,6 +231,22 @@ async def test_scrolling_far_up_holds_a_bounded_window_and_down_again_shows_the_
                 (Role.ASSISTANT, ESSAY),
             ]
             assert len({m.id for m in shown}) == len(shown), "no message shown twice"
+            # Back at the newest message by hand: the view knows it is loaded again, so the
+            # jump button stays hidden until more than a screen up, and then just scrolls.
+            assert not view.jump_button.isVisible(), "at the newest message: no button"
+            bar = view.verticalScrollBar()
+            bar.setValue(bar.maximum() - view.viewport().height() // 2)
+            assert not view.at_bottom and not view.jump_button.isVisible(), "half a screen up"
+            live_end_asked: list[bool] = []
+            view.live_end_wanted.connect(lambda: live_end_asked.append(True))
+            bar.setValue(bar.maximum() - 2 * view.viewport().height())
+            assert view.jump_button.isVisible(), "two screens up: the button"
+            QTest.mouseClick(view.jump_button, Qt.MouseButton.LeftButton)
+            newest = view.chat_model.rowCount() - 1
+            assert view.currentIndex().row() == newest, "the newest message is current"
+            assert view.visualRect(view.currentIndex()).intersects(view.viewport().rect())
+            assert not view.jump_button.isVisible(), "scrolled to the newest: no button"
+            assert not live_end_asked, "the newest message was loaded: no reload"
         finally:
             await app.close()
 
