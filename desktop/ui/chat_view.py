@@ -946,10 +946,12 @@ class ChatView(QListView):
         n = self.chat_model.rowCount()
         if not n:
             return
+        # Current first: making a row current scrolls to its top, and a tall newest reply
+        # must be shown to its end.
+        self.setCurrentIndex(self.chat_model.index(n - 1))
         self._place(True, -1, 0)
         self._ensure_layout()
         self._place(True, -1, 0)
-        self.setCurrentIndex(self.chat_model.index(n - 1))
         self.viewport().update()
 
     def _update_jump(self) -> None:
