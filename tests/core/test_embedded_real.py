@@ -8,45 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from desktop.common.clock import AsyncioClock
-from desktop.core.epoch_store import FileEpochStore
-from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.launcher import EmbeddedGatewayLauncher
 from desktop.core.models import ConnectionState, Role
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.sessions import SessionRouter
-from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+from tests.support.embedded_stack import embedded_launcher, online_embedded
 from tests.support.waiting import wait_notified
 
 pytestmark = pytest.mark.slow
 
 
 async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_path: Path) -> None:
-    data = tmp_path / "gw"
-    launcher = EmbeddedGatewayLauncher(
-        data, extra_args=["--config-dir", str(tmp_path / "config")], ready_timeout=60
-    )
-    profile = Profile(id="embedded", name="This computer", kind=ProfileKind.EMBEDDED)
-
-    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
-        return JsonRpcGatewayClient(endpoint.url, token=endpoint.token)
-
-    sup = ConnectionSupervisor(
-        profile,
-        client_factory=factory,
-        epoch_store=FileEpochStore(tmp_path / "epochs.json"),
-        clock=AsyncioClock(),
-        random=lambda: 0.0,  # the 1 s floor: the restart happens on the first retry
-        launcher=launcher,
-    )
-    router = SessionRouter(sup)
-    try:
-        sup.start()
-        await wait_notified(
-            lambda: sup.status.state is ConnectionState.ONLINE and router.synced_epoch == sup.epoch,
-            [sup.add_status_listener, router.add_synced_listener],
-            "online",
-        )
+    launcher = embedded_launcher(tmp_path)
+    # The 1 s floor of the backoff: the restart happens on the first retry.
+    async with online_embedded(tmp_path, launcher, random=lambda: 0.0) as (sup, router):
         caps = sup.capabilities
         assert caps is not None and caps.event_replay and caps.heartbeat
         stored = await router.create(title="crash test")
@@ -81,7 +53,4 @@ async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_pat
         if not session.gone:
             # The restarted gateway resumed the stored session with its history intact.
             assert [m.text for m in conv.messages if m.role is Role.ASSISTANT] == reply
-    finally:
-        await router.close()
-        await sup.close()
     assert not launcher.running

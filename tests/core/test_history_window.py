@@ -6,16 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.common.clock import AsyncioClock
-from desktop.core.epoch_store import FileEpochStore
-from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.launcher import EmbeddedGatewayLauncher
-from desktop.core.models import ConnectionState
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.sessions import HISTORY_WINDOW, SessionRouter
-from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.sessions import HISTORY_WINDOW
 from desktop.gateway.store import Store as GatewayStore
-from tests.support.waiting import wait_notified
+from tests.support.embedded_stack import online_embedded
 
 pytestmark = pytest.mark.slow
 
@@ -32,29 +25,7 @@ async def test_a_long_session_opens_with_its_end_and_pages_back_to_its_start(
         "long", [("user" if i % 2 == 0 else "assistant", f"m{i}", 2.0 + i) for i in range(N)]
     )
     seeded.close()
-    launcher = EmbeddedGatewayLauncher(
-        data, extra_args=["--config-dir", str(tmp_path / "config")], ready_timeout=60
-    )
-    profile = Profile(id="embedded", name="This computer", kind=ProfileKind.EMBEDDED)
-
-    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
-        return JsonRpcGatewayClient(endpoint.url, token=endpoint.token)
-
-    sup = ConnectionSupervisor(
-        profile,
-        client_factory=factory,
-        epoch_store=FileEpochStore(tmp_path / "epochs.json"),
-        clock=AsyncioClock(),
-        launcher=launcher,
-    )
-    router = SessionRouter(sup)
-    try:
-        sup.start()
-        await wait_notified(
-            lambda: sup.status.state is ConnectionState.ONLINE and router.synced_epoch == sup.epoch,
-            [sup.add_status_listener, router.add_synced_listener],
-            "online",
-        )
+    async with online_embedded(tmp_path) as (_sup, router):
         conv = await router.open("long")
         # Only the end comes with the snapshot: what the first screen needs, not 1,000 rows.
         assert [m.text for m in conv.messages] == [f"m{i}" for i in range(N - HISTORY_WINDOW, N)]
@@ -66,9 +37,6 @@ async def test_a_long_session_opens_with_its_end_and_pages_back_to_its_start(
         assert [m.text for m in conv.messages] == [f"m{i}" for i in range(N)]
         assert len({m.id for m in conv.messages}) == N  # every bubble keeps its own id
         assert await router.load_older("long") == 0  # nothing older: no call, nothing added
-    finally:
-        await router.close()
-        await sup.close()
 
 
 # One turn of a tool-using session: a prompt, then a reply of 6 rows (assistant and tool rows).
@@ -92,29 +60,7 @@ async def test_paging_far_up_and_down_again_shows_every_reply_once_and_whole(
     seeded.close()
     # Each turn is two bubbles: the prompt, and one reply (its last text, its 2 tool calls).
     whole = [b for t in range(TURNS) for b in ((f"u{t}.0", 0), (f"a{t}.6", 3))]
-    launcher = EmbeddedGatewayLauncher(
-        data, extra_args=["--config-dir", str(tmp_path / "config")], ready_timeout=60
-    )
-    profile = Profile(id="embedded", name="This computer", kind=ProfileKind.EMBEDDED)
-
-    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
-        return JsonRpcGatewayClient(endpoint.url, token=endpoint.token)
-
-    sup = ConnectionSupervisor(
-        profile,
-        client_factory=factory,
-        epoch_store=FileEpochStore(tmp_path / "epochs.json"),
-        clock=AsyncioClock(),
-        launcher=launcher,
-    )
-    router = SessionRouter(sup)
-    try:
-        sup.start()
-        await wait_notified(
-            lambda: sup.status.state is ConnectionState.ONLINE and router.synced_epoch == sup.epoch,
-            [sup.add_status_listener, router.add_synced_listener],
-            "online",
-        )
+    async with online_embedded(tmp_path) as (_sup, router):
         conv = await router.open("tools")
         # What a view shows, kept as the conversation feed tells it (prepended, appended and
         # let-go rows), while the user scrolls to the very top and back down to the live end.
@@ -136,6 +82,3 @@ async def test_paging_far_up_and_down_again_shows_every_reply_once_and_whole(
         assert [(m.text, len(m.tools)) for m in view] == whole[-len(view) :]
         assert [(m.text, len(m.tools)) for m in conv.messages] == whole[-len(view) :]
         assert len(view) >= HELD
-    finally:
-        await router.close()
-        await sup.close()

@@ -39,6 +39,36 @@ def seed_gateway(root: Path, count: int) -> None:
         )
 
 
+def seed_long_chat(root: Path, texts: list[str], *, cached: bool = False) -> None:
+    """Store chat "long" (user and assistant taking turns) in the embedded gateway; with
+    `cached`, also in the app's own cache and search index, as after reading it once."""
+    rows = [("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(texts)]
+    paths = AppPaths.create(str(root))
+    gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
+    gateway.create_session("long", "Long", "desktop", 1.0)
+    gateway.import_messages("long", [(r, t, 2.0 + i) for i, (r, t) in enumerate(rows)])
+    gateway.close()
+    if not cached:
+        return
+    local = LocalStore(paths.data / "hermes-qt.sqlite3")
+    local.upsert_session(EMBEDDED_PROFILE_ID, "long", title="Long", message_count=len(texts))
+    local.replace_messages(
+        EMBEDDED_PROFILE_ID,
+        "long",
+        [CachedMessage(i, r, t, created_at=2.0 + i) for i, (r, t) in enumerate(rows)],
+    )
+    local.close()
+
+
+async def open_long_chat(app: App) -> tuple[Any, Any]:
+    """Once online and chat "long" is listed, open it from the window; the window and view."""
+    await app.wait_online()
+    win = app.window
+    await until(lambda: win.session_model.row_of("long") is not None, "listed")
+    win.open_session("long")
+    return win, win.chat_view
+
+
 class ListSizes:
     """Records the size of every session list the window is sent."""
 
@@ -91,21 +121,7 @@ async def test_a_search_hit_older_than_the_loaded_window_is_landed_on(
 ) -> None:
     texts = [f"filler message number {i} about nothing" for i in range(LONG)]
     texts[HIT] = "The quokka is a small macropod that seems to smile."
-    roles = ["user" if i % 2 == 0 else "assistant" for i in range(LONG)]
-    paths = AppPaths.create(str(tmp_path))
-    gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
-    gateway.create_session("long", "Long", "desktop", 1.0)
-    gateway.import_messages("long", [(roles[i], texts[i], 2.0 + i) for i in range(LONG)])
-    gateway.close()
-    # The app's own cache (and search index) holds the whole chat, as after reading it once.
-    local = LocalStore(paths.data / "hermes-qt.sqlite3")
-    local.upsert_session(EMBEDDED_PROFILE_ID, "long", title="Long", message_count=LONG)
-    local.replace_messages(
-        EMBEDDED_PROFILE_ID,
-        "long",
-        [CachedMessage(i, roles[i], texts[i], created_at=2.0 + i) for i in range(LONG)],
-    )
-    local.close()
+    seed_long_chat(tmp_path, texts, cached=True)
     app = App.open(tmp_path, qtbot)
     try:
         await app.wait_online()
@@ -180,18 +196,10 @@ async def test_scrolling_far_up_holds_a_bounded_window_and_down_again_shows_the_
 ) -> None:
     with FakeOpenAIServer(ESSAY, chunk_size=8, chunk_delay=0.01) as provider:
         use_fake_provider(tmp_path, provider.base_url)
-        paths = AppPaths.create(str(tmp_path))
-        gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
-        gateway.create_session("long", "Long", "desktop", 1.0)
-        roles = ["user" if i % 2 == 0 else "assistant" for i in range(SCROLLED)]
-        gateway.import_messages("long", [(roles[i], f"m{i}", 2.0 + i) for i in range(SCROLLED)])
-        gateway.close()
+        seed_long_chat(tmp_path, [f"m{i}" for i in range(SCROLLED)])
         app = App.open(tmp_path, qtbot)
         try:
-            await app.wait_online()
-            win, view = app.window, app.window.chat_view
-            await until(lambda: win.session_model.row_of("long") is not None, "listed")
-            win.open_session("long")
+            win, view = await open_long_chat(app)
             await until(
                 lambda: [m.text for m in app.messages()[-1:]] == [f"m{SCROLLED - 1}"],
                 "opened",
@@ -257,28 +265,12 @@ async def test_far_up_a_newer_search_hit_or_a_prompt_returns_to_the_live_end(
     texts = [f"m{i}" for i in range(SCROLLED)]
     late = SCROLLED - 100  # newer than any window far up holds
     texts[late] = "The quokka is a small macropod that seems to smile."
-    roles = ["user" if i % 2 == 0 else "assistant" for i in range(SCROLLED)]
     with FakeOpenAIServer(REPLY_TEXT) as provider:
         use_fake_provider(tmp_path, provider.base_url)
-        paths = AppPaths.create(str(tmp_path))
-        gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
-        gateway.create_session("long", "Long", "desktop", 1.0)
-        gateway.import_messages("long", [(roles[i], texts[i], 2.0 + i) for i in range(SCROLLED)])
-        gateway.close()
-        local = LocalStore(paths.data / "hermes-qt.sqlite3")  # searchable, as after reading it
-        local.upsert_session(EMBEDDED_PROFILE_ID, "long", title="Long", message_count=SCROLLED)
-        local.replace_messages(
-            EMBEDDED_PROFILE_ID,
-            "long",
-            [CachedMessage(i, roles[i], texts[i], created_at=2.0 + i) for i in range(SCROLLED)],
-        )
-        local.close()
+        seed_long_chat(tmp_path, texts, cached=True)  # searchable, as after reading it
         app = App.open(tmp_path, qtbot)
         try:
-            await app.wait_online()
-            win, view = app.window, app.window.chat_view
-            await until(lambda: win.session_model.row_of("long") is not None, "listed")
-            win.open_session("long")
+            win, view = await open_long_chat(app)
             # The cached history shows first, then the gateway's window replaces it.
             await until(lambda: view.first_position("long") == SCROLLED - HISTORY_WINDOW, "opened")
             held: list[tuple[int, int]] = []
@@ -331,18 +323,10 @@ async def test_far_up_the_jump_button_counts_a_reply_and_shows_the_newest_messag
     # The reply goes on (for half a minute) while the user reads far up.
     with FakeOpenAIServer(ESSAY, chunk_size=8, chunk_delay=0.1) as provider:
         use_fake_provider(tmp_path, provider.base_url)
-        paths = AppPaths.create(str(tmp_path))
-        gateway = Store(paths.data / "gateway" / "gateway.sqlite3")
-        gateway.create_session("long", "Long", "desktop", 1.0)
-        roles = ["user" if i % 2 == 0 else "assistant" for i in range(SCROLLED)]
-        gateway.import_messages("long", [(roles[i], f"m{i}", 2.0 + i) for i in range(SCROLLED)])
-        gateway.close()
+        seed_long_chat(tmp_path, [f"m{i}" for i in range(SCROLLED)])
         app = App.open(tmp_path, qtbot)
         try:
-            await app.wait_online()
-            win, view = app.window, app.window.chat_view
-            await until(lambda: win.session_model.row_of("long") is not None, "listed")
-            win.open_session("long")
+            _win, view = await open_long_chat(app)
             await until(lambda: view.last_position("long") == SCROLLED - 1, "opened")
             assert not view.jump_button.isVisible(), "at the newest message: no button"
             app.type_and_send(qtbot, "Write an essay")

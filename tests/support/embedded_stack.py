@@ -1,0 +1,59 @@
+"""A connection supervisor and session router on a real embedded gateway child, online."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from desktop.common.clock import AsyncioClock
+from desktop.core.epoch_store import FileEpochStore
+from desktop.core.gateway import JsonRpcGatewayClient
+from desktop.core.launcher import EmbeddedGatewayLauncher
+from desktop.core.models import ConnectionState
+from desktop.core.profiles import Profile, ProfileKind
+from desktop.core.sessions import SessionRouter
+from desktop.core.supervisor import ConnectionSupervisor, Endpoint
+from tests.support.waiting import wait_notified
+
+
+def embedded_launcher(tmp_path: Path) -> EmbeddedGatewayLauncher:
+    """The gateway child with its data in `tmp_path / "gw"`, its config in `tmp_path / "config"`."""
+    return EmbeddedGatewayLauncher(
+        tmp_path / "gw", extra_args=["--config-dir", str(tmp_path / "config")], ready_timeout=60
+    )
+
+
+@asynccontextmanager
+async def online_embedded(
+    tmp_path: Path, launcher: EmbeddedGatewayLauncher | None = None, **supervisor: Any
+) -> AsyncIterator[tuple[ConnectionSupervisor, SessionRouter]]:
+    """Start the gateway (`embedded_launcher(tmp_path)` unless given) and wait until the
+    router has synced with it; `supervisor` goes to ConnectionSupervisor (e.g. `random`)."""
+    launcher = launcher or embedded_launcher(tmp_path)
+    profile = Profile(id="embedded", name="This computer", kind=ProfileKind.EMBEDDED)
+
+    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
+        return JsonRpcGatewayClient(endpoint.url, token=endpoint.token)
+
+    sup = ConnectionSupervisor(
+        profile,
+        client_factory=factory,
+        epoch_store=FileEpochStore(tmp_path / "epochs.json"),
+        clock=AsyncioClock(),
+        launcher=launcher,
+        **supervisor,
+    )
+    router = SessionRouter(sup)
+    try:
+        sup.start()
+        await wait_notified(
+            lambda: sup.status.state is ConnectionState.ONLINE and router.synced_epoch == sup.epoch,
+            [sup.add_status_listener, router.add_synced_listener],
+            "online",
+        )
+        yield sup, router
+    finally:
+        await router.close()
+        await sup.close()
