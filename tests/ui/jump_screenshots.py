@@ -7,17 +7,12 @@ tests.ui.jump_screenshots docs/screenshots dark`.
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
-
-from desktop.core.models import ConnectionState, ConnectionStatus, SessionSummary
-from desktop.ui.main_window import MainWindow, ProfileEntry
-from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.core.models import SessionSummary
+from desktop.ui.theme import ThemeMode
 from tests.ui.fakes import FakeBackend, assistant, user
-from tests.ui.reading_screenshots import NOW, settle, shoot
+from tests.ui.reading_screenshots import NOW, sample_window, settle, shoot
 
 TOPICS = ["WAL mode", "checkpoints", "fsync", "page size", "vacuum", "busy timeouts"]
 
@@ -44,20 +39,7 @@ def backend() -> FakeBackend:
 
 
 def main(target: Path, mode: ThemeMode) -> None:
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
-    theme = ThemeManager(app, mode)
-    b = backend()
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
-        win = MainWindow([ProfileEntry("This computer", b)], settings, wall=lambda: NOW)
-        win.set_colors(theme.colors)
-        win.resize(1040, 700)
-        win.move(0, 0)
-        win.show()
-        b.set_status(ConnectionStatus(ConnectionState.ONLINE, 3, 7, last_connected_at=NOW - 120))
-        win.open_session("s1")
-        settle()
+    with sample_window(backend(), mode) as win:
         view = win.chat_view
         bar = view.verticalScrollBar()
         bar.setValue(bar.maximum() - 4 * view.viewport().height())
@@ -67,7 +49,6 @@ def main(target: Path, mode: ThemeMode) -> None:
         view.update_message(assistant("a-new", "Every 1,000 pages by default."))
         view.update_message(assistant("a-new2", "Raise it only for write bursts."))
         shoot(win, target / f"jump-newest-{mode.value}.png")
-        win.close()
 
 
 if __name__ == "__main__":

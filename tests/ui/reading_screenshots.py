@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QPoint, QPointF, QSettings, Qt
@@ -87,11 +89,12 @@ def point_of(win: MainWindow, row: int, pos: int) -> QPoint:
     return (p + QPointF(view.visualRect(index).topLeft())).toPoint()
 
 
-def main(target: Path, mode: ThemeMode = ThemeMode.LIGHT) -> None:
+@contextmanager
+def sample_window(b: FakeBackend, mode: ThemeMode) -> Iterator[MainWindow]:
+    """The main window on `b`, themed, online, chat "s1" open and settled; closed after."""
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     theme = ThemeManager(app, mode)
-    b = backend()
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
         win = MainWindow([ProfileEntry("This computer", b)], settings, wall=lambda: NOW)
@@ -102,6 +105,14 @@ def main(target: Path, mode: ThemeMode = ThemeMode.LIGHT) -> None:
         b.set_status(ConnectionStatus(ConnectionState.ONLINE, 3, 7, last_connected_at=NOW - 120))
         win.open_session("s1")
         settle()
+        try:
+            yield win
+        finally:
+            win.close()
+
+
+def main(target: Path, mode: ThemeMode = ThemeMode.LIGHT) -> None:
+    with sample_window(backend(), mode) as win:
         shoot(win, target / "reading-table.png")
 
         win.open_session("s2")
@@ -125,7 +136,6 @@ def main(target: Path, mode: ThemeMode = ThemeMode.LIGHT) -> None:
         QTest.keyClick(win.search_box, Qt.Key.Key_Return)
         settle()
         shoot(win, target / "search-highlight.png")
-        win.close()
 
 
 if __name__ == "__main__":
