@@ -528,22 +528,20 @@ class ChatView(QListView):
     def first_position(self, key: str) -> int | None:
         """Where the first loaded message sits in the whole history of session `key`, read from
         its id (`key:position`); None when the ids do not say (e.g. a local bubble first)."""
-        if not self.chat_model.rowCount():
-            return None
-        prefix = f"{key}:"
-        first = self.chat_model.message_at(0).id
-        tail = first[len(prefix) :] if first.startswith(prefix) else ""
-        return int(tail) if tail.isdigit() else None
+        return self._position(key, 0)
 
     def last_position(self, key: str) -> int | None:
         """Where the last loaded message sits in the whole history of session `key` (see
         `first_position`); None when its id does not say (a live reply, a local bubble)."""
-        n = self.chat_model.rowCount()
-        if not n:
+        return self._position(key, self.chat_model.rowCount() - 1)
+
+    def _position(self, key: str, row: int) -> int | None:
+        """The history position in the id (`key:position`) of the message at `row`, or None."""
+        if not 0 <= row < self.chat_model.rowCount():
             return None
         prefix = f"{key}:"
-        last = self.chat_model.message_at(n - 1).id
-        tail = last[len(prefix) :] if last.startswith(prefix) else ""
+        message_id = self.chat_model.message_at(row).id
+        tail = message_id[len(prefix) :] if message_id.startswith(prefix) else ""
         return int(tail) if tail.isdigit() else None
 
     def row_of_hit(self, idx: int | None, term: str, key: str = "") -> int:
