@@ -133,7 +133,6 @@ class BubbleDelegate(QStyledItemDelegate):
         self._live_keys: dict[str, tuple[object, ...]] = {}
         # ...and its last drawing, whose unchanged rows the next frame copies (see _kept_rows).
         self._live: dict[str, _Drawn] = {}
-        self.reuse_frames = True
         self.rows_kept = 0
         self._pixmap_bytes = 0
         self._metrics: Metrics | None = None
@@ -413,7 +412,7 @@ class BubbleDelegate(QStyledItemDelegate):
             if msg.streaming:
                 self._live_keys[msg.id] = key
             cached = self._render_bubble(msg, lay, part, last if msg.streaming else None)
-            if msg.streaming and self.reuse_frames:
+            if msg.streaming:
                 self._live[msg.id] = _Drawn(lay, part, _chrome(msg, lay), cached[0])
                 while len(self._live) > LIVE_DRAWINGS:
                     self._live.pop(next(iter(self._live)))
