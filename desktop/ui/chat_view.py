@@ -995,7 +995,9 @@ class ChatView(QListView):
             self._update_jump()
 
     def _on_scrollbar_range_changed(self, _low: int, high: int) -> None:
-        if self._at_bottom and not self._adjusting:
+        if self._adjusting:
+            return  # _place sets the value and updates the jump button once it is done
+        if self._at_bottom:
             self.verticalScrollBar().setValue(high)
         self._update_jump()
 
