@@ -26,8 +26,8 @@ def report_startup(window: MainWindow, backend: ChatBackend) -> None:
 
     from PySide6.QtCore import QEvent, QObject
 
+    from desktop.core.listeners import BackendListener
     from desktop.core.models import ConnectionState
-    from desktop.ui.backend import BackendListener
 
     class FirstPaint(QObject):
         def eventFilter(self, obj: QObject, event: QEvent) -> bool:

@@ -24,7 +24,6 @@ __all__ = [
     "HIT_END",
     "HIT_START",
     "ApprovalRequest",
-    "BackendListener",
     "ChatBackend",
     "Diagnostics",
     "Draft",

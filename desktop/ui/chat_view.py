@@ -277,6 +277,10 @@ class ChatView(QListView):
         self.jump_button.set_replies(0)  # the replies it counted are among the rows loaded
         self._update_jump()
 
+    def newer_waiting(self, replies: int) -> None:
+        """Replies came at the live end while its rows are let go: the button counts them."""
+        self.jump_button.set_replies(replies)
+
     @property
     def drawing_ahead(self) -> bool:
         """Whether bubbles near the view are still being drawn in idle slices (a timer runs)."""

@@ -959,7 +959,7 @@ class MainWindow(QMainWindow):
 
     def _on_bridge_newer_waiting(self, profile_id: str, key: str, replies: int) -> None:
         if self._current(profile_id, key):
-            self.chat_view.jump_button.set_replies(replies)
+            self.chat_view.newer_waiting(replies)
 
     def _on_bridge_live_end_joined(self, profile_id: str, key: str) -> None:
         if self._current(profile_id, key):

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.core.listeners import BackendListener
 from desktop.core.models import (
     Attachment,
     ChatMessage,
@@ -23,7 +24,6 @@ from desktop.ui.backend import (
     HIT_END,
     HIT_START,
     ApprovalRequest,
-    BackendListener,
     Diagnostics,
     Draft,
     SearchHit,
