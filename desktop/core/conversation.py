@@ -82,7 +82,6 @@ class Conversation:
         self._window: int | None = None
         self._end_pos = 0
         self._tail_pos = 0
-        self._row_pos: dict[str, int] = {}  # bubble id -> its first row's history position
         # Replies in the tail when it was hidden, as they were then (text length, streaming).
         self._replies_seen: dict[str, tuple[int, bool]] = {}
         self.pending: dict[str, ApprovalRequest] = {}
@@ -386,7 +385,6 @@ class Conversation:
                 # A reply cut by the window's edge comes whole with the older page.
                 skip = _reply_rows(messages)
                 messages, start = messages[skip:], start + skip
-            self._row_pos = {}
             self.messages = self._rebuild(messages, start)
             self.history_start = start
             self._window = None
@@ -545,8 +543,6 @@ class Conversation:
         if end_pos is None:
             return 0
         self._end_pos = end_pos
-        for msg in self.messages[keep:end]:
-            self._row_pos.pop(msg.id, None)
         del self.messages[keep:end]
         self._window = keep
         return window - keep
@@ -559,8 +555,6 @@ class Conversation:
         start = self._position(cut) if cut > 0 else None
         if start is None:
             return 0
-        for msg in self.messages[:cut]:
-            self._row_pos.pop(msg.id, None)
         del self.messages[:cut]
         self.history_start = start
         if self._window is not None:
@@ -592,24 +586,20 @@ class Conversation:
         """Drop the window and show the live end again (the session is opened anew)."""
         if self._window is None:
             return False
-        for msg in self.messages[: self._window]:
-            self._row_pos.pop(msg.id, None)
         del self.messages[: self._window]
         self.history_start = self._tail_pos
         self._window = None
         return True
 
     def _position(self, index: int) -> int | None:
-        """The history position of bubble `index`: recorded when built, else read from its id
-        (`key:position`); None for a bubble that is not a history row (local, live)."""
+        """The history position of bubble `index`, read from its id (`key:position`); None
+        for a bubble that is not a history row (local, live)."""
         if not 0 <= index < len(self.messages):
             return None
         return self._place_of(self.messages[index])
 
     def _place_of(self, msg: ChatMessage) -> int | None:
-        pos = self._row_pos.get(msg.id)
-        if pos is not None:
-            return pos
+        # `_bubbles` names each bubble by its first row's position: the id is the record.
         tail = msg.id[len(self.key) + 1 :] if msg.id.startswith(f"{self.key}:") else ""
         return int(tail) if tail.isdigit() else None
 
@@ -640,7 +630,6 @@ class Conversation:
             if role in (Role.ASSISTANT, Role.TOOL):
                 if reply is None:
                     reply = ChatMessage(id=f"{self.key}:{at}", role=Role.ASSISTANT)
-                    self._row_pos[reply.id] = at
                     out.append(reply)
                 if role is Role.TOOL:
                     call = ToolCall(id="", name=_text(data.get("name")) or "tool", done=True)
@@ -657,7 +646,6 @@ class Conversation:
                 continue
             reply = None
             msg = ChatMessage(id=f"{self.key}:{at}", role=role, text=text)
-            self._row_pos[msg.id] = at
             msg.created_at = _stamp(data)
             if role is Role.USER:
                 msg.delivery = DeliveryState.CONFIRMED
