@@ -111,7 +111,6 @@ class ConversationFeed:
         conv = self.get(key)
         if conv is None or count <= 0:
             return
-        self._shown[key] = len(conv.messages)
         newer = conv.shown[-count:]
         self._notify(lambda listener: listener.on_messages_appended(key, newer))
         if not conv.detached:
@@ -122,6 +121,9 @@ class ConversationFeed:
         dropped = conv.drop_oldest(HISTORY_HELD)
         if dropped:
             self._notify(lambda listener: listener.on_messages_dropped(key, dropped, False))
+        # What the view holds now: counted after the drop, or the next delta of a reply at the
+        # joined live end would find a stale count and send the whole list again.
+        self._shown[key] = len(conv.messages)
 
     def remove_message(self, key: str, message_id: str) -> None:
         conv = self.get(key)
