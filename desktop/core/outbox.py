@@ -34,7 +34,7 @@ from desktop.core.errors import (
     RpcError,
 )
 from desktop.core.models import Attachment, DeliveryState
-from desktop.core.observers import Observers
+from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.storage import OutboxEntry, Store, Wire
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,6 @@ class GatewayPort(Protocol):
 # The profile's port by profile id; None while the profile is not running.
 PortLookup = Callable[[str], GatewayPort | None]
 StateListener = Callable[[OutboxEntry], None]
-Unsubscribe = Callable[[], None]
 L = TypeVar("L")
 # Returns False when the prompt could not be kept (then the entry stays and is offered again).
 RestoreListener = Callable[[OutboxEntry], bool | None]
