@@ -165,11 +165,9 @@ class SessionRouter:
     def routed(self) -> list[str]:
         return list(self._sessions)
 
-    def add_synced_listener(self, listener: Callable[[int], None]) -> Callable[[], None]:
+    def on_synced(self, listener: Callable[[int], None]) -> Callable[[], None]:
         """listener(epoch) once every routed session is reattached after a (re)connect."""
         return self._synced_listeners.subscribe(listener)
-
-    on_synced = add_synced_listener
 
     def on_snapshot(self, listener: SnapshotListener) -> Callable[[], None]:
         """listener(stored id, snapshot) for every create/activate/resume snapshot received,

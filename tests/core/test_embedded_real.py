@@ -44,7 +44,7 @@ async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_pat
                 and sup.status.state is ConnectionState.ONLINE
                 and router.synced_epoch == sup.epoch
             ),
-            [sup.add_status_listener, router.add_synced_listener],
+            [sup.add_status_listener, router.on_synced],
             "back online on a restarted child",
         )
         assert launcher.starts == 2 and launcher.pid != first_pid

@@ -45,7 +45,7 @@ async def condition(
     if sup is not None:
         subscribe.append(sup.add_status_listener)
     if router is not None:
-        subscribe.append(router.add_synced_listener)
+        subscribe.append(router.on_synced)
     await wait_notified(predicate, subscribe, what, timeout)
 
 

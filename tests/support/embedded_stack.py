@@ -50,7 +50,7 @@ async def online_embedded(
         sup.start()
         await wait_notified(
             lambda: sup.status.state is ConnectionState.ONLINE and router.synced_epoch == sup.epoch,
-            [sup.add_status_listener, router.add_synced_listener],
+            [sup.add_status_listener, router.on_synced],
             "online",
         )
         yield sup, router
