@@ -13,7 +13,7 @@ from bench.inapp import RESULT, cpu_seconds, tree, tree_rss_mb
 
 
 async def measure(data: Path, idle: float) -> dict[str, float]:
-    from desktop.core.launcher import EmbeddedGatewayLauncher
+    from desktop.core.link.launcher import EmbeddedGatewayLauncher
 
     gateway_dir = data / "data" / "gateway"
     gateway_dir.mkdir(parents=True, exist_ok=True)

@@ -14,10 +14,10 @@ from typing import Any
 import psutil
 
 from bench.common import Result, emit, skipped
-from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.launcher import EmbeddedGatewayLauncher, ProcessLauncher
-from desktop.core.protocol import Event
-from desktop.core.supervisor import Endpoint
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.link.launcher import EmbeddedGatewayLauncher, ProcessLauncher
+from desktop.core.link.protocol import Event
+from desktop.core.link.supervisor import Endpoint
 from tests.support.fake_openai import FakeOpenAIServer
 
 BENCH = "hermes"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from bench.common import Result, emit
 from desktop.common.clock import AsyncioClock
-from desktop.core.epoch_store import MemoryEpochStore
-from desktop.core.gateway import JsonRpcGatewayClient
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.link.epochs import MemoryEpochStore
+from desktop.core.link.profiles import Profile, ProfileKind
+from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
 from desktop.core.models import ConnectionState, ConnectionStatus
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.supervisor import ConnectionSupervisor, Endpoint
 from desktop.gateway.providers.offline import OfflineProvider
 from desktop.gateway.server import GatewayConfig, GatewayServer
 from tests.support.fault_proxy import FaultProxy

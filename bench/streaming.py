@@ -22,7 +22,7 @@ from bench.common import Result, emit, percentile, write_profile
 from bench.inapp import PaintClock, finish, listed, online, until
 from bench.memory import open_session
 from bench.seed import seed
-from desktop.core.protocol import decode_frame, encode_event
+from desktop.core.link.protocol import decode_frame, encode_event
 
 BENCH = "streaming"
 RATE = 2000

@@ -11,8 +11,8 @@ from typing import Any
 from bench.common import Result, emit, profile_to_file
 from desktop.common.clock import ManualClock
 from desktop.core.errors import TransportClosedError
-from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.protocol import Event, encode_event
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.link.protocol import Event, encode_event
 from desktop.gateway.connection import Connection
 from desktop.gateway.events import EventLog
 

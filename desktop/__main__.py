@@ -1,5 +1,5 @@
 """`python -m desktop` runs the desktop app."""
 
-from desktop.app import main
+from desktop.app.main import main
 
 raise SystemExit(main())

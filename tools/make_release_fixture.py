@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the data dir a release leaves behind, for tests/test_upgrade.py to open with later code.
+"""Writes the data dir a release leaves behind, for tests/app/test_upgrade.py to open later.
 
 Run once per release, with that release checked out, and commit the output:
 
@@ -35,11 +35,11 @@ PROVIDER_URL = "http://127.0.0.1:9/v1"
 
 def main(out: Path) -> int:
     from desktop import __version__
-    from desktop.core.attachments import AttachmentStore
-    from desktop.core.profiles import FileTokenStore, KeyringTokenStore
-    from desktop.core.storage import DraftRecord, Store
-    from desktop.preferences import Preferences
-    from desktop.ui.settings_values import (
+    from desktop.app.preferences import Preferences
+    from desktop.core.disk.attachments import AttachmentStore
+    from desktop.core.disk.store import DraftRecord, Store
+    from desktop.core.link.profiles import FileTokenStore, KeyringTokenStore
+    from desktop.ui.settings.values import (
         AppSettings,
         ProfileKind,
         ProfileSettings,

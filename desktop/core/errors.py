@@ -111,3 +111,19 @@ class TransportClosedError(GatewayError):
         self.reason = reason
         self.code = code
         self.retryable = code not in AUTH_CLOSE_CODES
+
+
+class StorageError(HermesQtError):
+    """The local store could not read or write; the caller keeps its in-memory value."""
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class StorageFullError(StorageError):
+    """The disk (or the database's size cap) is full; frees up when the user makes room."""
+
+
+class StorageReadOnlyError(StorageError):
+    """The data dir or database file cannot be written."""

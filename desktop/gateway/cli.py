@@ -31,7 +31,7 @@ LOCK_WAIT_WITH_PARENT = 10.0
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
-    # The app's embedded gateway keeps its files in <data>/gateway (see desktop/app.py).
+    # The app's embedded gateway keeps its files in <data>/gateway (see desktop/app/main.py).
     return args.data_dir or dirs.user_data_dir() / "gateway"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from desktop.core.disk.store import HIT_END, HIT_START, SearchHit
 from desktop.core.listeners import BackendListener
 from desktop.core.models import (
     ApprovalRequest,
@@ -18,7 +19,6 @@ from desktop.core.models import (
     SessionInfo,
     SessionSummary,
 )
-from desktop.core.storage import HIT_END, HIT_START, SearchHit
 
 __all__ = [
     "HIT_END",

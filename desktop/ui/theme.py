@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
-from desktop.ui.resources import read_resource_text
+from desktop.ui.platform.resources import read_resource_text
 
 
 class ThemeMode(Enum):

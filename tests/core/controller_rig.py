@@ -15,18 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import ManualClock
-from desktop.core.attachments import AttachmentStore
-from desktop.core.controller import ProfileController, is_temp_key
-from desktop.core.drafts import DraftKeeper
-from desktop.core.epoch_store import MemoryEpochStore
+from desktop.core.chats.router import SessionRouter
+from desktop.core.delivery.outbox import Outbox
+from desktop.core.delivery.port import SupervisorPort
+from desktop.core.disk.attachments import AttachmentStore
+from desktop.core.disk.drafts import DraftKeeper
+from desktop.core.disk.store import Store
 from desktop.core.errors import RpcError
+from desktop.core.link.epochs import MemoryEpochStore
+from desktop.core.link.profiles import Profile, ProfileKind
+from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ChatMessage, Role, SessionSummary
-from desktop.core.outbox import Outbox
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.sessions import SessionRouter
-from desktop.core.storage import Store
-from desktop.core.supervisor import ConnectionSupervisor
-from desktop.core.supervisor_port import SupervisorPort
+from desktop.core.profile.controller import ProfileController, is_temp_key
 from tests.core.supervisor_fakes import FakeCaps, FakeNet, until
 
 PROFILE = Profile(id="p", name="P", kind=ProfileKind.REMOTE, url="ws://127.0.0.1:9/api/ws")

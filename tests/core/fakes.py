@@ -19,7 +19,7 @@ from typing import Any
 
 from desktop.common.clock import Clock
 from desktop.core.errors import GatewayError, TransportClosedError
-from desktop.core.protocol import encode_event, encode_reply
+from desktop.core.link.protocol import encode_event, encode_reply
 
 Handler = Callable[[dict[str, Any]], Any]
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.core.errors import NotConnectedError, RpcError
-from desktop.core.protocol import Event
-from desktop.core.supervisor import Endpoint
+from desktop.core.link.protocol import Event
+from desktop.core.link.supervisor import Endpoint
 
 
 @dataclass

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from desktop.common.clock import ManualClock
-from desktop.core.drafts import DraftKeeper
+from desktop.core.delivery.outbox import NOT_CONFIRMED, Outbox
+from desktop.core.disk.drafts import DraftKeeper
+from desktop.core.disk.store import Store, Wire
 from desktop.core.models import DeliveryState
-from desktop.core.outbox import NOT_CONFIRMED, Outbox
-from desktop.core.storage import Store, Wire
-from tests.core.test_outbox import FakeGateway
+from tests.core.delivery.test_outbox import FakeGateway
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TYPING = """
 import asyncio, sys
 from desktop.common.clock import AsyncioClock
-from desktop.core.drafts import DraftKeeper
-from desktop.core.storage import Store
+from desktop.core.disk.drafts import DraftKeeper
+from desktop.core.disk.store import Store
 
 async def main():
     keeper = DraftKeeper(Store(sys.argv[1]), AsyncioClock())
@@ -45,8 +45,8 @@ asyncio.run(main())
 SENDING = """
 import asyncio, sys
 from desktop.common.clock import AsyncioClock
-from desktop.core.outbox import Outbox
-from desktop.core.storage import Store
+from desktop.core.delivery.outbox import Outbox
+from desktop.core.disk.store import Store
 
 class Caps:
     submission_ref = sys.argv[2] == "dedup"

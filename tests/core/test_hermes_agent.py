@@ -20,19 +20,19 @@ from typing import Any
 import pytest
 
 from desktop.common.clock import AsyncioClock
-from desktop.core.attachments import AttachmentStore
-from desktop.core.controller import ProfileController, is_temp_key
-from desktop.core.conversation import Conversation
-from desktop.core.drafts import DraftKeeper
-from desktop.core.epoch_store import MemoryEpochStore
-from desktop.core.gateway import JsonRpcGatewayClient
+from desktop.core.chats.conversation import Conversation
+from desktop.core.chats.router import SessionRouter
+from desktop.core.delivery.outbox import Outbox
+from desktop.core.delivery.port import SupervisorPort
+from desktop.core.disk.attachments import AttachmentStore
+from desktop.core.disk.drafts import DraftKeeper
+from desktop.core.disk.store import Store
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.link.epochs import MemoryEpochStore
+from desktop.core.link.profiles import Profile, ProfileKind
+from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
 from desktop.core.models import ApprovalRequest, ConnectionState, ModelChoice, Role
-from desktop.core.outbox import Outbox
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.sessions import SessionRouter
-from desktop.core.storage import Store
-from desktop.core.supervisor import ConnectionSupervisor, Endpoint
-from desktop.core.supervisor_port import SupervisorPort
+from desktop.core.profile.controller import ProfileController, is_temp_key
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fault_proxy import FaultProxy
 from tests.support.hermes_env import HERMES_019, HERMES_0201, HermesDist, hermes_gateway

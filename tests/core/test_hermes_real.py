@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from desktop.common.clock import AsyncioClock
-from desktop.core.conversation import Conversation
-from desktop.core.epoch_store import MemoryEpochStore
-from desktop.core.gateway import JsonRpcGatewayClient
+from desktop.core.chats.conversation import Conversation
+from desktop.core.chats.router import SessionRouter
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.link.epochs import MemoryEpochStore
+from desktop.core.link.profiles import Profile, ProfileKind
+from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
 from desktop.core.models import ConnectionState, Role
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.sessions import SessionRouter
-from desktop.core.supervisor import ConnectionSupervisor, Endpoint
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.hermes_env import HermesGateway, hermes_gateway, require_hermes
 from tests.support.waiting import Subscribe, wait_notified

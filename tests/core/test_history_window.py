@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.sessions import HISTORY_WINDOW
+from desktop.core.chats.router import HISTORY_WINDOW
 from desktop.gateway.store import Store as GatewayStore
 from tests.support.embedded_stack import online_embedded
 

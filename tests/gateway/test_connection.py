@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from desktop.common.clock import ManualClock
-from desktop.core.protocol import Event, decode_frame
+from desktop.core.link.protocol import Event, decode_frame
 from desktop.gateway.connection import Connection
 from desktop.gateway.events import EventLog
 

@@ -16,7 +16,7 @@ import sys
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 import desktop
-from desktop.ui.resources import icon, read_resource_text, resource_path
+from desktop.ui.platform.resources import icon, read_resource_text, resource_path
 from desktop.ui.theme import ThemeManager, ThemeMode
 assert desktop.__file__.startswith(sys.argv[1]), desktop.__file__
 ThemeManager(app, ThemeMode.DARK)

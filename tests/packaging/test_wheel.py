@@ -135,7 +135,7 @@ def test_the_sdist_carries_the_sources_resources_and_license(installed: Installe
     for name in (
         "pyproject.toml",
         "LICENSE",
-        "desktop/app.py",
+        "desktop/app/main.py",
         "desktop/resources/themes/base.qss",
         "desktop/resources/icons/app.svg",
     ):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desktop.core.protocol import encode_event
+from desktop.core.link.protocol import encode_event
 
 
 def frame_kind(frame: str | bytes) -> tuple[str, dict[str, Any]]:

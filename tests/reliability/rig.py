@@ -20,18 +20,18 @@ from typing import Any
 
 from desktop.common.clock import AsyncioClock, Clock
 from desktop.common.limits import MAX_FRAME_BYTES
-from desktop.core.composer_drafts import ComposerDrafts
-from desktop.core.drafts import DraftKeeper
-from desktop.core.epoch_store import FileEpochStore
-from desktop.core.gateway import JsonRpcGatewayClient
+from desktop.core.chats.router import SessionRouter
+from desktop.core.delivery.outbox import Outbox
+from desktop.core.delivery.port import SupervisorPort
+from desktop.core.disk.drafts import DraftKeeper
+from desktop.core.disk.store import OutboxEntry, Store
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.link.epochs import FileEpochStore
+from desktop.core.link.profiles import Profile, ProfileKind
+from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.link.transport import Transport, open_websocket
 from desktop.core.models import ConnectionState, ConnectionStatus, DeliveryState, Role
-from desktop.core.outbox import Outbox
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.sessions import SessionRouter
-from desktop.core.storage import OutboxEntry, Store
-from desktop.core.supervisor import ConnectionSupervisor, Endpoint
-from desktop.core.supervisor_port import SupervisorPort
-from desktop.core.transport import Transport, open_websocket
+from desktop.core.profile.composer_drafts import ComposerDrafts
 from desktop.gateway.providers.base import Provider
 from desktop.gateway.server import GatewayConfig, GatewayServer
 from tests.reliability.history import History, Outcome

@@ -30,7 +30,7 @@ from tests.support.gateway_process import (
     gateway_process,
     rss_mb,
 )
-from tests.test_single_instance import gateway_starts, launch_again, running_app
+from tests.ui.platform.test_single_instance import gateway_starts, launch_again, running_app
 
 # Real app and gateway processes and a 1,000-cycle soak: slower than most on a busy machine.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]

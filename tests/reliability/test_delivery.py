@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.errors import RpcError
+from desktop.core.errors import RpcError, StorageError
 from desktop.core.models import ConnectionState
-from desktop.core.storage import StorageError
 from tests.reliability.clocks import ScaledClock
 from tests.reliability.conftest import RecordFigure
 from tests.reliability.history import Outcome
@@ -116,10 +115,10 @@ async def test_20_cut_after_submit_written(
 CHILD = """
 import asyncio, sys, time
 from desktop.common.clock import AsyncioClock
-from desktop.core.drafts import DraftKeeper
-from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.outbox import Outbox
-from desktop.core.storage import Store, Wire
+from desktop.core.disk.drafts import DraftKeeper
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.delivery.outbox import Outbox
+from desktop.core.disk.store import Store, Wire
 
 url, token, db, key, runtime = sys.argv[1:]
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.protocol import Event
-from desktop.core.transport import Transport, open_websocket
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.link.protocol import Event
+from desktop.core.link.transport import Transport, open_websocket
 from desktop.gateway.server import GatewayConfig, GatewayServer
 from tests.reliability.conftest import RecordFigure
 from tests.reliability.filters import frame_kind, legacy_ready, without_final_text

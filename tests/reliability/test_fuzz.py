@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desktop.core.gateway import JsonRpcGatewayClient
+from desktop.core.link.client import JsonRpcGatewayClient
 from tests.core.fakes import FakeGateway
 from tests.gateway.wsclient import client as ws_client
 from tests.gateway.wsclient import gateway

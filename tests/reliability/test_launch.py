@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.epoch_store import MemoryEpochStore
-from desktop.core.launcher import HermesServeLauncher
+from desktop.core.link.epochs import MemoryEpochStore
+from desktop.core.link.launcher import HermesServeLauncher
+from desktop.core.link.profiles import Profile, ProfileKind
+from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ConnectionState
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.supervisor import ConnectionSupervisor
 from tests.core.supervisor_fakes import FakeNet
 from tests.reliability.clocks import ScaledClock
 from tests.reliability.conftest import RecordFigure

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from desktop.core.launcher import EmbeddedGatewayLauncher
+from desktop.core.chats.router import too_large_message
+from desktop.core.link.launcher import EmbeddedGatewayLauncher
 from desktop.core.models import ConnectionState, Role
-from desktop.core.sessions import too_large_message
 from desktop.gateway.hub import SessionHub
 from tests.reliability.clocks import ScaledClock
 from tests.reliability.conftest import RecordFigure

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core import test_gateway_liveness as fake_sweep
+from tests.core.link import test_liveness as fake_sweep
 from tests.reliability import phases
 from tests.reliability.conftest import RecordFigure
 from tests.reliability.filters import legacy_ready

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import AsyncioClock
-from desktop.core.epoch_store import FileEpochStore
-from desktop.core.gateway import JsonRpcGatewayClient
-from desktop.core.launcher import EmbeddedGatewayLauncher
+from desktop.core.chats.router import SessionRouter
+from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.link.epochs import FileEpochStore
+from desktop.core.link.launcher import EmbeddedGatewayLauncher
+from desktop.core.link.profiles import Profile, ProfileKind
+from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
 from desktop.core.models import ConnectionState
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.core.sessions import SessionRouter
-from desktop.core.supervisor import ConnectionSupervisor, Endpoint
 from tests.support.waiting import wait_notified
 
 

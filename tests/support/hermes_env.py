@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.launcher import HermesServeLauncher
+from desktop.core.link.launcher import HermesServeLauncher
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from desktop.core.models import Role
-from desktop.ui.approval import ApprovalCard
-from desktop.ui.main_window import MainWindow, ProfileEntry
+from desktop.ui.chat.approval import ApprovalCard
 from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.core.test_hermes_agent import Agent, agent, chmod_turn, clarify_turn
 from tests.support.hermes_env import HERMES_0201
 

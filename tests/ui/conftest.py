@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
-from desktop.ui.main_window import MainWindow, ProfileEntry
-from desktop.ui.tray import Tray
+from desktop.ui.platform.tray import Tray
+from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The offscreen platform plugin warns on every top-level show(); it is not our warning.
     for item in items:
-        if item.path.parent == Path(__file__).parent:
+        if item.path.is_relative_to(Path(__file__).parent):
             item.add_marker(pytest.mark.qt_log_ignore("does not support propagateSizeHints"))
 
 

@@ -1,6 +1,6 @@
 """End-to-end rig: the real Core and MainWindow over a temp data root, with a fake provider.
 
-`App.open(root)` builds what `desktop.app.run` builds (Core, one controller per profile, the
+`App.open(root)` builds what `desktop.app.main.run` builds (Core, one controller per profile, the
 MainWindow), minus the QApplication and loop, which the `qloop` fixture provides. The embedded
 profile's gateway is the real child process started by the real launcher; its provider is the
 `FakeOpenAIServer` named in `providers.json`, so tests control the reply text and pace.
@@ -19,15 +19,15 @@ from typing import Any
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop.app import EMBEDDED_PROFILE_ID, AppPaths, Core
-from desktop.core.controller import ProfileController
-from desktop.core.launcher import ProcessLauncher
+from desktop.app.assembly import EMBEDDED_PROFILE_ID, AppPaths, Core
+from desktop.core.link.launcher import ProcessLauncher
+from desktop.core.link.profiles import Profile
+from desktop.core.link.transport import Transport, WebSocketTransport, open_websocket
 from desktop.core.models import ChatMessage, DeliveryState, Role
-from desktop.core.profiles import Profile
-from desktop.core.transport import Transport, WebSocketTransport, open_websocket
+from desktop.core.profile.controller import ProfileController
 from desktop.gateway.providers.config import ProviderSettings
 from desktop.gateway.providers.registry import save_providers
-from desktop.ui.main_window import MainWindow, ProfileEntry
+from desktop.ui.window.main_window import MainWindow, ProfileEntry
 
 WAIT = 20.0  # generous: the embedded child is a fresh Python process on a busy machine
 

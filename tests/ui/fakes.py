@@ -28,7 +28,7 @@ from desktop.ui.backend import (
     Draft,
     SearchHit,
 )
-from desktop.ui.composer import AttachBytes, AttachFile, Composer, store_files, store_image
+from desktop.ui.compose.composer import AttachBytes, AttachFile, Composer, store_files, store_image
 
 
 @dataclass

@@ -18,8 +18,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from desktop.core.models import ConnectionState, ConnectionStatus, SessionSummary
-from desktop.ui.main_window import MainWindow, ProfileEntry
 from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend, assistant, user
 
 NOW = 1_700_000_000.0

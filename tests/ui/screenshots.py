@@ -16,8 +16,8 @@ from desktop.core.models import (
     SessionSummary,
     ToolCall,
 )
-from desktop.ui.main_window import MainWindow, ProfileEntry
 from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend, approval, assistant, make_attachment, user
 
 NOW = 1_700_000_000.0

@@ -18,14 +18,14 @@ from PySide6.QtCore import QRect
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
-from desktop.core.profiles import FileTokenStore
+from desktop.app.preferences import Preferences
+from desktop.app.settings_checks import SettingsChecks
+from desktop.core.link.profiles import FileTokenStore
 from desktop.gateway.providers.config import KeyStore
 from desktop.gateway.providers.offline import OfflineProvider
 from desktop.gateway.server import GatewayConfig, GatewayServer
-from desktop.preferences import Preferences
-from desktop.settings_checks import SettingsChecks
-from desktop.ui.settings_dialog import SettingsDialog
-from desktop.ui.settings_values import ProfileKind
+from desktop.ui.settings.dialog import SettingsDialog
+from desktop.ui.settings.values import ProfileKind
 from desktop.ui.theme import ThemeManager, ThemeMode
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import until

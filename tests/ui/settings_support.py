@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QLabel, QWidget
 
-from desktop.core.profiles import FileTokenStore
+from desktop.app.preferences import Preferences
+from desktop.app.settings_checks import SettingsChecks
+from desktop.core.link.profiles import FileTokenStore
 from desktop.gateway.providers.config import KeyStore
-from desktop.preferences import Preferences
-from desktop.settings_checks import SettingsChecks
-from desktop.ui.settings_dialog import SettingsDialog
+from desktop.ui.settings.dialog import SettingsDialog
 from tests.ui.e2e_support import until
 
 

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.models import SessionSummary
-from desktop.ui.settings_dialog import SettingsDialog
-from desktop.ui.settings_values import AppSettings, ProfileSettings, ProviderSettings
+from desktop.ui.settings.dialog import SettingsDialog
+from desktop.ui.settings.values import AppSettings, ProfileSettings, ProviderSettings
 from tests.ui.fakes import FakeBackend, approval, make_attachment
 
 INTERACTIVE = (QAbstractButton, QAbstractItemView, QComboBox, QLineEdit, QPlainTextEdit)

@@ -16,9 +16,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 from websockets.asyncio.server import ServerConnection, serve
 
-from desktop.app import AppPaths
+from desktop.app.assembly import AppPaths
+from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import Role
-from desktop.core.profiles import FileTokenStore, Profile, ProfileKind
 from tests.ui.e2e_support import App, add_profiles, until
 
 pytestmark = pytest.mark.slow

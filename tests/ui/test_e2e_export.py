@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
 
-from desktop.ui.main_window import MainWindow
+from desktop.ui.window.main_window import MainWindow
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, until, use_fake_provider
 

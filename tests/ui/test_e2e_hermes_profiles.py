@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from desktop.app.live_profiles import LiveProfiles
+from desktop.app.settings_checks import SettingsChecks
+from desktop.core.link.profiles import Profile, ProfileKind
 from desktop.core.models import ConnectionState
-from desktop.core.profiles import Profile, ProfileKind
-from desktop.live_profiles import LiveProfiles
-from desktop.settings_checks import SettingsChecks
-from desktop.ui.settings_dialog import SettingsDialog
-from desktop.ui.settings_values import AppSettings
-from desktop.ui.settings_values import ProfileKind as UiKind
+from desktop.ui.settings.dialog import SettingsDialog
+from desktop.ui.settings.values import AppSettings
+from desktop.ui.settings.values import ProfileKind as UiKind
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.hermes_env import hermes_gateway, require_hermes, write_config
 from tests.ui.e2e_support import App, add_profiles, until

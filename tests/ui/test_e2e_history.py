@@ -12,16 +12,16 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from desktop.app import EMBEDDED_PROFILE_ID, AppPaths
+from desktop.app.assembly import EMBEDDED_PROFILE_ID, AppPaths
+from desktop.core.chats.router import HISTORY_HELD, HISTORY_PAGE, HISTORY_WINDOW
+from desktop.core.disk.store import CachedMessage
+from desktop.core.disk.store import Store as LocalStore
 from desktop.core.models import Role, SessionSummary
-from desktop.core.online_catchup import FIRST_PAGE
-from desktop.core.sessions import HISTORY_HELD, HISTORY_PAGE, HISTORY_WINDOW
-from desktop.core.storage import CachedMessage
-from desktop.core.storage import Store as LocalStore
+from desktop.core.profile.catchup import FIRST_PAGE
 from desktop.gateway.store import Store
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, until, use_fake_provider
-from tests.ui.test_search import CURRENT, _marked
+from tests.ui.sessions.test_search import CURRENT, _marked
 
 pytestmark = pytest.mark.slow
 

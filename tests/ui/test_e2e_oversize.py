@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from desktop.app import AppPaths
+from desktop.app.assembly import AppPaths
+from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import ConnectionState, Role
-from desktop.core.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.gateway.hub import SessionHub
 from desktop.gateway.providers.offline import OfflineProvider
 from desktop.gateway.server import GatewayConfig, GatewayServer

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from desktop.app import AppPaths
+from desktop.app.assembly import AppPaths
+from desktop.core.disk.store import CachedMessage, Store
+from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import Role
-from desktop.core.profiles import FileTokenStore, Profile, ProfileKind
-from desktop.core.storage import CachedMessage, Store
 from desktop.gateway.providers.offline import OfflineProvider
 from desktop.gateway.server import GatewayConfig, GatewayServer
 from tests.support.fake_openai import FakeOpenAIServer

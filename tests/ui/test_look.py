@@ -6,10 +6,10 @@ from typing import Any
 
 from PySide6.QtWidgets import QApplication, QWidget
 
-from desktop.ui.resources import icon
-from desktop.ui.session_list import relative_time
+from desktop.ui.platform.resources import icon
+from desktop.ui.platform.tray import Tray
+from desktop.ui.sessions.session_list import relative_time
 from desktop.ui.theme import DARK, LIGHT, ThemeManager, ThemeMode
-from desktop.ui.tray import Tray
 
 ICONS = [
     "send",
@@ -81,7 +81,7 @@ def test_times_and_dates_follow_the_locale() -> None:
     from PySide6.QtCore import QDateTime, QLocale
 
     from desktop.core.models import ChatMessage, Role
-    from desktop.ui.usage import footer_text
+    from desktop.ui.render.usage import footer_text
 
     at = QDateTime.fromString("2026-03-12T17:56:00", "yyyy-MM-ddTHH:mm:ss")
     when = at.toMSecsSinceEpoch() / 1000

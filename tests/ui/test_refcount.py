@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
-from desktop.ui.chat_view import ChatView
+from desktop.ui.chat.view import ChatView
 
 REPAINTS = 200
 

@@ -1,0 +1,3 @@
+"""The composition root and the process around it: start-up (`main`, `Core`), display checks, fatal
+errors, settings persistence and live application, notifications, the self-test and bench hooks.
+"""

@@ -1,0 +1,178 @@
+"""The app's Qt-free objects, built once: store, drafts, outbox and one controller per profile."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ssl
+
+    from desktop.core.delivery.port import SupervisorPort
+    from desktop.core.link.launcher import ProcessLauncher
+    from desktop.core.link.profiles import Profile
+    from desktop.core.link.transport import TransportFactory
+    from desktop.core.profile.controller import ProfileController
+
+EMBEDDED_PROFILE_ID = "embedded"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class AppPaths:
+    """Where the app keeps its files; one root under --data-dir, else the per-OS user dirs."""
+
+    data: Path
+    config: Path
+    state: Path
+
+    @classmethod
+    def create(cls, root: str | None) -> AppPaths:
+        if root:
+            base = Path(root).expanduser().resolve()
+            paths = cls(base / "data", base / "config", base / "state")
+        else:
+            from desktop.common import dirs
+
+            paths = cls(dirs.user_data_dir(), dirs.user_config_dir(), dirs.user_state_dir())
+        for p in (paths.data, paths.config, paths.state):
+            p.mkdir(parents=True, exist_ok=True)
+        return paths
+
+
+class Core:
+    """Every Qt-free object of a running app, built once and closed in reverse order."""
+
+    def __init__(
+        self, paths: AppPaths, *, transport_factory: TransportFactory | None = None
+    ) -> None:
+        """`transport_factory` opens every gateway socket (default: the real WebSocket)."""
+        from desktop.app.preferences import Preferences
+        from desktop.common.clock import AsyncioClock
+        from desktop.core.delivery.outbox import Outbox
+        from desktop.core.disk.attachments import AttachmentStore
+        from desktop.core.disk.drafts import DraftKeeper
+        from desktop.core.disk.store import Store
+        from desktop.core.link.epochs import FileEpochStore
+        from desktop.core.link.profiles import FileTokenStore, KeyringTokenStore
+        from desktop.core.profile.controller import is_temp_key
+
+        self.paths = paths
+        self.clock = AsyncioClock()
+        self.store = Store(str(paths.data / "hermes-qt.sqlite3"))
+        self.epochs = FileEpochStore(paths.data / "epochs.json")
+        self.tokens = KeyringTokenStore(FileTokenStore(paths.config / "tokens.json"))
+        self.preferences = Preferences(paths.config, self.tokens)
+        self.attachments = AttachmentStore(paths.data, store=self.store)
+        self.drafts = DraftKeeper(self.store, self.clock)
+        # Profile id -> its one port (the outbox reaches the profile by it) and its controller.
+        self.ports: dict[str, SupervisorPort] = {}
+        self.outbox = Outbox(self.store, self.ports.get, self.clock, holds=is_temp_key)
+        self.controllers: dict[str, ProfileController] = {}
+        # profile id -> the launcher of the gateway child it starts, if any
+        self.launchers: dict[str, ProcessLauncher] = {}
+        self.transport_factory = transport_factory
+
+    def controller_for(self, profile: Profile) -> ProfileController:
+        from desktop.core.chats.router import SessionRouter
+        from desktop.core.delivery.port import SupervisorPort
+        from desktop.core.link.client import JsonRpcGatewayClient
+        from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
+        from desktop.core.profile.controller import ProfileController
+
+        launcher = self._launcher_for(profile)
+        if launcher is not None:
+            self.launchers[profile.id] = launcher
+        ssl_context = _ssl_context(profile)
+        token = self.preferences.token(profile)
+
+        def client_factory(ep: Endpoint) -> JsonRpcGatewayClient:
+            return JsonRpcGatewayClient(
+                ep.url,
+                token=ep.token,
+                clock=self.clock,
+                allow_insecure=ep.allow_insecure,
+                ssl=ssl_context if ep.url.startswith("wss://") else None,
+                transport_factory=self.transport_factory,
+            )
+
+        supervisor = ConnectionSupervisor(
+            profile,
+            client_factory=client_factory,
+            epoch_store=self.epochs,
+            clock=self.clock,
+            launcher=launcher,
+            token=token,
+        )
+        store = self.store
+
+        def record_runtime_id(key: str, runtime: str) -> None:
+            store.upsert_session(profile.id, key, runtime_id=runtime)
+
+        router = SessionRouter(supervisor, on_ids=record_runtime_id, now=self.clock.wall)
+        # The profile's one port: the outbox reaches the profile by it, the controller gets it.
+        port = self.ports[profile.id] = SupervisorPort(supervisor, router)
+        controller = ProfileController(
+            profile_id=profile.id,
+            supervisor=supervisor,
+            router=router,
+            port=port,
+            store=self.store,
+            outbox=self.outbox,
+            drafts=self.drafts,
+            attachments=self.attachments,
+            clock=self.clock,
+        )
+        self.controllers[profile.id] = controller
+        return controller
+
+    def _launcher_for(self, profile: Profile) -> ProcessLauncher | None:
+        from desktop.core.link.launcher import (
+            EmbeddedGatewayLauncher,
+            HermesServeLauncher,
+            hermes_home_for,
+        )
+        from desktop.core.link.profiles import ProfileKind
+
+        if profile.kind is ProfileKind.EMBEDDED:
+            gateway_dir = self.paths.data / "gateway"
+            gateway_dir.mkdir(parents=True, exist_ok=True)
+            extra = ["--config-dir", str(self.paths.config)]
+            return EmbeddedGatewayLauncher(gateway_dir, extra_args=extra)
+        if profile.kind is ProfileKind.LOCAL_HERMES:
+            # The user's own Hermes (config, keys, skills, sessions) unless the profile names one.
+            return HermesServeLauncher(
+                hermes_home_for(profile.hermes_home),
+                hermes=profile.hermes_path,
+                log_path=self.paths.state / "logs" / f"hermes-serve-{profile.id}.log",
+            )
+        return None
+
+    async def drop(self, profile_id: str) -> None:
+        """A profile was removed or changed: close it on purpose (it never reconnects)."""
+        controller = self.controllers.pop(profile_id, None)
+        self.ports.pop(profile_id, None)
+        self.launchers.pop(profile_id, None)
+        if controller is not None:
+            await controller.close()
+
+    async def aclose(self) -> None:
+        for controller in list(self.controllers.values()):
+            await controller.close()
+        await self.outbox.aclose()
+        self.drafts.close()
+        self.store.close()
+
+
+def _ssl_context(profile: Profile) -> ssl.SSLContext | None:
+    import ssl
+
+    tls = profile.tls
+    ctx = ssl.create_default_context(cafile=tls.ca_file or None)
+    if not tls.verify:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx

@@ -1,0 +1,93 @@
+"""Hooks for bench/ inside the real app: start-up timestamps and in-app benchmark drivers."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from desktop.app.assembly import Core
+    from desktop.core.models import ConnectionStatus
+    from desktop.ui.backend import ChatBackend
+    from desktop.ui.window.main_window import MainWindow, ProfileEntry
+
+# Names a bench.* module whose `drive(app)` runs inside the app (bench/apprun.py sets it).
+BENCH_DRIVER_ENV = "HERMES_QT_BENCH_DRIVER"
+# Set: print when the window first paints and when the profile is online (bench/startup.py).
+BENCH_STARTUP_ENV = "HERMES_QT_BENCH_STARTUP"
+
+
+def report_startup(window: MainWindow, backend: ChatBackend) -> None:
+    """For bench/startup.py: print when the window first paints and when the profile is online."""
+    import time
+
+    from PySide6.QtCore import QEvent, QObject
+
+    from desktop.core.listeners import BackendListener
+    from desktop.core.models import ConnectionState
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                print(f"FIRST_PAINT {time.monotonic()}", flush=True)
+                window.removeEventFilter(self)
+            return False
+
+    probe = FirstPaint(window)
+    _kept.add(probe)  # its Python side must outlive this call to be called
+    window.installEventFilter(probe)
+
+    class Online(BackendListener):  # its other callbacks do nothing
+        seen = False
+
+        def on_status(self, status: ConnectionStatus) -> None:
+            if status.state is ConnectionState.ONLINE and not self.seen:
+                self.seen = True
+                print(f"ONLINE {time.monotonic()}", flush=True)
+
+    backend.subscribe(Online())
+    if backend.status().state is ConnectionState.ONLINE:
+        print(f"ONLINE {time.monotonic()}", flush=True)
+
+
+@dataclass(frozen=True, slots=True)
+class BenchApp:
+    """What a benchmark driver running inside the app gets: the real window and core."""
+
+    window: MainWindow
+    core: Core
+    entries: list[ProfileEntry]
+    finish: Callable[[int], None]
+
+
+def start_bench_driver(name: str, loop: asyncio.AbstractEventLoop, app: BenchApp) -> None:
+    """For bench/: run `drive(app)` of the module `name` (only `bench.*`) inside the app.
+
+    The benchmarks measure the app as users run it (its window, store and gateway child);
+    the driver only opens sessions, scrolls and reads clocks, like a user with a stopwatch.
+    """
+    import importlib
+
+    if not name.startswith("bench."):
+        raise SystemExit(f"{BENCH_DRIVER_ENV} must name a bench.* module, not {name!r}")
+    drive = importlib.import_module(name).drive
+    task = loop.create_task(drive(app))
+
+    def done(t: asyncio.Task[Any]) -> None:
+        # A driver that fails ends the app with its traceback instead of leaving it running.
+        if not t.cancelled() and t.exception() is not None:
+            import traceback
+
+            traceback.print_exception(t.exception(), file=sys.stderr)
+            app.finish(3)
+
+    task.add_done_callback(done)
+    _kept.add(task)  # the loop keeps only a weak reference to a task
+    task.add_done_callback(_kept.discard)
+
+
+# What must live as long as the app although nothing else refers to it.
+_kept: set[Any] = set()

@@ -1,0 +1,765 @@
+"""Per-session conversation state: events and snapshots in, the ChatMessage list the UI renders."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from desktop.core.chats.requests import (
+    BLOCKING_KINDS,
+    EXPIRE_EVENTS,
+    REQUEST_EVENTS,
+    WAITING_KIND,
+    reports_pending,
+    request_from,
+    snapshot_requests,
+    waiting_request,
+)
+from desktop.core.link.protocol import Event
+from desktop.core.models import (
+    ApprovalRequest,
+    ChatMessage,
+    DeliveryState,
+    Role,
+    SessionInfo,
+    ToolCall,
+)
+from desktop.core.observers import Observers, Unsubscribe
+
+log = logging.getLogger(__name__)
+
+ChangeListener = Callable[["Conversation"], None]
+
+_ROLES = {r.value: r for r in Role}
+# Ids of user bubbles the client created itself (queued prompts) start with this.
+LOCAL_PREFIX = "out:"
+# Local user bubbles the gateway has not confirmed yet survive a snapshot reload.
+_UNSETTLED = {DeliveryState.PENDING, DeliveryState.UNCONFIRMED, DeliveryState.FAILED}
+
+
+def cut_note(total: Any) -> str:
+    """Said under a message the gateway had to cut to fit one frame."""
+    size = f" of {total:,} characters" if isinstance(total, int) else ""
+    return f"\n\n[… this message{size} was cut here: it is larger than one message can carry]"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class Conversation:
+    """The reducer behind one chat view.
+
+    `apply(event)` folds a gateway event into the message list; `load_snapshot()` replaces the
+    server-backed part from an activate/resume snapshot. Events carrying a `seq` at or below
+    the watermark are duplicates and ignored. Listeners hear about every change.
+
+    `pending` holds the requests the agent blocks on (approval, clarify, sudo, secret), keyed
+    by request id so an event and a snapshot naming the same request show it once; a
+    snapshot that no longer names one, an expiry or the end of the turn removes it.
+    `status_text` is the transient spinner line (`thinking.delta`, `status.update`).
+    """
+
+    def __init__(self, key: str, *, now: Callable[[], float] | None = None) -> None:
+        self.key = key
+        self.messages: list[ChatMessage] = []
+        self.running = False
+        self.status_text = ""
+        self.title = ""
+        self.last_seq = 0
+        # Where the loaded history starts in the session's whole history (0: all of it). A
+        # gateway that pages its history sends only the last messages; older pages come
+        # through `prepend_history`.
+        self.history_start = 0
+        # A long history is held as a bounded window: far up, the newest rows are dropped and
+        # only the live end (the tail) is kept, hidden, for live events. While detached,
+        # `messages[:_window]` is the window (rows `history_start` up to `_end_pos`) and the
+        # rest is the tail, from row `_tail_pos`; None: `messages` is one contiguous run.
+        self._window: int | None = None
+        self._end_pos = 0
+        self._tail_pos = 0
+        # Replies in the tail when it was hidden, as they were then (text length, streaming).
+        self._replies_seen: dict[str, tuple[int, bool]] = {}
+        self.pending: dict[str, ApprovalRequest] = {}
+        # session.info / snapshot info: model, provider, approval mode, ...
+        self.info: dict[str, Any] = {}
+        self._now = now or (lambda: 0.0)
+        self._ids = itertools.count(1)
+        self._listeners: Observers[ChangeListener] = Observers("conversation")
+        # During a change announcement: the only messages the change touched, when a handler
+        # knows them (a reply starting or completing); None means "look at the whole list".
+        self.changed_only: tuple[ChatMessage, ...] | None = None
+        self._touched: tuple[ChatMessage, ...] | None = None
+
+    # -- observers -----------------------------------------------------------------------
+
+    def session_info(self) -> SessionInfo:
+        """Model, provider and approval mode as last reported, with the spinner line."""
+        return SessionInfo(
+            model=_text(self.info.get("model")),
+            provider=_text(self.info.get("provider")),
+            approval_mode=_text(self.info.get("approval_mode")),
+            activity=self.status_text if self.running else "",
+        )
+
+    def add_listener(self, listener: ChangeListener) -> Unsubscribe:
+        return self._listeners.subscribe(listener)
+
+    @property
+    def streaming_message(self) -> ChatMessage | None:
+        """The assistant bubble that is still growing, if any.
+
+        A prompt queued while a reply streams sits below that reply; it must not hide it.
+        """
+        for msg in reversed(self.messages):
+            if msg.role is Role.ASSISTANT:
+                return msg if msg.streaming else None
+            if msg.role is Role.USER and not msg.id.startswith(LOCAL_PREFIX):
+                return None
+        return None
+
+    def reset_watermark(self) -> None:
+        """The gateway restarted (new replay_epoch): its seq numbering starts over."""
+        self.last_seq = 0
+
+    # -- local edits ---------------------------------------------------------------------
+
+    def seed(self, messages: list[ChatMessage]) -> None:
+        """Start from messages cached locally (already on screen): no change is announced."""
+        if not self.messages:
+            self.messages = list(messages)
+
+    def append_local(self, message: ChatMessage) -> None:
+        """A bubble that originates here (the user's prompt, a notice): shown at the live
+        end, so a window far up is let go."""
+        self.reattach()
+        self.messages.append(message)
+        self._changed()
+
+    def set_running(self, running: bool) -> None:
+        if self.running != running:
+            self.running = running
+            if not running:
+                self._seal("interrupted")
+                self._turn_over()
+            self._changed()
+
+    def apply_info(self, info: dict[str, Any]) -> None:
+        """What the client learned itself of the session (a model switch it made)."""
+        if self._on_info(info):
+            self._changed()
+
+    def answered(self, request_id: str) -> ApprovalRequest | None:
+        """The user answered (or dismissed) a request here: stop showing it."""
+        request = self.pending.pop(request_id, None)
+        if request is not None:
+            self._changed()
+        return request
+
+    # -- events --------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> bool:
+        """Fold one event in; False when it was a duplicate or changed nothing."""
+        if event.seq is not None:
+            if event.seq <= self.last_seq:
+                return False
+            self.last_seq = event.seq
+        handler = _HANDLERS.get(event.type)
+        if handler is None:
+            return False
+        self._touched = None
+        changed = handler(self, event.payload)
+        if changed:
+            self._changed(self._touched)
+        self._touched = None
+        return changed
+
+    def _on_start(self, payload: dict[str, Any]) -> bool:
+        self.running = True
+        current = self.streaming_message
+        if current is None or current.text or current.tools:
+            self._seal("complete")
+            self.messages.append(new := self._new_assistant())
+            self._touched = (new,) if current is None else (current, new)
+        else:
+            self._touched = (current,)
+        return True
+
+    def _on_delta(self, payload: dict[str, Any]) -> bool:
+        text = _text(payload.get("text"))
+        if not text:
+            return False
+        self.running = True
+        self._live().text += text
+        return True
+
+    def _on_thinking(self, payload: dict[str, Any]) -> bool:
+        # Hermes' spinner text: each one replaces the last, "" clears it. Never reasoning.
+        text = _text(payload.get("text")).strip()
+        if text == self.status_text:
+            return False
+        self.status_text = text
+        return True
+
+    def _on_reasoning(self, payload: dict[str, Any]) -> bool:
+        text = _text(payload.get("text"))
+        if not text:
+            return False
+        self._live().thinking += text
+        return True
+
+    @staticmethod
+    def _on_request_event(etype: str, conv: Conversation, payload: dict[str, Any]) -> bool:
+        return conv._on_request(etype, payload)
+
+    def _on_request(self, etype: str, payload: dict[str, Any]) -> bool:
+        kind = REQUEST_EVENTS[etype]
+        request = request_from(kind, payload, self._mint(kind))
+        if request.request_id in self.pending:
+            return False  # the same request again (replay, snapshot then event)
+        self.pending.pop(f"{self.key}:waiting", None)
+        self.pending[request.request_id] = request
+        return True
+
+    def _on_expire(self, payload: dict[str, Any]) -> bool:
+        request_id = _text(payload.get("request_id"))
+        return self.pending.pop(request_id, None) is not None
+
+    def _on_info(self, payload: dict[str, Any]) -> bool:
+        merged = {**self.info, **payload}
+        if merged == self.info:
+            return False
+        self.info = merged
+        return True
+
+    def _on_complete(self, payload: dict[str, Any]) -> bool:
+        final = _text(payload.get("text"))
+        if self.streaming_message is None and final and self._last_reply_text() == final:
+            # A repeated completion (no seq on legacy gateways): the bubble is already final.
+            self.running = False
+            return False
+        msg = self._live()
+        if final and payload.get("truncated") is not True:
+            # The server's full text is authoritative: it heals anything lost while detached.
+            # A text the gateway had to cut to fit one frame is not: keep what streamed.
+            msg.text = final
+        reasoning = _text(payload.get("reasoning"))
+        if reasoning and not msg.thinking.strip():
+            msg.thinking = reasoning  # deltas lost while detached: the final field has it
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            msg.usage = dict(usage)
+        status = _text(payload.get("status")) or "complete"
+        msg.status = status if status in {"complete", "error", "interrupted"} else "complete"
+        msg.streaming = False
+        self.running = False
+        self._turn_over()
+        self._touched = (msg,)
+        return True
+
+    def _last_reply_text(self) -> str | None:
+        for msg in reversed(self.messages):
+            if msg.role is Role.ASSISTANT:
+                return msg.text
+            if msg.role is Role.USER:
+                return None
+        return None
+
+    def _on_error(self, payload: dict[str, Any]) -> bool:
+        message = _text(payload.get("message")) or "the agent reported an error"
+        current = self.streaming_message
+        if current is not None:
+            current.streaming = False
+            current.status = "error"
+        self.messages.append(
+            ChatMessage(
+                id=self._mint("err"),
+                role=Role.SYSTEM,
+                text=message,
+                created_at=self._now(),
+                status="error",
+            )
+        )
+        self.running = False
+        self._turn_over()
+        return True
+
+    def _on_status(self, payload: dict[str, Any]) -> bool:
+        text = _text(payload.get("text")) or _text(payload.get("kind"))
+        if text == self.status_text:
+            return False
+        self.status_text = text
+        return True
+
+    def _on_title(self, payload: dict[str, Any]) -> bool:
+        title = _text(payload.get("title"))
+        if not title or title == self.title:
+            return False
+        self.title = title
+        return True
+
+    def _on_tool(self, kind: str, payload: dict[str, Any]) -> bool:
+        msg = self._live()
+        tool_id = _text(payload.get("tool_id")) or _text(payload.get("id"))
+        name = _text(payload.get("name")) or "tool"
+        call = next((t for t in msg.tools if tool_id and t.id == tool_id), None)
+        if call is None:
+            # tool.generating has no id yet; the following tool.start adopts that row.
+            call = next((t for t in msg.tools if not t.id and t.name == name and not t.done), None)
+        if call is None:
+            call = ToolCall(id=tool_id, name=name)
+            msg.tools.append(call)
+        elif tool_id and not call.id:
+            call.id = tool_id
+        context = payload.get("args_text") or payload.get("context")
+        if isinstance(context, str) and context:
+            call.args = context
+        if kind == "progress":
+            preview = _text(payload.get("preview")) or _text(payload.get("text"))
+            if preview:
+                call.output = preview
+        if kind == "complete":
+            result = payload.get("result_text") or payload.get("summary") or payload.get("result")
+            if result is not None:
+                call.output = result if isinstance(result, str) else json.dumps(result)
+            call.done = True
+            call.error = bool(payload.get("error"))
+        return True
+
+    # -- load errors ---------------------------------------------------------------------
+
+    @property
+    def load_error(self) -> str:
+        """Why this chat's history could not be loaded ("" when it was, or not yet tried)."""
+        for msg in self.messages:
+            if msg.id == self._load_error_id:
+                return msg.text
+        return ""
+
+    def show_load_error(self, text: str) -> None:
+        """Say in the chat itself why its history is not shown (not an empty chat)."""
+        self.messages = [m for m in self.messages if m.id != self._load_error_id]
+        self.messages.insert(
+            0,
+            ChatMessage(
+                id=self._load_error_id,
+                role=Role.SYSTEM,
+                text=text,
+                created_at=self._now(),
+                status="error",
+            ),
+        )
+        self._changed()
+
+    @property
+    def _load_error_id(self) -> str:
+        return f"{self.key}:load-error"
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def load_snapshot(self, snapshot: dict[str, Any], *, keep_messages: bool = False) -> None:
+        """Adopt an activate/resume snapshot.
+
+        Without `keep_messages` the history is rebuilt from the snapshot. Either way an
+        in-progress reply is set to `inflight.assistant` (what the gateway has so far), so text
+        lost while detached comes back and text already shown is not doubled; later deltas
+        append to it. A snapshot that is idle clears a stale busy state.
+        """
+        running = snapshot.get("running") is True
+        inflight = snapshot.get("inflight")
+        inflight = inflight if isinstance(inflight, dict) else None
+        messages = snapshot.get("messages")
+        info = snapshot.get("info")
+        if isinstance(info, dict):
+            self.info = {**self.info, **info}
+        if not keep_messages and isinstance(messages, list):
+            # Local bubbles survive; a load error does not (the history is here now).
+            local = [m for m in self.messages if m.role is Role.USER and m.delivery in _UNSETTLED]
+            start = snapshot.get("history_start")
+            start = max(0, start if isinstance(start, int) and not isinstance(start, bool) else 0)
+            if start > 0:
+                # A reply cut by the window's edge comes whole with the older page.
+                skip = _reply_rows(messages)
+                messages, start = messages[skip:], start + skip
+            self.messages = self._rebuild(messages, start)
+            self.history_start = start
+            self._window = None
+            self.messages.extend(local)
+        if running:
+            self.running = True
+            if inflight is not None:
+                self._adopt_inflight(inflight)
+            self._adopt_pending(snapshot)
+        else:
+            # Idle on the server: whatever we thought was streaming has ended.
+            self.running = False
+            self._seal("interrupted")
+            self._turn_over()
+        self._changed()
+
+    def _adopt_pending(self, snapshot: dict[str, Any]) -> None:
+        """Make `pending` what a running snapshot says the agent waits on.
+
+        0.20.1 names its open approval and clarify (`pending_approval`, `pending_clarify`):
+        those are shown (once, by request id) and any other approval/clarify is gone.
+        0.19 names none: status "waiting" says a clarify/sudo/secret is open; a card already
+        shown stays, and with none shown the user is told what the app cannot show.
+        """
+        listed = {r.request_id: r for r in snapshot_requests(snapshot, self.key)}
+        reports = reports_pending(snapshot)
+        waiting = snapshot.get("status") == "waiting"
+        kept: dict[str, ApprovalRequest] = {}
+        for rid, request in self.pending.items():
+            if rid in listed or request.kind == WAITING_KIND:
+                continue
+            if request.kind in BLOCKING_KINDS:
+                # Not listed: still open only if the gateway says something blocks and it
+                # cannot say which (no field for this kind).
+                if waiting and not (reports and request.kind == "clarify"):
+                    kept[rid] = request
+            elif not request.server_id:
+                # An approval without a request id (0.19): that gateway cannot list it, so
+                # its card stays until the turn ends (answering still works there). Gateways
+                # that give approvals ids list the open ones in the snapshot.
+                kept[rid] = request
+        kept.update(listed)
+        if waiting and not any(r.kind in BLOCKING_KINDS for r in kept.values()):
+            notice = waiting_request(self.key)
+            kept[notice.request_id] = notice
+        self.pending = kept
+
+    def _adopt_inflight(self, inflight: dict[str, Any]) -> None:
+        user = _text(inflight.get("user"))
+        assistant = _text(inflight.get("assistant"))
+        if user and not self._has_user_turn(user):
+            self.messages.append(
+                ChatMessage(
+                    id=self._mint("user"),
+                    role=Role.USER,
+                    text=user,
+                    created_at=self._now(),
+                    delivery=DeliveryState.CONFIRMED,
+                )
+            )
+        msg = self._live()
+        msg.text = assistant
+        msg.streaming = True
+
+    def _has_user_turn(self, text: str) -> bool:
+        for msg in reversed(self.messages):
+            if msg.role is Role.USER:
+                return msg.text.strip() == text.strip()
+        return False
+
+    def prepend_history(self, rows: list[Any], start: int) -> int:
+        """Older history rows (positions `start`...) go before the loaded ones; how many
+        bubbles were added. Listeners are not told: the caller announces the new rows."""
+        if not 0 <= start < self.history_start:
+            return 0
+        rows = rows[: self.history_start - start]
+        if start > 0:
+            # Rows of a reply begun on the page before: they come whole with that page.
+            skip = _reply_rows(rows)
+            rows, start = rows[skip:], start + skip
+        older = self._bubbles(rows, start)
+        self.messages[0:0] = older
+        self.history_start = start
+        if self._window is not None:
+            self._window += len(older)
+        return len(older)
+
+    # -- the loaded window of a long history ------------------------------------------------
+
+    @property
+    def detached(self) -> bool:
+        """Whether the window shown is far from the live end (newer rows not loaded)."""
+        return self._window is not None
+
+    @property
+    def shown(self) -> list[ChatMessage]:
+        """The messages a view shows: the window while detached, else all of them."""
+        return self.messages if self._window is None else self.messages[: self._window]
+
+    @property
+    def gap(self) -> tuple[int, int] | None:
+        """While detached, the history rows not loaded: (first, end) positions."""
+        return None if self._window is None else (self._end_pos, self._tail_pos)
+
+    @property
+    def newer_replies(self) -> int:
+        """While detached, the replies that came (or went on) in the hidden live end since it
+        was hidden: what the user has not seen yet."""
+        if self._window is None:
+            return 0
+        tail = self.messages[self._window :]
+        seen = self._replies_seen
+        return sum(
+            m.role is Role.ASSISTANT and seen.get(m.id) != (len(m.text), m.streaming) for m in tail
+        )
+
+    def cached_part(self) -> tuple[int, list[ChatMessage]]:
+        """The contiguous run that ends at the live end, and its first row's position."""
+        if self._window is None:
+            return self.history_start, self.messages
+        return self._tail_pos, self.messages[self._window :]
+
+    def places(self, start: int, messages: list[ChatMessage]) -> list[int]:
+        """Where each of `messages` (a run from history row `start`) sits in the whole
+        history: its first row's position (as its id says), so a cached message keeps the id
+        it is shown with; one not a history row yet (a live reply) goes right after the last."""
+        out: list[int] = []
+        at = start
+        for msg in messages:
+            pos = self._place_of(msg)
+            at = pos if pos is not None and pos >= at else at
+            out.append(at)
+            at += 1
+        return out
+
+    def drop_newest(self, keep: int, tail: int) -> int:
+        """Hold at most `keep` window bubbles by dropping its newest ones (the user reads far
+        up); the last `tail` bubbles stay, hidden, for live events. How many bubbles the
+        view lets go (the hidden tail's included)."""
+        window = len(self.messages) if self._window is None else self._window
+        if window <= keep:
+            return 0
+        end = window
+        if self._window is None:
+            end = len(self.messages) - tail
+            tail_pos = self._position(end) if end > keep else None
+            if tail_pos is None:
+                return 0  # no history row to restart from at the tail: stay whole
+            self._tail_pos = tail_pos
+            self._replies_seen = {
+                m.id: (len(m.text), m.streaming)
+                for m in self.messages[end:]
+                if m.role is Role.ASSISTANT
+            }
+        end_pos = self._position(keep)
+        if end_pos is None:
+            return 0
+        self._end_pos = end_pos
+        del self.messages[keep:end]
+        self._window = keep
+        return window - keep
+
+    def drop_oldest(self, keep: int) -> int:
+        """Hold at most `keep` window bubbles by dropping its oldest ones (the user reads down
+        again); they are fetched again by `prepend_history`. How many were dropped."""
+        window = len(self.messages) if self._window is None else self._window
+        cut = window - keep
+        start = self._position(cut) if cut > 0 else None
+        if start is None:
+            return 0
+        del self.messages[:cut]
+        self.history_start = start
+        if self._window is not None:
+            self._window -= cut
+        return cut
+
+    def append_history(self, rows: list[Any], start: int) -> int:
+        """Newer history rows (positions `start`...) go after the window; when they reach the
+        tail the window joins it. How many bubbles the window gained (the tail's included).
+        Listeners are not told: the caller announces the new rows."""
+        if self._window is None or start != self._end_pos:
+            return 0
+        rows = rows[: self._tail_pos - start]
+        if start + len(rows) < self._tail_pos:
+            # A reply going on past the page comes whole with the next one.
+            rows = rows[: len(rows) - _reply_rows(rows[::-1])]
+        have = {m.id for m in self.messages[self._window :]}
+        newer = [m for m in self._bubbles(rows, start) if m.id not in have]
+        self.messages[self._window : self._window] = newer
+        self._window += len(newer)
+        self._end_pos = start + len(rows)
+        if self._end_pos < self._tail_pos:
+            return len(newer)
+        gained = len(self.messages) - self._window + len(newer)
+        self._window = None
+        return gained
+
+    def reattach(self) -> bool:
+        """Drop the window and show the live end again (the session is opened anew)."""
+        if self._window is None:
+            return False
+        del self.messages[: self._window]
+        self.history_start = self._tail_pos
+        self._window = None
+        return True
+
+    def _position(self, index: int) -> int | None:
+        """The history position of bubble `index`, read from its id (`key:position`); None
+        for a bubble that is not a history row (local, live)."""
+        if not 0 <= index < len(self.messages):
+            return None
+        return self._place_of(self.messages[index])
+
+    def _place_of(self, msg: ChatMessage) -> int | None:
+        # `_bubbles` names each bubble by its first row's position: the id is the record.
+        tail = msg.id[len(self.key) + 1 :] if msg.id.startswith(f"{self.key}:") else ""
+        return int(tail) if tail.isdigit() else None
+
+    def _rebuild(self, messages: list[Any], start: int = 0) -> list[ChatMessage]:
+        """Snapshot rows (from position `start`) as bubbles; what the snapshot lacks (times,
+        tool output, usage) is carried over from the bubble already shown for the same row."""
+        out = self._bubbles(messages, start)
+        offset = start - self.history_start
+        if offset >= 0:
+            self._carry_over(out, offset)
+        return out
+
+    def _bubbles(self, messages: list[Any], start: int) -> list[ChatMessage]:
+        """Rows as bubbles: one per reply, its tool rows and reasoning folded in.
+
+        Hermes lists a reply as assistant and tool rows; live, the same reply is one bubble
+        whose text is the final answer. A bubble's id is `key:row`, its first row's place in
+        the whole history: the same whichever page brought it, never another bubble's.
+        """
+        out: list[ChatMessage] = []
+        reply: ChatMessage | None = None
+        for at, raw in enumerate(messages, start):
+            data = raw if isinstance(raw, dict) else {}
+            role = _ROLES.get(_text(data.get("role")), Role.SYSTEM)
+            text = _text(data.get("text")) or _text(data.get("content"))
+            if data.get("truncated") is True and text:
+                text += cut_note(data.get("text_chars"))
+            if role in (Role.ASSISTANT, Role.TOOL):
+                if reply is None:
+                    reply = ChatMessage(id=f"{self.key}:{at}", role=Role.ASSISTANT)
+                    out.append(reply)
+                if role is Role.TOOL:
+                    call = ToolCall(id="", name=_text(data.get("name")) or "tool", done=True)
+                    call.args = _text(data.get("context"))
+                    reply.tools.append(call)
+                    continue
+                if text.strip():
+                    reply.text = text  # the last text of a reply is its answer
+                thinking = data.get("reasoning") or data.get("reasoning_content")
+                if isinstance(thinking, str) and thinking.strip():
+                    sep = "\n\n" if reply.thinking else ""
+                    reply.thinking += sep + thinking
+                reply.created_at = _stamp(data) or reply.created_at
+                continue
+            reply = None
+            msg = ChatMessage(id=f"{self.key}:{at}", role=role, text=text)
+            msg.created_at = _stamp(data)
+            if role is Role.USER:
+                msg.delivery = DeliveryState.CONFIRMED
+            out.append(msg)
+        return out
+
+    def _carry_over(self, rebuilt: list[ChatMessage], offset: int = 0) -> None:
+        """Give rebuilt bubbles what the same bubble already shown had (times, tools, usage).
+
+        Bubbles are matched by role and text in order, not by position: what is shown may be
+        only the end of the history (the local cache) or start elsewhere (`offset`, a hint).
+        """
+        shown = [m for m in self.messages if not m.id.startswith(LOCAL_PREFIX)]
+        j = offset if 0 <= offset < len(shown) else 0
+        if len(rebuilt) > len(shown) + _MATCH_WINDOW:
+            # Shown is only the end of the history: match against the end.
+            rebuilt = rebuilt[len(rebuilt) - len(shown) - _MATCH_WINDOW :]
+            j = 0
+        for new in rebuilt:
+            k = next(
+                (i for i in range(j, min(len(shown), j + _MATCH_WINDOW)) if _same(new, shown[i])),
+                None,
+            )
+            if k is None:
+                continue
+            old, j = shown[k], k + 1
+            new.created_at = new.created_at or old.created_at
+            if new.role is Role.ASSISTANT:
+                new.usage = new.usage or old.usage
+                new.thinking = new.thinking or old.thinking
+                if [t.name for t in new.tools] == [t.name for t in old.tools]:
+                    new.tools = old.tools  # same calls: keep their output and ids
+                if old.status != "complete" and new.text == old.text:
+                    new.status = old.status
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _turn_over(self) -> None:
+        """The turn ended: nothing blocks on the user any more, the spinner line goes."""
+        self.pending.clear()
+        self.status_text = ""
+
+    def _live(self) -> ChatMessage:
+        current = self.streaming_message
+        if current is None:
+            current = self._new_assistant()
+            self.messages.append(current)
+        return current
+
+    def _new_assistant(self) -> ChatMessage:
+        return ChatMessage(
+            id=self._mint("reply"), role=Role.ASSISTANT, created_at=self._now(), streaming=True
+        )
+
+    def _seal(self, status: str) -> None:
+        current = self.streaming_message
+        if current is not None:
+            current.streaming = False
+            current.status = status
+
+    def _mint(self, kind: str) -> str:
+        return f"{self.key}:{kind}:{next(self._ids)}"
+
+    def _changed(self, only: tuple[ChatMessage, ...] | None = None) -> None:
+        self.changed_only = only
+        try:
+            self._listeners.emit(lambda listener: listener(self))
+        finally:
+            self.changed_only = None
+
+
+_HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
+    "message.start": Conversation._on_start,
+    "message.delta": Conversation._on_delta,
+    "thinking.delta": Conversation._on_thinking,
+    "reasoning.delta": Conversation._on_reasoning,
+    "session.info": Conversation._on_info,
+    "message.complete": Conversation._on_complete,
+    "error": Conversation._on_error,
+    "status.update": Conversation._on_status,
+    "session.title": Conversation._on_title,
+    "tool.generating": lambda c, p: c._on_tool("generating", p),
+    "tool.start": lambda c, p: c._on_tool("start", p),
+    "tool.progress": lambda c, p: c._on_tool("progress", p),
+    "tool.complete": lambda c, p: c._on_tool("complete", p),
+    # reasoning.available carries the whole answer on 0.19: never rendered, not even as thinking.
+    **{etype: partial(Conversation._on_request_event, etype) for etype in REQUEST_EVENTS},
+    **{etype: Conversation._on_expire for etype in EXPIRE_EVENTS},
+}
+
+
+# How far ahead a rebuilt bubble looks for its shown twin (bounded: long histories stay fast).
+_MATCH_WINDOW = 8
+
+
+def _reply_rows(rows: list[Any]) -> int:
+    """How many rows at the start of `rows` are a reply's (assistant, tool): a reply begun
+    before them, when a page starts there. 0 when all are (one reply longer than a page is
+    shown in parts rather than not at all)."""
+    for n, raw in enumerate(rows):
+        role = raw.get("role") if isinstance(raw, dict) else None
+        if role not in (Role.ASSISTANT.value, Role.TOOL.value):
+            return n
+    return 0
+
+
+def _same(new: ChatMessage, old: ChatMessage) -> bool:
+    return new.role is old.role and new.text.strip() == old.text.strip()
+
+
+def _stamp(data: dict[str, Any]) -> float:
+    """A wire row's time (seconds), when the gateway sends one."""
+    for field in ("timestamp", "created_at", "ts"):
+        value = data.get(field)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return float(value / 1000 if value > 1e11 else value)
+    return 0.0

@@ -1,0 +1,349 @@
+"""One profile's session list: summaries, running and unread marks, and the message cache."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from desktop.common.clock import Clock
+from desktop.core.chats.conversation import Conversation
+from desktop.core.disk.store import CachedMessage, Store
+from desktop.core.errors import StorageError
+from desktop.core.keys import is_temp_key
+from desktop.core.listeners import Notify
+from desktop.core.models import ChatMessage, DeliveryState, Role, SessionSummary, ToolCall
+
+log = logging.getLogger(__name__)
+
+NEW_CHAT = "New chat"
+_ROLES = {r.value: r for r in Role}
+_MARKUP = re.compile(r"[*_`#>~]+|!?\[([^\]]*)\]\([^)]*\)")
+
+
+def preview(text: str) -> str:
+    """One line of plain text for the session list: markdown marks and links reduced."""
+    plain = _MARKUP.sub(lambda m: m.group(1) or "", text)
+    return " ".join(plain.split())[:120]
+
+
+def title_from(text: str) -> str:
+    """A session title made from its first prompt."""
+    line = " ".join(text.split())
+    return (line[:48] + "…") if len(line) > 48 else (line or NEW_CHAT)
+
+
+@dataclass(slots=True)
+class SessionState:
+    """What the client knows of a session beyond the store row."""
+
+    summary: SessionSummary
+    running: bool = False
+    unread: int = 0
+
+
+def _shown(state: SessionState) -> SessionSummary:
+    return replace(state.summary, running=state.running, unread=state.unread)
+
+
+class SessionIndex:
+    """Owns the session list of one profile and its rows in the store.
+
+    It also knows which session is open: a turn ending elsewhere marks that session unread.
+    Every change that the list shows ends with `emit()` (an `on_sessions` listener call).
+    """
+
+    def __init__(self, profile_id: str, store: Store, clock: Clock, notify: Notify) -> None:
+        self._id = profile_id
+        self._store = store
+        self._clock = clock
+        self._notify = notify
+        self._sessions = {r.key: SessionState(r.summary()) for r in store.sessions(profile_id)}
+        self.open_key: str | None = None
+        self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def summaries(self) -> list[SessionSummary]:
+        """The list as shown: newest first, with running and unread marks."""
+        items = [_shown(s) for s in self._sessions.values()]
+        items.sort(key=lambda s: s.updated_at, reverse=True)
+        return items
+
+    def summary(self, key: str) -> SessionSummary | None:
+        """One row of the list as shown."""
+        state = self._sessions.get(key)
+        return _shown(state) if state is not None else None
+
+    def unread(self) -> int:
+        """Replies not seen yet, over every listed session."""
+        return sum(s.unread for s in self._sessions.values())
+
+    def get(self, key: str) -> SessionState | None:
+        return self._sessions.get(key)
+
+    def __iter__(self) -> Iterator[str]:
+        """The listed session keys (a copy: the list may change while iterating)."""
+        return iter(list(self._sessions))
+
+    def runtime_id(self, key: str) -> str | None:
+        """The runtime id last stored for `key` (the router may know a newer one)."""
+        state = self._sessions.get(key)
+        return state.summary.runtime_id if state else None
+
+    def emit(self) -> None:
+        summaries = self.summaries()
+        self._notify(lambda listener: listener.on_sessions(summaries))
+
+    # -- user intents ----------------------------------------------------------------------
+
+    def add(self, summary: SessionSummary) -> SessionState:
+        """Start listing a session (not emitted: the caller decides when the list changes)."""
+        state = self._sessions[summary.key] = SessionState(summary)
+        return state
+
+    def open(self, key: str) -> None:
+        """`key` is on screen now: its unread mark goes."""
+        self.open_key = key
+        state = self._sessions.get(key)
+        if state is not None and state.unread:
+            state.unread = 0
+            self.emit()
+
+    def rename(self, key: str, title: str) -> bool:
+        """Retitle `key`; False when it is not listed."""
+        state = self._sessions.get(key)
+        if state is None:
+            return False
+        state.summary = replace(state.summary, title=title)
+        if not is_temp_key(key):
+            self._store.upsert_session(self._id, key, title=title)
+        self.emit()
+        return True
+
+    def remove(self, key: str) -> bool:
+        """Forget `key` and its cached rows (not emitted); False when it was not listed."""
+        if self._sessions.pop(key, None) is None:
+            return False
+        self._cached.pop(key, None)
+        if not is_temp_key(key):
+            self._store.delete_session(self._id, key)
+        if self.open_key == key:
+            self.open_key = None
+        return True
+
+    def note_prompt(self, key: str, text: str) -> None:
+        """A prompt was queued in `key`: it moves to the top, previewed, titled if untitled."""
+        state = self._sessions.get(key)
+        if state is None:
+            return
+        state.summary = replace(state.summary, preview=preview(text), updated_at=self._clock.wall())
+        if state.summary.title in ("", NEW_CHAT):
+            state.summary = replace(state.summary, title=title_from(text))
+        self.emit()
+
+    # -- gateway news ----------------------------------------------------------------------
+
+    def turn_ended(self, key: str) -> None:
+        """A turn ended in `key`: one unread mark unless it is on screen."""
+        if key == self.open_key:
+            return
+        state = self._sessions.get(key)
+        if state is not None:
+            state.unread += 1
+            self.emit()
+
+    def follow(self, conv: Conversation) -> None:
+        """Take a conversation's running state and title into the list."""
+        key = conv.key
+        state = self._sessions.get(key)
+        if state is None:
+            return
+        if state.running != conv.running:
+            state.running = conv.running
+            self._notify(lambda listener: listener.on_running(key, conv.running))
+            if not conv.running:
+                self.cache_conversation(key, conv)
+            self.emit()
+        if conv.title and conv.title != state.summary.title:
+            state.summary = replace(state.summary, title=conv.title)
+            self._store.upsert_session(self._id, key, title=conv.title)
+            self.emit()
+
+    def merge_listed(self, rows: list[Any], *, emit: bool = True) -> int:
+        """Merge a `session.list` result; a runtime id learned this run is kept.
+
+        Rows that say nothing new are skipped without touching the store, so listing
+        thousands of known sessions again costs a comparison each. Returns how many changed.
+        """
+        changed = 0
+        for row in rows:
+            if not isinstance(row, dict) or not row.get("id"):
+                continue
+            key = str(row["id"])
+            fields: dict[str, Any] = {
+                "title": str(row.get("title") or ""),
+                "preview": preview(str(row.get("preview") or "")),
+                "message_count": int(row.get("message_count") or 0),
+            }
+            updated = row.get("updated_at") or row.get("last_active") or row.get("started_at")
+            if isinstance(updated, int | float):
+                fields["updated_at"] = float(updated)
+            state = self._sessions.get(key)
+            if state is not None and all(
+                getattr(state.summary, name) == value for name, value in fields.items()
+            ):
+                continue
+            record = self._store.upsert_session(self._id, key, **fields)
+            changed += 1
+            if state is None:
+                self._sessions[key] = SessionState(record.summary())
+            else:
+                state.summary = replace(
+                    record.summary(), runtime_id=state.summary.runtime_id or record.runtime_id
+                )
+        if emit:
+            self.emit()
+        return changed
+
+    def adopt(self, temp_key: str, real_key: str, runtime_id: str | None) -> None:
+        """The gateway created `temp_key` as `real_key`: move its row, cache and open mark."""
+        state = self._sessions.pop(temp_key, None)
+        summary = replace(
+            state.summary if state else SessionSummary(key=real_key, title=""),
+            key=real_key,
+            runtime_id=runtime_id,
+        )
+        self._sessions[real_key] = SessionState(summary, unread=state.unread if state else 0)
+        self._store.upsert_session(
+            self._id,
+            real_key,
+            runtime_id=runtime_id,
+            title=summary.title,
+            preview=summary.preview,
+            updated_at=summary.updated_at or self._clock.wall(),
+        )
+        self._store.rekey_session(self._id, temp_key, real_key)
+        if self.open_key == temp_key:
+            self.open_key = real_key
+
+    # -- message cache ---------------------------------------------------------------------
+
+    def cache_snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
+        """Store what a snapshot says of the session: its runtime id and message count."""
+        runtime = snapshot.get("session_id")
+        fields: dict[str, Any] = {}
+        if isinstance(runtime, str) and runtime:
+            fields["runtime_id"] = runtime
+        messages = snapshot.get("messages")
+        count = snapshot.get("message_count")
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+            fields["message_count"] = count  # a paged snapshot holds only the last messages
+        elif isinstance(messages, list):
+            fields["message_count"] = len(messages)
+        if fields and not is_temp_key(key):
+            self._store.upsert_session(self._id, key, **fields)
+
+    def cache_conversation(self, key: str, conv: Conversation) -> None:
+        """Store the settled messages, shown offline or before the gateway answers."""
+        if is_temp_key(key):
+            return
+        # A long session holds only a window of its history (from `history_start`): rows are
+        # stored at their place in the whole history, so the older cached rows stay as they are.
+        # Far up, only its live end is (the window there is a copy of rows cached before).
+        start, messages = conv.cached_part()
+        # Each at its history row (a reply of several rows takes the first): the id it is
+        # shown with, so a search hit is landed on by id.
+        places = conv.places(start, messages)
+        rows = [
+            CachedMessage(
+                idx=places[i],
+                role=m.role.value,
+                text=m.text,
+                thinking=m.thinking,
+                created_at=m.created_at,
+                status=m.status,
+                extra=_extra_of(m),
+            )
+            for i, m in enumerate(messages)
+            if not m.streaming
+            and not (m.role is Role.USER and m.delivery is not DeliveryState.CONFIRMED)
+        ]
+        before = self._cached.get(key)
+        first = 0
+        if before is not None:
+            # Only what changed since the last write (a turn adds a prompt and a reply): a
+            # long conversation is not rewritten, with its search index, at every turn end.
+            while first < min(len(rows), len(before)) and rows[first] == before[first]:
+                first += 1
+            if first == len(rows) == len(before):
+                return
+        changed = rows[first:]
+        old = before[first:] if before is not None else []
+        from_idx = min([r.idx for r in changed[:1] + old[:1]], default=start) if first else start
+        try:
+            self._store.replace_messages(self._id, key, changed, from_idx=from_idx)
+            self._cached[key] = rows
+            if rows:
+                last = preview(rows[-1].text)
+                now = self._clock.wall()
+                self._store.upsert_session(
+                    self._id, key, message_count=start + len(rows), preview=last, updated_at=now
+                )
+                state = self._sessions.get(key)
+                if state is not None:
+                    state.summary = replace(state.summary, preview=last, updated_at=now)
+        except StorageError as exc:
+            log.warning("could not cache messages: %s", exc)
+
+    def cached_messages(self, key: str) -> list[ChatMessage]:
+        """The cached history (what was loaded when it was last stored), shown offline and until
+        the gateway's snapshot arrives."""
+        return [_from_cache(key, row) for row in self._store.messages(self._id, key)]
+
+
+def _from_cache(key: str, row: CachedMessage) -> ChatMessage:
+    role = _ROLES.get(row.role, Role.SYSTEM)
+    msg = ChatMessage(
+        id=f"{key}:{row.idx}",
+        role=role,
+        text=row.text,
+        thinking=row.thinking,
+        created_at=row.created_at,
+        status=row.status,
+    )
+    if role is Role.USER:
+        msg.delivery = DeliveryState.CONFIRMED
+    tools = row.extra.get("tools")
+    if isinstance(tools, list):
+        msg.tools = [_tool_from(t) for t in tools if isinstance(t, dict)]
+    usage = row.extra.get("usage")
+    if isinstance(usage, dict):
+        msg.usage = usage
+    return msg
+
+
+def _extra_of(msg: ChatMessage) -> dict[str, Any]:
+    """What a bubble needs beyond its text to look the same after a restart."""
+    extra: dict[str, Any] = {}
+    if msg.tools:
+        extra["tools"] = [
+            {"id": t.id, "name": t.name, "args": t.args, "output": t.output, "error": t.error}
+            for t in msg.tools
+        ]
+    if msg.usage:
+        extra["usage"] = msg.usage
+    return extra
+
+
+def _tool_from(data: dict[str, Any]) -> ToolCall:
+    return ToolCall(
+        id=str(data.get("id") or ""),
+        name=str(data.get("name") or "tool"),
+        args=str(data.get("args") or ""),
+        output=str(data.get("output") or ""),
+        done=True,
+        error=bool(data.get("error")),
+    )

@@ -1,0 +1,663 @@
+"""The outbox: prompts persisted before sending, delivered once, never lost or doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Protocol, TypeVar
+
+from desktop.common.clock import Clock, TimerHandle
+from desktop.common.codes import (
+    METHOD_NOT_FOUND,
+    RESUME_TARGET_NOT_FOUND,
+    SESSION_BUSY,
+    SESSION_NOT_FOUND,
+)
+from desktop.common.methods import (
+    ATTACHMENTS_CLEAR,
+    FILE_ATTACH_BYTES,
+    IMAGE_ATTACH_BYTES,
+    PROMPT_SUBMIT,
+    SESSION_HISTORY,
+)
+from desktop.core.disk.attachments import AttachmentError, is_image
+from desktop.core.disk.store import OutboxEntry, Store, Wire
+from desktop.core.errors import (
+    CallTimeoutError,
+    ConnectionLostError,
+    GatewayError,
+    HermesQtError,
+    NotConnectedError,
+    RpcError,
+)
+from desktop.core.models import Attachment, DeliveryState
+from desktop.core.observers import Observers, Unsubscribe
+
+log = logging.getLogger(__name__)
+SESSION_GONE = "session no longer exists"
+NOT_CONFIRMED = "delivery not confirmed"
+
+
+class Capabilities(Protocol):
+    """What the outbox reads of the gateway's `gateway.ready` advertisement."""
+
+    @property
+    def submission_ref(self) -> bool: ...
+
+    @property
+    def raw(self) -> Mapping[str, Any]: ...
+
+
+class GatewayPort(Protocol):
+    """The slice of one profile's gateway client the outbox needs."""
+
+    @property
+    def capabilities(self) -> Capabilities | None: ...
+
+    def is_online(self) -> bool: ...
+
+    async def call(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = ...
+    ) -> Any: ...
+
+    async def reattach(self, session_key: str, runtime_hint: str) -> Mapping[str, Any] | None:
+        """The session's snapshot without messages (attached again); None when it is gone."""
+        ...
+
+    async def resume(self, session_key: str) -> str | None:
+        """Resume the session by its stored id; its new runtime id, None when it is gone."""
+        ...
+
+
+# The profile's port by profile id; None while the profile is not running.
+PortLookup = Callable[[str], GatewayPort | None]
+StateListener = Callable[[OutboxEntry], None]
+L = TypeVar("L")
+# Returns False when the prompt could not be kept (then the entry stays and is offered again).
+RestoreListener = Callable[[OutboxEntry], bool | None]
+
+
+class OutboxError(HermesQtError):
+    """An outbox request the entry's state does not allow (e.g. editing a sent prompt)."""
+
+    retryable = False
+
+
+@dataclass(slots=True)
+class ReconcileResult:
+    confirmed: list[OutboxEntry] = field(default_factory=list)
+    failed: list[OutboxEntry] = field(default_factory=list)
+    unresolved: list[OutboxEntry] = field(default_factory=list)
+
+
+class _Fail(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Outbox:
+    """Delivery jobs in the store: per session in order, each prompt executed exactly once.
+
+    An ambiguous outcome (socket lost or reply timed out after prompt.submit was written) is
+    UNCONFIRMED. With a gateway that de-duplicates `submission_ref` it is re-sent with the same
+    ref; otherwise it is never re-sent and waits for `reconcile()` against the session's state.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        ports: PortLookup,
+        clock: Clock,
+        *,
+        call_timeout: float = 30.0,
+        retry_initial: float = 1.0,
+        retry_max: float = 30.0,
+        holds: Callable[[str], bool] | None = None,
+    ) -> None:
+        self._store = store
+        # Sessions whose prompts must wait (e.g. not yet created on the gateway).
+        self._holds = holds or (lambda _key: False)
+        self._ports = ports
+        self._clock = clock
+        self.call_timeout = call_timeout
+        self._retry_initial = retry_initial
+        self._retry_max = retry_max
+        self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._timers: dict[tuple[str, str], TimerHandle] = {}
+        self._sending: set[str] = set()
+        self._resumed: set[str] = set()
+        self._state_listeners: _ByProfile[StateListener] = _ByProfile("outbox state")
+        self._removed_listeners: _ByProfile[StateListener] = _ByProfile("outbox removed")
+        self._restore_listeners: _ByProfile[RestoreListener] = _ByProfile("outbox restore")
+        self._recover()
+
+    # -- listeners --------------------------------------------------------------------------
+
+    def on_state(self, callback: StateListener, profile_id: str | None = None) -> Unsubscribe:
+        """`callback(entry)` on every delivery state change (queued, confirmed, ...) of the
+        profile's entries (every profile's when None)."""
+        return self._state_listeners.add(profile_id, callback)
+
+    def on_removed(self, callback: StateListener, profile_id: str | None = None) -> Unsubscribe:
+        """`callback(entry)` when an entry of the profile leaves the outbox (delivered,
+        restored, cancelled)."""
+        return self._removed_listeners.add(profile_id, callback)
+
+    def on_restore(self, callback: RestoreListener, profile_id: str | None = None) -> Unsubscribe:
+        """`callback(entry)` with a prompt of the profile that was not delivered: put it back
+        in the composer. Without such a listener the entry stays (and is offered again)."""
+        return self._restore_listeners.add(profile_id, callback)
+
+    # -- user intents -----------------------------------------------------------------------
+
+    def submit(
+        self,
+        profile_id: str,
+        session_key: str,
+        runtime_id: str,
+        text: str,
+        attachments: Iterable[Attachment] = (),
+        *,
+        history_len: int | None = None,
+    ) -> OutboxEntry:
+        """Persist (synced) a new prompt, then start sending it if the profile is online.
+
+        `history_len` is how many messages `session.history` holds now; it lets reconcile tell
+        this prompt from an identical older one. Defaults to the cached session's count.
+        Raises StorageError when it cannot be persisted: then nothing was sent.
+        """
+        if history_len is None:
+            cached = self._store.session(profile_id, session_key)
+            history_len = cached.message_count if cached else 0
+        entry = self._store.outbox_add(
+            OutboxEntry(
+                submission_ref=uuid.uuid4().hex,
+                seq=0,
+                profile_id=profile_id,
+                session_key=session_key,
+                runtime_id=runtime_id,
+                text=text,
+                attachments=tuple(attachments),
+                created_at=self._clock.wall(),
+                history_mark=history_len,
+            )
+        )
+        self._emit(self._state_listeners, entry)
+        self._kick(profile_id, session_key)
+        return entry
+
+    def edit(self, ref: str, text: str) -> OutboxEntry:
+        """Change the text of a prompt that is still queued (no byte of it sent)."""
+        self._queued(ref)
+        entry = self._store.outbox_update(ref, text=text)
+        assert entry is not None
+        self._emit(self._state_listeners, entry)
+        return entry
+
+    def cancel(self, ref: str) -> OutboxEntry:
+        """Drop a prompt that is still queued; returns it (e.g. to put it back in the composer)."""
+        entry = self._queued(ref)
+        self._store.outbox_delete(ref)
+        self._emit(self._removed_listeners, entry)
+        return entry
+
+    def retry(self, ref: str) -> OutboxEntry | None:
+        """Send a FAILED prompt again under its original `submission_ref`.
+
+        FAILED means the gateway provably did not run it, so a resend cannot double it.
+        Returns None when the entry is gone or not failed (nothing to retry).
+        """
+        entry = self._store.outbox_get(ref)
+        if entry is None or entry.state is not DeliveryState.FAILED or ref in self._sending:
+            return None
+        entry = self._set(
+            entry, state=DeliveryState.PENDING, error="", attempts=0, wire=_staged(entry)
+        )
+        self._kick(entry.profile_id, entry.session_key)
+        return entry
+
+    def entries(self, profile_id: str | None = None) -> list[OutboxEntry]:
+        return self._store.outbox_entries(profile_id)
+
+    def unconfirmed_sessions(self, profile_id: str) -> set[str]:
+        """Sessions with a prompt awaiting reconcile (the session layer reconciles them)."""
+        return {
+            e.session_key
+            for e in self._store.outbox_entries(profile_id)
+            if e.state is DeliveryState.UNCONFIRMED
+        }
+
+    def _retarget(self, profile_id: str, session_key: str, runtime_id: str) -> None:
+        """The router resumed the session under a new runtime id: its prompts go there."""
+        for e in self._store.outbox_entries(profile_id, session_key):
+            if e.runtime_id != runtime_id:
+                self._store.outbox_update(e.submission_ref, runtime_id=runtime_id)
+
+    # -- driving ----------------------------------------------------------------------------
+
+    def on_online(self, profile_id: str | None = None) -> None:
+        """The profile (or every profile) is connected: start sending what is queued."""
+        self._offer_failed(profile_id)
+        for e in self._store.outbox_entries(profile_id):
+            self._kick(e.profile_id, e.session_key)
+
+    async def flush(self, profile_id: str | None = None) -> None:
+        """Send everything that can go now and wait until those workers are done."""
+        self.on_online(profile_id)
+        await self.idle()
+
+    async def idle(self) -> None:
+        while self._workers:
+            await asyncio.gather(*list(self._workers.values()), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        workers = list(self._workers.values())
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+
+    # -- reconcile --------------------------------------------------------------------------
+
+    def reconcile(
+        self,
+        session_key: str,
+        snapshot: Mapping[str, Any],
+        history: Mapping[str, Any] | None = None,
+        *,
+        profile_id: str | None = None,
+    ) -> ReconcileResult:
+        """Settle UNCONFIRMED prompts of a session from its `session.activate` snapshot.
+
+        A prompt is CONFIRMED when it is the snapshot's `inflight.user` or a user row at or
+        after the history length recorded when it was sent. When the history (given, or the
+        snapshot's messages) provably lacks it, it FAILS with "delivery not confirmed" and is
+        restored to the composer, unless the gateway de-duplicates refs (then it is re-sent).
+        """
+        result = ReconcileResult()
+        waiting = [
+            e
+            for e in self._store.outbox_entries(profile_id, session_key)
+            if e.state is DeliveryState.UNCONFIRMED and e.submission_ref not in self._sending
+        ]
+        if not waiting:
+            return result
+        inflight = snapshot.get("inflight") or {}
+        inflight_user = inflight.get("user") if isinstance(inflight, Mapping) else None
+        rows: Any = history.get("messages") if history is not None else snapshot.get("messages")
+        known = isinstance(rows, list)
+        # A paged history (embedded gateway) says where its rows start; indices are absolute.
+        first = history.get("offset") if history is not None else None
+        base = first if isinstance(first, int) and not isinstance(first, bool) else 0
+        user_rows = (
+            [(base + i, _row_text(m)) for i, m in enumerate(rows) if _is_user(m)] if known else []
+        )
+        used: set[int] = set()
+        for entry in waiting:
+            if isinstance(inflight_user, str) and _same(inflight_user, entry.text):
+                inflight_user = None  # one in-flight turn confirms one prompt
+                result.confirmed.append(self._confirm(entry))
+                continue
+            match = next(
+                (
+                    i
+                    for i, text in user_rows
+                    if i >= entry.history_mark and i not in used and _same(text, entry.text)
+                ),
+                None,
+            )
+            if match is not None:
+                used.add(match)
+                result.confirmed.append(self._confirm(entry))
+            elif known and entry.history_mark >= base and not self._dedup(entry.profile_id):
+                result.failed.append(self._fail(entry, NOT_CONFIRMED))
+            else:
+                result.unresolved.append(entry)
+        for entry in waiting:
+            self._kick(entry.profile_id, entry.session_key)
+        return result
+
+    async def reconcile_via(self, profile_id: str, session_key: str) -> ReconcileResult:
+        """Fetch the session's snapshot (and history when needed) and reconcile with them.
+
+        The session is attached by the profile's port (the session router: activate, on 4001
+        resume), which adopts a new runtime id so the replies that follow show at once.
+        """
+        port = self._port(profile_id)
+        if port is None:
+            raise NotConnectedError(f"profile {profile_id} is not connected")
+        hint = self._known_runtime(profile_id, session_key)
+        try:
+            snapshot = await port.reattach(session_key, hint)
+        except RpcError as exc:
+            if exc.code != SESSION_NOT_FOUND:
+                raise
+            snapshot = None
+        if snapshot is None:
+            return self._fail_session(session_key, profile_id)
+        result = self.reconcile(session_key, snapshot, profile_id=profile_id)
+        if not result.unresolved:
+            return result
+        runtime_id = str(snapshot.get("session_id") or hint)
+        history = await port.call(
+            SESSION_HISTORY, {"session_id": runtime_id}, timeout=self.call_timeout
+        )
+        second = self.reconcile(session_key, {}, history, profile_id=profile_id)
+        result.confirmed += second.confirmed
+        result.failed += second.failed
+        result.unresolved = second.unresolved
+        return result
+
+    # -- workers ----------------------------------------------------------------------------
+
+    def _port(self, profile_id: str) -> GatewayPort | None:
+        return self._ports(profile_id)
+
+    def _dedup(self, profile_id: str) -> bool:
+        port = self._port(profile_id)
+        caps = port.capabilities if port is not None else None
+        return bool(caps is not None and caps.submission_ref)
+
+    def _kick(self, profile_id: str, session_key: str) -> None:
+        key = (profile_id, session_key)
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        if key in self._workers:
+            return  # the running worker re-reads the queue before each entry
+        if self._holds(session_key):
+            return  # released with another kick once the session exists
+        port = self._port(profile_id)
+        if port is None or not port.is_online():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop yet: on_online()/flush() will start it
+        self._workers[key] = loop.create_task(
+            self._work(profile_id, session_key), name=f"outbox:{session_key}"
+        )
+
+    def _retry_later(self, entry: OutboxEntry) -> None:
+        key = (entry.profile_id, entry.session_key)
+        delay = min(self._retry_initial * 2 ** max(0, entry.attempts - 1), self._retry_max)
+        self._timers[key] = self._clock.call_later(
+            delay, lambda: self._kick(entry.profile_id, entry.session_key)
+        )
+
+    async def _work(self, profile_id: str, session_key: str) -> None:
+        try:
+            while True:
+                entry = self._next(profile_id, session_key)
+                if entry is None:
+                    return
+                port = self._port(profile_id)
+                if port is None or not port.is_online():
+                    return
+                if not await self._deliver(port, entry):
+                    return
+        finally:
+            self._workers.pop((profile_id, session_key), None)
+
+    def _next(self, profile_id: str, session_key: str) -> OutboxEntry | None:
+        for e in self._store.outbox_entries(profile_id, session_key):
+            if e.state in (DeliveryState.PENDING, DeliveryState.UNCONFIRMED):
+                return e
+        return None
+
+    async def _deliver(self, port: GatewayPort, entry: OutboxEntry) -> bool:
+        """Send one entry; True to go on with the session's next one, False to stop for now."""
+        caps = port.capabilities
+        dedup = bool(caps is not None and caps.submission_ref)
+        ambiguous = entry.state is DeliveryState.UNCONFIRMED or entry.wire >= Wire.SUBMITTED
+        if ambiguous and not dedup:
+            if entry.state is not DeliveryState.UNCONFIRMED:
+                self._set(entry, state=DeliveryState.UNCONFIRMED)
+            return False  # never replay on a gateway that would run it twice
+        ref = entry.submission_ref
+        prior_wire = entry.wire
+        runtime_id = self._runtime_id(entry)
+        self._sending.add(ref)
+        try:
+            if entry.attachments:
+                if entry.wire >= Wire.STAGED:
+                    await self._clear_staged(port, runtime_id)
+                entry = self._set(entry, wire=max(entry.wire, Wire.STAGED))
+                for att in entry.attachments:
+                    await self._stage(port, runtime_id, att, caps)
+            entry = self._set(entry, wire=Wire.SUBMITTED, attempts=entry.attempts + 1)
+            params: dict[str, Any] = {"session_id": runtime_id, "text": entry.text}
+            if dedup:
+                params["submission_ref"] = ref
+            await port.call(PROMPT_SUBMIT, params, timeout=self.call_timeout)
+        except (ConnectionLostError, CallTimeoutError) as exc:
+            if entry.wire < Wire.SUBMITTED:
+                self._set(entry, error=str(exc))  # only staging was cut: still just pending
+            else:
+                entry = self._set(entry, state=DeliveryState.UNCONFIRMED, error=str(exc))
+            if (dedup or entry.wire < Wire.SUBMITTED) and port.is_online():
+                self._retry_later(entry)
+            return False
+        except NotConnectedError:
+            # The failing call was never written; an earlier attempt may still have been.
+            self._set(entry, wire=max(prior_wire, _staged(entry)))
+            return False
+        except RpcError as exc:
+            # A definite answer: this attempt's prompt did not run.
+            self._set(entry, wire=max(prior_wire, _staged(entry)))
+            return await self._on_rpc_error(entry, exc)
+        except (AttachmentError, _Fail) as exc:
+            self._fail(entry, str(exc))
+            return True
+        finally:
+            self._sending.discard(ref)
+        self._confirm(entry)
+        return True
+
+    async def _on_rpc_error(self, entry: OutboxEntry, exc: RpcError) -> bool:
+        entry = self._store.outbox_get(entry.submission_ref) or entry
+        if exc.code == SESSION_BUSY:
+            self._retry_later(entry)
+            return False
+        if exc.code == SESSION_NOT_FOUND and entry.submission_ref not in self._resumed:
+            self._resumed.add(entry.submission_ref)
+            try:
+                runtime_id = await self._resume(entry)
+            except GatewayError as lost:
+                # The connection went while resuming: the prompt did not run (4001 said so),
+                # so it stays queued and is resumed again once the connection is back.
+                self._resumed.discard(entry.submission_ref)
+                entry = self._set(entry, error=str(lost))
+                port = self._port(entry.profile_id)
+                if port is not None and port.is_online():
+                    self._retry_later(entry)
+                return False
+            if runtime_id is not None:
+                self._retarget(entry.profile_id, entry.session_key, runtime_id)
+                return True  # the worker picks the entry up again with the new runtime id
+        if exc.code in (SESSION_NOT_FOUND, RESUME_TARGET_NOT_FOUND):
+            self._fail(entry, SESSION_GONE)
+            return True
+        self._fail(entry, exc.message or str(exc))
+        return True
+
+    async def _resume(self, entry: OutboxEntry) -> str | None:
+        """The session router resumes the session (and follows its new runtime id); None when
+        the gateway no longer has it. A lost connection is raised (a GatewayError)."""
+        port = self._port(entry.profile_id)
+        if port is None:
+            return None
+        try:
+            return await port.resume(entry.session_key)
+        except RpcError:
+            return None
+
+    async def _clear_staged(self, port: GatewayPort, runtime_id: str) -> None:
+        try:
+            await port.call(
+                ATTACHMENTS_CLEAR, {"session_id": runtime_id}, timeout=self.call_timeout
+            )
+        except RpcError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+
+    async def _stage(
+        self, port: GatewayPort, runtime_id: str, att: Attachment, caps: Capabilities | None
+    ) -> None:
+        if is_image(att):
+            method = IMAGE_ATTACH_BYTES
+        else:
+            offered = (caps.raw.get("capabilities") or {}) if caps is not None else {}
+            if not offered.get("file_attachments"):
+                raise _Fail(f"this gateway does not accept file attachments ({att.filename})")
+            method = FILE_ATTACH_BYTES
+        try:
+            data = _read_local(att.path)
+        except OSError as exc:
+            raise _Fail(f"{att.filename}: the attachment's stored copy is missing") from exc
+        params = {
+            "session_id": runtime_id,
+            "content_base64": base64.b64encode(data).decode("ascii"),
+            "filename": att.filename,
+        }
+        await port.call(method, params, timeout=self.call_timeout)
+
+    def _runtime_id(self, entry: OutboxEntry) -> str:
+        cached = self._store.session(entry.profile_id, entry.session_key)
+        if cached is not None and cached.runtime_id:
+            return cached.runtime_id
+        return entry.runtime_id
+
+    def _known_runtime(self, profile_id: str, session_key: str) -> str:
+        """The runtime id last recorded for the session (by the router, or with its prompts)."""
+        entries = self._store.outbox_entries(profile_id, session_key)
+        if entries:
+            return self._runtime_id(entries[0])
+        cached = self._store.session(profile_id, session_key)
+        return cached.runtime_id or "" if cached is not None else ""
+
+    # -- settling ---------------------------------------------------------------------------
+
+    def _recover(self) -> None:
+        """After a restart, a prompt that may have been written is ambiguous, not pending."""
+        for e in self._store.outbox_entries():
+            if e.state is DeliveryState.PENDING and e.wire >= Wire.SUBMITTED:
+                self._store.outbox_update(
+                    e.submission_ref,
+                    state=DeliveryState.UNCONFIRMED,
+                    error="the app stopped while sending",
+                )
+
+    def _set(self, entry: OutboxEntry, **fields: Any) -> OutboxEntry:
+        updated = self._store.outbox_update(entry.submission_ref, **fields)
+        if updated is None:
+            return replace(entry, **fields)
+        if "state" in fields and fields["state"] is not entry.state:
+            self._emit(self._state_listeners, updated)
+        return updated
+
+    def _confirm(self, entry: OutboxEntry) -> OutboxEntry:
+        done = self._set(entry, state=DeliveryState.CONFIRMED, error="")
+        self._store.outbox_delete(entry.submission_ref)
+        self._emit(self._removed_listeners, done)
+        return done
+
+    def _fail(self, entry: OutboxEntry, message: str) -> OutboxEntry:
+        failed = self._set(entry, state=DeliveryState.FAILED, error=message)
+        self._give_back(failed)
+        return failed
+
+    def _give_back(self, entry: OutboxEntry) -> None:
+        """Offer a failed prompt to the composer; drop the entry only once it is kept."""
+        answers: list[bool | None] = []
+        failed = self._restore_listeners.emit(
+            entry, lambda listener: answers.append(listener(entry))
+        )
+        if failed:
+            log.warning("restoring %s failed; it stays queued", entry.submission_ref)
+        if answers and not failed and False not in answers:
+            self._store.outbox_delete(entry.submission_ref)
+            self._emit(self._removed_listeners, entry)
+
+    def _offer_failed(self, profile_id: str | None) -> None:
+        for e in self._store.outbox_entries(profile_id):
+            if e.state is DeliveryState.FAILED:
+                self._give_back(e)
+
+    def _fail_session(self, session_key: str, profile_id: str | None) -> ReconcileResult:
+        result = ReconcileResult()
+        for e in self._store.outbox_entries(profile_id, session_key):
+            if e.submission_ref not in self._sending:
+                result.failed.append(self._fail(e, SESSION_GONE))
+        return result
+
+    def _queued(self, ref: str) -> OutboxEntry:
+        entry = self._store.outbox_get(ref)
+        if entry is None:
+            raise OutboxError("that message is no longer queued")
+        if (
+            ref in self._sending
+            or entry.state is not DeliveryState.PENDING
+            or entry.wire != Wire.NOTHING
+        ):
+            raise OutboxError("that message is already being sent and can no longer be changed")
+        return entry
+
+    @staticmethod
+    def _emit(listeners: _ByProfile[StateListener], entry: OutboxEntry) -> None:
+        # A broken view must not stop delivery: Observers logs a failing listener, goes on.
+        listeners.emit(entry, lambda listener: listener(entry))
+
+
+class _ByProfile(Generic[L]):
+    """Observers by the profile whose entries they hear of (None: every profile's)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._observers: dict[str | None, Observers[L]] = {}
+
+    def add(self, profile_id: str | None, listener: L) -> Unsubscribe:
+        observers = self._observers.get(profile_id)
+        if observers is None:
+            observers = self._observers[profile_id] = Observers(self._name)
+        return observers.subscribe(listener)
+
+    def emit(self, entry: OutboxEntry, call: Callable[[L], object]) -> int:
+        """`call(listener)` for every listener of the entry's profile; how many raised."""
+        failed = 0
+        for profile_id in (None, entry.profile_id):
+            observers = self._observers.get(profile_id)
+            if observers is not None:
+                failed += observers.emit(call)
+        return failed
+
+
+def _is_user(row: Any) -> bool:
+    return isinstance(row, Mapping) and row.get("role") == "user"
+
+
+def _row_text(row: Mapping[str, Any]) -> str:
+    text = row.get("text", row.get("content", ""))
+    return text if isinstance(text, str) else ""
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def _staged(entry: OutboxEntry) -> int:
+    """The wire mark after an attempt whose prompt.submit was not written."""
+    return min(entry.wire, Wire.STAGED if entry.attachments else Wire.NOTHING)
+
+
+def _read_local(path: str) -> bytes:
+    """A local file of at most the attachment limit: brief enough to read on the loop."""
+    with open(path, "rb") as fh:
+        return fh.read()

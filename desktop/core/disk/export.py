@@ -1,0 +1,100 @@
+"""A conversation written out as Markdown (to read) or JSON (everything the store keeps)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from desktop.common.atomic import write_atomic
+from desktop.core.disk.store import CachedMessage, Store
+from desktop.core.errors import StorageError
+from desktop.core.keys import draft_key
+
+FORMAT_VERSION = 1
+_ROLE_NAMES = {"user": "You", "assistant": "Assistant", "system": "System", "tool": "Tool"}
+
+
+class ExportError(StorageError):
+    """A conversation could not be exported (unknown chat, unwritable file)."""
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses, enums and tuples as JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def conversation_json(store: Store, profile_id: str, key: str) -> dict[str, Any]:
+    """The session row, every cached message (thinking, tools, status...), its draft and
+    the prompts still in its outbox: all the store keeps of one conversation."""
+    record = store.session(profile_id, key)
+    if record is None:
+        raise ExportError(f"no chat {key!r} to export", retryable=False)
+    draft = store.draft(draft_key(profile_id, key))
+    return {
+        "format": "hermes-qt.conversation",
+        "version": FORMAT_VERSION,
+        "exported_at": time.time(),
+        "session": _plain(record),
+        "messages": [_plain(m) for m in store.messages(profile_id, key)],
+        "draft": _plain(draft) if draft is not None and not draft.empty else None,
+        "outbox": [_plain(e) for e in store.outbox_entries(profile_id, key)],
+    }
+
+
+def _stamp(when: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(when)) if when else ""
+
+
+def _message_markdown(m: CachedMessage) -> str:
+    who = _ROLE_NAMES.get(m.role, m.role.title())
+    head = f"### {who}" + (f" · {_stamp(m.created_at)}" if m.created_at else "")
+    if m.status not in ("complete", ""):
+        head += f" ({m.status})"
+    parts = [head]
+    if m.thinking:
+        quoted = "\n".join(f"> {line}" if line else ">" for line in m.thinking.splitlines())
+        parts.append(f"> **Thinking**\n>\n{quoted}")
+    for tool in m.extra.get("tools") or []:
+        if isinstance(tool, dict):
+            parts.append(f"*Tool: {tool.get('name') or 'tool'}*")
+    parts.append(m.text or "*(no text)*")
+    return "\n\n".join(parts)
+
+
+def conversation_markdown(store: Store, profile_id: str, key: str) -> str:
+    """The conversation as a Markdown document: a title, then each message under its author."""
+    record = store.session(profile_id, key)
+    if record is None:
+        raise ExportError(f"no chat {key!r} to export", retryable=False)
+    title = record.title or "Chat"
+    lines = [f"# {title}", ""]
+    if record.updated_at:
+        lines += [f"*Exported from hermes-qt · last active {_stamp(record.updated_at)}*", ""]
+    body = [_message_markdown(m) for m in store.messages(profile_id, key)]
+    return "\n".join(lines) + "\n" + "\n\n---\n\n".join(body) + "\n"
+
+
+def export_conversation(store: Store, profile_id: str, key: str, path: Path) -> None:
+    """Write a conversation to `path`: JSON for a .json name, Markdown otherwise."""
+    if path.suffix.lower() == ".json":
+        text = json.dumps(conversation_json(store, profile_id, key), indent=2, ensure_ascii=False)
+    else:
+        text = conversation_markdown(store, profile_id, key)
+    try:
+        write_atomic(path, text, mode=0o644)
+    except OSError as exc:
+        raise ExportError(
+            f"could not write {path}: {exc.strerror or exc}", retryable=False
+        ) from exc

@@ -1,0 +1,618 @@
+"""The crash-safe local store: SQLite (WAL) holding sessions, messages, drafts and the outbox."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.core.disk.migrations import LATEST, migrate
+from desktop.core.errors import StorageError, StorageFullError, StorageReadOnlyError
+from desktop.core.models import Attachment, DeliveryState, SessionSummary
+
+BUSY_TIMEOUT_MS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """A persisted session: the stored key is durable, the runtime id is only a hint."""
+
+    profile_id: str
+    key: str
+    runtime_id: str | None = None
+    title: str = ""
+    preview: str = ""
+    updated_at: float = 0.0
+    message_count: int = 0
+    last_seq: int = 0
+    replay_epoch: str = ""
+
+    def summary(self) -> SessionSummary:
+        return SessionSummary(
+            key=self.key,
+            title=self.title,
+            preview=self.preview,
+            updated_at=self.updated_at,
+            message_count=self.message_count,
+            runtime_id=self.runtime_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CachedMessage:
+    """One cached message, so a session opens before the gateway answers."""
+
+    idx: int
+    role: str
+    text: str = ""
+    thinking: str = ""
+    created_at: float = 0.0
+    status: str = "complete"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# Around each matched term in a SearchHit snippet: control characters, which message text
+# cannot confuse with markers (square brackets can).
+HIT_START = "\x02"
+HIT_END = "\x03"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One full-text match: its session, a snippet with HIT_START/HIT_END around the terms."""
+
+    session_key: str
+    snippet: str
+    source: str  # "message" | "title"
+    message_idx: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftRecord:
+    """A composer's content; `revision` counts edits so a stale save never wins."""
+
+    session_key: str
+    text: str = ""
+    cursor: int = 0
+    attachments: tuple[Attachment, ...] = ()
+    updated_at: float = 0.0
+    revision: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not self.text.strip() and not self.attachments
+
+
+class Wire:
+    """How far an outbox entry got towards the gateway (the `wire` column)."""
+
+    NOTHING = 0  # no byte of it was sent
+    STAGED = 1  # attachments may be staged on the gateway, the prompt was not sent
+    SUBMITTED = 2  # prompt.submit may have reached the gateway: the outcome can be ambiguous
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """One prompt on its way to a gateway, persisted before any byte of it is sent."""
+
+    submission_ref: str
+    seq: int
+    profile_id: str
+    session_key: str
+    runtime_id: str
+    text: str
+    attachments: tuple[Attachment, ...] = ()
+    state: DeliveryState = DeliveryState.PENDING
+    error: str = ""
+    created_at: float = 0.0
+    attempts: int = 0
+    wire: int = Wire.NOTHING
+    history_mark: int = 0
+
+
+_OUTBOX_COLUMNS = (
+    "submission_ref, seq, profile_id, session_key, runtime_id, text, attachments, state, "
+    "error, created_at, attempts, wire, history_mark"
+)
+_SESSION_FIELDS = (
+    "runtime_id",
+    "title",
+    "preview",
+    "updated_at",
+    "message_count",
+    "last_seq",
+    "replay_epoch",
+)
+_OUTBOX_MUTABLE = ("runtime_id", "text", "state", "error", "attempts", "wire", "history_mark")
+
+
+def encode_attachments(items: Iterable[Attachment]) -> str:
+    return json.dumps(
+        [
+            {
+                "sha256": a.sha256,
+                "filename": a.filename,
+                "mime": a.mime,
+                "size": a.size,
+                "path": a.path,
+            }
+            for a in items
+        ]
+    )
+
+
+def decode_attachments(raw: str) -> tuple[Attachment, ...]:
+    return tuple(
+        Attachment(
+            sha256=str(d["sha256"]),
+            filename=str(d["filename"]),
+            mime=str(d["mime"]),
+            size=int(d["size"]),
+            path=str(d["path"]),
+        )
+        for d in json.loads(raw or "[]")
+    )
+
+
+def translate(exc: sqlite3.Error, action: str) -> StorageError:
+    """Map an sqlite3 error to the typed StorageError tree, once, at the boundary."""
+    text = str(exc).lower()
+    if "full" in text:
+        return StorageFullError(f"could not {action}: the disk is full ({exc})")
+    if "readonly" in text or "read-only" in text or "read only" in text:
+        return StorageReadOnlyError(f"could not {action}: the data folder is read-only ({exc})")
+    if "unable to open" in text:
+        return StorageReadOnlyError(f"could not {action}: cannot open the database ({exc})")
+    if "locked" in text or "busy" in text:
+        return StorageError(f"could not {action}: the database is busy ({exc})")
+    return StorageError(f"could not {action}: {exc}", retryable=False)
+
+
+def _default_connect(path: str) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+
+
+class Store:
+    """The app's SQLite store. Each method is one short transaction; rows come back as values.
+
+    Durable writes (drafts, outbox) commit with synchronous=FULL; the message cache, which the
+    gateway can always resend, commits with synchronous=NORMAL.
+    `connect` builds the connection (autocommit mode); tests use it to inject faults.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        connect: Callable[[str], sqlite3.Connection] | None = None,
+    ) -> None:
+        self.path = str(path)
+        try:
+            self._conn = (connect or _default_connect)(self.path)
+            self._conn.isolation_level = None
+            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            # The OS caches the file; SQLite's default 2 MB page cache would be resident too.
+            self._conn.execute("PRAGMA cache_size = -512")
+            self._sync = ""
+            self._set_sync("FULL")
+            migrate(self._conn, LATEST)
+        except sqlite3.Error as exc:
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            raise translate(exc, "open the local store") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _set_sync(self, level: str) -> None:
+        if self._sync != level:
+            self._conn.execute(f"PRAGMA synchronous = {level}")
+            self._sync = level
+
+    @contextmanager
+    def _tx(self, action: str, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        conn = self._conn
+        try:
+            self._set_sync("FULL" if durable else "NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise translate(exc, action) from exc
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise translate(exc, action) from exc
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _read(self, action: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise translate(exc, action) from exc
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def upsert_session(self, profile_id: str, key: str, **fields: Any) -> SessionRecord:
+        """Create the session row if needed and set the given fields (see SessionRecord)."""
+        unknown = set(fields) - set(_SESSION_FIELDS)
+        if unknown:
+            raise TypeError(f"unknown session fields: {sorted(unknown)}")
+        with self._tx("save the session", durable=False) as c:
+            c.execute(
+                "INSERT OR IGNORE INTO sessions (profile_id, key) VALUES (?, ?)", (profile_id, key)
+            )
+            if fields:
+                sets = ", ".join(f"{name} = ?" for name in fields)
+                c.execute(
+                    f"UPDATE sessions SET {sets} WHERE profile_id = ? AND key = ?",
+                    (*fields.values(), profile_id, key),
+                )
+        found = self.session(profile_id, key)
+        assert found is not None
+        return found
+
+    def session(self, profile_id: str, key: str) -> SessionRecord | None:
+        rows = self._read(
+            "read the session",
+            f"SELECT profile_id, key, {', '.join(_SESSION_FIELDS)} FROM sessions "
+            "WHERE profile_id = ? AND key = ?",
+            (profile_id, key),
+        )
+        return SessionRecord(*rows[0]) if rows else None
+
+    def sessions(self, profile_id: str) -> list[SessionRecord]:
+        rows = self._read(
+            "read the session list",
+            f"SELECT profile_id, key, {', '.join(_SESSION_FIELDS)} FROM sessions "
+            "WHERE profile_id = ? ORDER BY updated_at DESC, id DESC",
+            (profile_id,),
+        )
+        return [SessionRecord(*r) for r in rows]
+
+    def delete_session(self, profile_id: str, key: str) -> None:
+        with self._tx("delete the session", durable=False) as c:
+            c.execute(
+                "DELETE FROM messages WHERE profile_id = ? AND session_key = ?", (profile_id, key)
+            )
+            c.execute("DELETE FROM sessions WHERE profile_id = ? AND key = ?", (profile_id, key))
+
+    # -- message cache ----------------------------------------------------------------------
+
+    def replace_messages(
+        self,
+        profile_id: str,
+        key: str,
+        messages: Sequence[CachedMessage],
+        *,
+        from_idx: int = 0,
+    ) -> None:
+        """Replace a session's cached messages (those at `from_idx` and after) with the
+        gateway's authoritative copy."""
+        with self._tx("cache the messages", durable=False) as c:
+            c.execute(
+                "DELETE FROM messages WHERE profile_id = ? AND session_key = ? AND idx >= ?",
+                (profile_id, key, from_idx),
+            )
+            c.executemany(
+                "INSERT INTO messages (profile_id, session_key, idx, role, text, thinking, "
+                "created_at, status, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        profile_id,
+                        key,
+                        m.idx,
+                        m.role,
+                        m.text,
+                        m.thinking,
+                        m.created_at,
+                        m.status,
+                        json.dumps(m.extra),
+                    )
+                    for m in messages
+                ],
+            )
+
+    def put_message(self, profile_id: str, key: str, message: CachedMessage) -> None:
+        """Insert or replace the message at `message.idx` (e.g. a reply that completed)."""
+        with self._tx("cache the message", durable=False) as c:
+            c.execute(
+                "INSERT INTO messages (profile_id, session_key, idx, role, text, thinking, "
+                "created_at, status, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(profile_id, session_key, idx) DO UPDATE SET role=excluded.role, "
+                "text=excluded.text, thinking=excluded.thinking, created_at=excluded.created_at, "
+                "status=excluded.status, extra=excluded.extra",
+                (
+                    profile_id,
+                    key,
+                    message.idx,
+                    message.role,
+                    message.text,
+                    message.thinking,
+                    message.created_at,
+                    message.status,
+                    json.dumps(message.extra),
+                ),
+            )
+
+    def messages(self, profile_id: str, key: str) -> list[CachedMessage]:
+        rows = self._read(
+            "read cached messages",
+            "SELECT idx, role, text, thinking, created_at, status, extra FROM messages "
+            "WHERE profile_id = ? AND session_key = ? ORDER BY idx",
+            (profile_id, key),
+        )
+        return [CachedMessage(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
+
+    # -- search -----------------------------------------------------------------------------
+
+    def search(self, profile_id: str, query: str, *, limit: int = 50) -> list[SearchHit]:
+        """Full-text search over session titles and cached messages of one profile."""
+        match = fts_query(query)
+        if not match:
+            return []
+        titles = self._read(
+            "search",
+            "SELECT s.key, snippet(sessions_fts, 0, char(2), char(3), '…', 12) FROM sessions_fts "
+            "JOIN sessions s ON s.id = sessions_fts.rowid "
+            "WHERE sessions_fts MATCH ? AND s.profile_id = ? ORDER BY rank LIMIT ?",
+            (match, profile_id, limit),
+        )
+        bodies = self._read(
+            "search",
+            "SELECT m.session_key, snippet(messages_fts, 0, char(2), char(3), '…', 12), m.idx "
+            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+            "WHERE messages_fts MATCH ? AND m.profile_id = ? ORDER BY rank LIMIT ?",
+            (match, profile_id, limit),
+        )
+        hits = [SearchHit(r[0], r[1], "title") for r in titles]
+        hits += [SearchHit(r[0], r[1], "message", r[2]) for r in bodies]
+        return hits[:limit]
+
+    # -- drafts -----------------------------------------------------------------------------
+
+    def save_draft(self, draft: DraftRecord) -> None:
+        with self._tx("save the draft") as c:
+            _write_draft(c, draft)
+
+    def draft(self, session_key: str) -> DraftRecord | None:
+        rows = self._read(
+            "read the draft",
+            "SELECT session_key, text, cursor, attachments, updated_at, revision FROM drafts "
+            "WHERE session_key = ?",
+            (session_key,),
+        )
+        return _draft_row(rows[0]) if rows else None
+
+    def drafts(self) -> list[DraftRecord]:
+        rows = self._read(
+            "read drafts",
+            "SELECT session_key, text, cursor, attachments, updated_at, revision FROM drafts",
+        )
+        return [_draft_row(r) for r in rows]
+
+    def adopt_draft(self, temp_key: str, real_key: str) -> DraftRecord | None:
+        """Move the draft typed under `temp_key` (e.g. "new:<uuid>") to the created session.
+
+        A non-empty draft already under `real_key` is kept first, the adopted text appended.
+        """
+        with self._tx("move the draft") as c:
+            rows = c.execute(
+                "SELECT session_key, text, cursor, attachments, updated_at, revision FROM drafts "
+                "WHERE session_key IN (?, ?)",
+                (temp_key, real_key),
+            ).fetchall()
+            found = {r[0]: _draft_row(r) for r in rows}
+            temp = found.get(temp_key)
+            if temp is None:
+                return found.get(real_key)
+            merged = merge_drafts(found.get(real_key), temp, real_key)
+            c.execute("DELETE FROM drafts WHERE session_key = ?", (temp_key,))
+            _write_draft(c, merged)
+            return merged
+
+    # -- outbox -----------------------------------------------------------------------------
+
+    def outbox_add(self, entry: OutboxEntry) -> OutboxEntry:
+        """Persist a new entry (seq assigned here, after every existing one); return it."""
+        with self._tx("queue the message") as c:
+            seq = int(c.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM outbox").fetchone()[0])
+            c.execute(
+                f"INSERT INTO outbox ({_OUTBOX_COLUMNS}) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    entry.submission_ref,
+                    seq,
+                    entry.profile_id,
+                    entry.session_key,
+                    entry.runtime_id,
+                    entry.text,
+                    encode_attachments(entry.attachments),
+                    entry.state.value,
+                    entry.error,
+                    entry.created_at,
+                    entry.attempts,
+                    entry.wire,
+                    entry.history_mark,
+                ),
+            )
+        got = self.outbox_get(entry.submission_ref)
+        assert got is not None
+        return got
+
+    def outbox_update(self, ref: str, **fields: Any) -> OutboxEntry | None:
+        unknown = set(fields) - set(_OUTBOX_MUTABLE)
+        if unknown:
+            raise TypeError(f"unknown outbox fields: {sorted(unknown)}")
+        values = [v.value if isinstance(v, DeliveryState) else v for v in fields.values()]
+        with self._tx("update the queued message") as c:
+            sets = ", ".join(f"{name} = ?" for name in fields)
+            c.execute(f"UPDATE outbox SET {sets} WHERE submission_ref = ?", (*values, ref))
+        return self.outbox_get(ref)
+
+    def outbox_get(self, ref: str) -> OutboxEntry | None:
+        rows = self._read(
+            "read the queued message",
+            f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE submission_ref = ?",
+            (ref,),
+        )
+        return _outbox_row(rows[0]) if rows else None
+
+    def outbox_entries(
+        self, profile_id: str | None = None, session_key: str | None = None
+    ) -> list[OutboxEntry]:
+        """Entries in send order, optionally of one profile and/or session."""
+        where, params = [], []
+        if profile_id is not None:
+            where.append("profile_id = ?")
+            params.append(profile_id)
+        if session_key is not None:
+            where.append("session_key = ?")
+            params.append(session_key)
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = self._read(
+            "read the outbox", f"SELECT {_OUTBOX_COLUMNS} FROM outbox{clause} ORDER BY seq", params
+        )
+        return [_outbox_row(r) for r in rows]
+
+    def rekey_session(self, profile_id: str, old_key: str, new_key: str) -> None:
+        """A session typed into before it existed got its real key: move its queued prompts."""
+        with self._tx("move the queued messages") as c:
+            c.execute(
+                "UPDATE outbox SET session_key = ? WHERE profile_id = ? AND session_key = ?",
+                (new_key, profile_id, old_key),
+            )
+
+    def outbox_delete(self, ref: str) -> None:
+        with self._tx("remove the queued message") as c:
+            c.execute("DELETE FROM outbox WHERE submission_ref = ?", (ref,))
+
+    # -- attachments ------------------------------------------------------------------------
+
+    def record_attachment(self, att: Attachment) -> None:
+        with self._tx("record the attachment") as c:
+            c.execute(
+                "INSERT OR IGNORE INTO attachments (sha256, filename, mime, size, path, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (att.sha256, att.filename, att.mime, att.size, att.path, time.time()),
+            )
+
+    def attachment_rows(self) -> list[Attachment]:
+        rows = self._read(
+            "read attachments", "SELECT sha256, filename, mime, size, path FROM attachments"
+        )
+        return [Attachment(*r) for r in rows]
+
+    def forget_attachments(self, hashes: Iterable[str]) -> None:
+        with self._tx("forget attachments") as c:
+            c.executemany("DELETE FROM attachments WHERE sha256 = ?", [(h,) for h in hashes])
+
+    def referenced_attachments(self) -> set[str]:
+        """Hashes any draft or outbox entry still points at (never garbage-collect those)."""
+        rows = self._read("read attachment references", "SELECT attachments FROM drafts")
+        rows += self._read("read attachment references", "SELECT attachments FROM outbox")
+        return {a.sha256 for (raw,) in rows for a in decode_attachments(raw)}
+
+
+def merge_drafts(current: DraftRecord | None, incoming: DraftRecord, key: str) -> DraftRecord:
+    """`current` (if non-empty) first, then a blank line, then `incoming`; attachments united."""
+    if current is None or current.empty:
+        return DraftRecord(
+            key,
+            incoming.text,
+            incoming.cursor,
+            incoming.attachments,
+            incoming.updated_at,
+            max(incoming.revision, current.revision if current else 0) + 1,
+        )
+    text = (
+        current.text.rstrip() + DRAFT_SEPARATOR + incoming.text if incoming.text else current.text
+    )
+    seen = {a.sha256 for a in current.attachments}
+    atts = current.attachments + tuple(a for a in incoming.attachments if a.sha256 not in seen)
+    return DraftRecord(
+        key,
+        text,
+        current.cursor,
+        atts,
+        max(current.updated_at, incoming.updated_at),
+        max(current.revision, incoming.revision) + 1,
+    )
+
+
+DRAFT_SEPARATOR = "\n\n"
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(query: str) -> str:
+    """Make user input a safe FTS5 query: every word must match, the last one as a prefix."""
+    words = _TOKEN.findall(query)
+    if not words:
+        return ""
+    quoted = [f'"{w}"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+def _write_draft(c: sqlite3.Connection, d: DraftRecord) -> None:
+    c.execute(
+        "INSERT INTO drafts (session_key, text, cursor, attachments, updated_at, revision) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET text=excluded.text, "
+        "cursor=excluded.cursor, attachments=excluded.attachments, "
+        "updated_at=excluded.updated_at, revision=excluded.revision",
+        (
+            d.session_key,
+            d.text,
+            d.cursor,
+            encode_attachments(d.attachments),
+            d.updated_at,
+            d.revision,
+        ),
+    )
+
+
+def _draft_row(r: Sequence[Any]) -> DraftRecord:
+    return DraftRecord(r[0], r[1], int(r[2]), decode_attachments(r[3]), float(r[4]), int(r[5]))
+
+
+def _outbox_row(r: Sequence[Any]) -> OutboxEntry:
+    return OutboxEntry(
+        submission_ref=r[0],
+        seq=int(r[1]),
+        profile_id=r[2],
+        session_key=r[3],
+        runtime_id=r[4],
+        text=r[5],
+        attachments=decode_attachments(r[6]),
+        state=DeliveryState(r[7]),
+        error=r[8],
+        created_at=float(r[9]),
+        attempts=int(r[10]),
+        wire=int(r[11]),
+        history_mark=int(r[12]),
+    )

@@ -1,0 +1,159 @@
+"""What users reach in the Hermes TUI: its slash commands and the session's model switch.
+
+Each is asked of the gateway only when used (`commands.catalog`, `slash.exec`, `model.options`,
+`config.set` with key "model", as Hermes 0.19 and 0.20.1 name them). A gateway without one
+(the embedded gateway) answers -32601: the listener then gets an empty list and the UI hides
+the feature rather than failing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from desktop.common.codes import METHOD_NOT_FOUND
+from desktop.common.methods import COMMANDS_CATALOG, CONFIG_SET, MODEL_OPTIONS, SLASH_EXEC
+from desktop.core.chats.router import SessionRouter
+from desktop.core.errors import GatewayError, RpcError
+from desktop.core.link.supervisor import ConnectionSupervisor
+from desktop.core.listeners import Notify, notice
+from desktop.core.models import ChatMessage, ModelChoice, Role
+from desktop.core.profile.feed import ConversationFeed
+
+log = logging.getLogger(__name__)
+
+Spawn = Callable[[Coroutine[Any, Any, Any]], None]
+
+
+class AgentCommands:
+    """Slash commands and model switching for one profile; outcomes reach listeners.
+
+    Listener calls: `on_commands(key, [(name, description)])`, `on_models(key, [ModelChoice])`
+    (empty: not offered by this gateway), `on_notice(key, text)` for failures and warnings.
+    A command's output is added to the chat as a system bubble.
+    """
+
+    def __init__(
+        self,
+        supervisor: ConnectionSupervisor,
+        router: SessionRouter,
+        feed: ConversationFeed,
+        notify: Notify,
+        *,
+        spawn: Spawn,
+        now: Callable[[], float],
+    ) -> None:
+        self._sup = supervisor
+        self._router = router
+        self._feed = feed
+        self._notify = notify
+        self._spawn = spawn
+        self._now = now
+        self._outputs = 0
+        self._commands: list[tuple[str, str]] = []  # the gateway's catalog, once it gave one
+        self._models: dict[str, list[ModelChoice]] = {}  # session key -> last offered
+
+    def commands(self) -> list[tuple[str, str]]:
+        """The gateway's slash commands (name, description); empty until it listed some."""
+        return list(self._commands)
+
+    def models(self, key: str) -> list[ModelChoice]:
+        """The models last offered to session `key` (empty: none, or not asked yet)."""
+        return list(self._models.get(key, ()))
+
+    def load_commands(self, key: str) -> None:
+        """Ask for the catalog, once per profile: a gateway that listed commands is not asked
+        again (one that has none is, as it may have been offline)."""
+        if not self._commands:
+            self._spawn(self._load_commands(key))
+
+    def run(self, key: str, command: str) -> None:
+        self._spawn(self._run(key, command.strip()))
+
+    def load_models(self, key: str) -> None:
+        self._spawn(self._load_models(key))
+
+    def set_model(self, key: str, choice: ModelChoice) -> None:
+        self._spawn(self._set_model(key, choice))
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def _load_commands(self, key: str) -> None:
+        result = await self._ask(key, COMMANDS_CATALOG, {})
+        pairs = result.get("pairs") if isinstance(result, dict) else None
+        commands = [
+            (str(p[0]), str(p[1]) if len(p) > 1 else "")
+            for p in (pairs if isinstance(pairs, list) else [])
+            if isinstance(p, list | tuple) and p and str(p[0]).startswith("/")
+        ]
+        self._commands = commands
+        self._notify(lambda listener: listener.on_commands(key, commands))
+
+    async def _run(self, key: str, command: str) -> None:
+        if not command.startswith("/"):
+            return
+        result = await self._ask(key, SLASH_EXEC, {"command": command}, quiet=False)
+        if not isinstance(result, dict):
+            return
+        output = str(result.get("output") or "").strip() or "(no output)"
+        conv = self._feed.get(key)
+        if conv is None:
+            return
+        self._outputs += 1
+        conv.append_local(
+            ChatMessage(
+                id=f"{key}:command:{self._outputs}",
+                role=Role.SYSTEM,
+                text=f"{command}\n\n```\n{output}\n```",
+                created_at=self._now(),
+            )
+        )
+
+    async def _load_models(self, key: str) -> None:
+        result = await self._ask(key, MODEL_OPTIONS, {})
+        choices: list[ModelChoice] = []
+        if isinstance(result, dict):
+            current = (str(result.get("provider") or ""), str(result.get("model") or ""))
+            for provider in result.get("providers") or []:
+                if not isinstance(provider, dict) or provider.get("authenticated") is False:
+                    continue
+                slug = str(provider.get("slug") or "")
+                name = str(provider.get("name") or slug)
+                for model in provider.get("models") or []:
+                    choices.append(
+                        ModelChoice(slug, name, str(model), (slug, str(model)) == current)
+                    )
+        self._models[key] = choices
+        self._notify(lambda listener: listener.on_models(key, choices))
+
+    async def _set_model(self, key: str, choice: ModelChoice) -> None:
+        value = f"{choice.model} --provider {choice.provider}" if choice.provider else choice.model
+        result = await self._ask(key, CONFIG_SET, {"key": "model", "value": value}, quiet=False)
+        if not isinstance(result, dict):
+            return
+        warning = str(result.get("warning") or "")
+        if warning:
+            notice(self._notify, key, warning)
+        conv = self._feed.get(key)
+        if conv is not None:
+            # The next session.info confirms it; the header changes at once.
+            conv.apply_info({"model": str(result.get("value") or choice.model)})
+
+    async def _ask(
+        self, key: str, method: str, params: dict[str, Any], *, quiet: bool = True
+    ) -> Any:
+        runtime = self._router.runtime_id(key)
+        if not runtime:
+            return None
+        try:
+            return await self._sup.call(method, {"session_id": runtime, **params})
+        except RpcError as exc:
+            if exc.code != METHOD_NOT_FOUND and not quiet:
+                notice(self._notify, key, f"{method}: {exc.message}")
+            return None
+        except GatewayError as exc:
+            log.info("%s failed: %s", method, exc)
+            if not quiet:
+                notice(self._notify, key, f"{method} failed: {exc}")
+            return None

@@ -1,0 +1,495 @@
+"""One profile's core controller: the Qt-free object behind a chat window's `ChatBackend`.
+
+It wires the profile's supervisor and session router to the shared store, drafts, attachments
+and outbox through small pieces that each own one part of the state, and fans their callbacks
+out to listeners: `SessionIndex` (the session list), `ConversationFeed` (messages),
+`PromptBubbles` (queued prompts), `TempSessions` (sessions not created yet), `ComposerDrafts`
+(drafts), `SessionEvents` (approvals, notices) and `OnlineCatchUp` (work after a reconnect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from desktop.common.clock import Clock
+from desktop.common.methods import RESPOND, SESSION_DELETE, SESSION_INTERRUPT, SESSION_TITLE
+from desktop.core.chats.index import SessionIndex
+from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND
+from desktop.core.chats.router import SessionRouter
+from desktop.core.delivery.outbox import Outbox
+from desktop.core.delivery.port import SupervisorPort
+from desktop.core.disk.attachments import AttachmentStore
+from desktop.core.disk.drafts import DraftKeeper
+from desktop.core.disk.export import export_conversation
+from desktop.core.disk.store import SearchHit, Store
+from desktop.core.errors import GatewayError, HermesQtError, StorageError
+from desktop.core.keys import TEMP_PREFIX, is_temp_key
+from desktop.core.link.supervisor import ConnectionSupervisor
+from desktop.core.listeners import BackendListener, notice
+from desktop.core.models import (
+    ApprovalRequest,
+    Attachment,
+    ChatMessage,
+    ConnectionStatus,
+    DeliveryState,
+    Diagnostics,
+    Draft,
+    ModelChoice,
+    ReconnectRecord,
+    SessionInfo,
+    SessionSummary,
+)
+from desktop.core.observers import Observers, Unsubscribe
+from desktop.core.profile.agent_commands import AgentCommands
+from desktop.core.profile.catchup import OnlineCatchUp
+from desktop.core.profile.chat_events import SessionEvents
+from desktop.core.profile.composer_drafts import ComposerDrafts
+from desktop.core.profile.feed import ConversationFeed
+from desktop.core.profile.new_chats import TempSessions
+from desktop.core.profile.prompt_bubbles import PromptBubbles, ref_of
+
+__all__ = ["TEMP_PREFIX", "ProfileController", "is_temp_key"]
+
+log = logging.getLogger(__name__)
+# Search hits handed to the UI: every matching chat of a long history, not just a screenful.
+SEARCH_LIMIT = 500
+
+
+class ProfileController:
+    """Implements the UI's `ChatBackend` for one profile (see desktop/ui/backend.py).
+
+    Every callback reaches listeners on the asyncio thread. Intents return at once; their
+    outcomes arrive through listener calls.
+    """
+
+    def __init__(
+        self,
+        *,
+        profile_id: str,
+        supervisor: ConnectionSupervisor,
+        router: SessionRouter,
+        store: Store,
+        port: SupervisorPort,
+        outbox: Outbox,
+        drafts: DraftKeeper,
+        attachments: AttachmentStore,
+        clock: Clock,
+    ) -> None:
+        self._id = profile_id
+        self._sup = supervisor
+        self._router = router
+        self._store = store
+        self._outbox = outbox
+        self._attachments = attachments
+        self._port = port  # the one the outbox reaches this profile by
+        self._listeners: Observers[BackendListener] = Observers("backend")
+        notify = self._listeners.emit
+        self._index = SessionIndex(profile_id, store, clock, notify)
+        self._feed = ConversationFeed(router, self._index, clock, notify)
+        self._drafts = ComposerDrafts(profile_id, drafts, store, notify)
+        self._bubbles = PromptBubbles(
+            profile_id,
+            index=self._index,
+            feed=self._feed,
+            outbox=outbox,
+            resolve=self._resolve,
+            notify=notify,
+        )
+        self._temps = TempSessions(
+            profile_id,
+            router=router,
+            index=self._index,
+            feed=self._feed,
+            bubbles=self._bubbles,
+            drafts=self._drafts,
+            outbox=outbox,
+            clock=clock,
+            is_online=self._port.is_online,
+            notify=notify,
+        )
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loading_older: set[str] = set()  # sessions with a page of history on its way
+        self._loading_newer: set[str] = set()
+        self._catchup = OnlineCatchUp(
+            profile_id,
+            supervisor=supervisor,
+            router=router,
+            index=self._index,
+            feed=self._feed,
+            temps=self._temps,
+            outbox=outbox,
+            spawn=self._spawn,
+            notify=notify,
+        )
+        self._commands = AgentCommands(
+            supervisor, router, self._feed, notify, spawn=self._spawn, now=clock.wall
+        )
+        events = SessionEvents(router, self._index, notify)
+        self._unsubs: list[Callable[[], None]] = [
+            supervisor.add_status_listener(self._on_status),
+            supervisor.subscribe(events.on_supervisor_event),
+            router.on_synced(self._catchup.on_router_synced),
+            router.on_snapshot(self._catchup.on_router_snapshot),
+            router.on_failure(self._tell_local_failure),
+            outbox.on_state(self._bubbles.on_outbox_state, profile_id),
+            outbox.on_removed(self._bubbles.on_outbox_removed, profile_id),
+            outbox.on_restore(self._drafts.on_outbox_restore, profile_id),
+        ]
+        for entry in outbox.entries(profile_id):
+            self._bubbles.show(entry)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    @property
+    def profile_id(self) -> str:
+        return self._id
+
+    def start(self) -> None:
+        self._sup.start()
+
+    async def close(self) -> None:
+        """Stop everything this controller started; the supervisor closes intentionally."""
+        self._catchup.close()
+        for unsub in self._unsubs:
+            unsub()
+        self._drafts.close()
+        self._feed.close()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._temps.aclose()
+        await self._router.close()
+        await self._sup.close()
+
+    def subscribe(self, listener: BackendListener) -> Unsubscribe:
+        """Every callback reaches `listener` until the returned unsubscribe is called."""
+        return self._listeners.subscribe(listener)
+
+    def _on_status(self, status: ConnectionStatus) -> None:
+        self._listeners.emit(lambda listener: listener.on_status(status))
+
+    # -- snapshots -----------------------------------------------------------------------------
+
+    def status(self) -> ConnectionStatus:
+        return self._sup.status
+
+    def is_online(self) -> bool:
+        """Online with every open session re-attached: a prompt sent now goes out, not queued."""
+        return self._port.is_online()
+
+    def sessions(self) -> list[SessionSummary]:
+        return self._index.summaries()
+
+    def summary(self, key: str) -> SessionSummary | None:
+        """Session `key`'s row as the list shows it (title, preview, running, unread)."""
+        return self._index.summary(self._resolve(key))
+
+    def unread(self) -> int:
+        """Replies not seen yet, over all of this profile's sessions."""
+        return self._index.unread()
+
+    def pending_requests(self, key: str) -> list[ApprovalRequest]:
+        """What the agent asks of the user in session `key` and is not answered yet, oldest
+        first (the conversation's own list: answered here or elsewhere, it leaves it)."""
+        conv = self._feed.get(self._resolve(key))
+        return list(conv.pending.values()) if conv is not None else []
+
+    def session_info(self, key: str) -> SessionInfo:
+        """Session `key`'s model, provider and status line as last reported."""
+        conv = self._feed.get(self._resolve(key))
+        return conv.session_info() if conv is not None else SessionInfo()
+
+    def diagnostics(self) -> Diagnostics:
+        diag = self._sup.diagnostics()
+        return Diagnostics(
+            epoch=diag.epoch,
+            generation=diag.generation,
+            dialect=_dialect(self._sup.capabilities),
+            last_inbound_age=diag.last_inbound_age,
+            heartbeat_rtts=tuple(diag.rtt_samples),
+            reconnects=tuple(ReconnectRecord(at, reason) for at, reason in diag.reasons),
+        )
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def create_session(self) -> str:
+        return self._temps.new()
+
+    def open_session(self, key: str) -> list[ChatMessage]:
+        key = self._resolve(key)
+        self._index.open(key)
+        conv = self._feed.get(key)
+        if conv is not None and conv.messages:
+            conv.reattach()  # opened anew: at its live end, like any session
+            return list(conv.messages)
+        cached = self._index.cached_messages(key)
+        if not is_temp_key(key) and conv is None:
+            self._spawn(self._open_remote(key))
+        return cached
+
+    def load_older(self, key: str) -> None:
+        key = self._resolve(key)
+        conv = self._feed.get(key)
+        if key in self._loading_older or conv is None or conv.history_start <= 0:
+            return
+        self._loading_older.add(key)
+        self._spawn(self._load_older(key))
+
+    async def _load_older(self, key: str) -> None:
+        try:
+            added = await self._router.load_older(key)
+        except GatewayError as exc:
+            log.info("loading older messages of %s failed: %s", key, exc)
+            return
+        finally:
+            self._loading_older.discard(key)
+        # Announced once the next page may be asked for: the view (still near the top, or
+        # going to an older search hit) asks for it while handling this one.
+        self._feed.prepended(key, added)
+
+    def load_newer(self, key: str) -> None:
+        key = self._resolve(key)
+        conv = self._feed.get(key)
+        if key in self._loading_newer or conv is None or conv.gap is None:
+            return
+        self._loading_newer.add(key)
+        self._spawn(self._load_newer(key))
+
+    async def _load_newer(self, key: str) -> None:
+        try:
+            added = await self._router.load_newer(key)
+        except GatewayError as exc:
+            log.info("loading newer messages of %s failed: %s", key, exc)
+            return
+        finally:
+            self._loading_newer.discard(key)
+        self._feed.appended(key, added)
+
+    async def _open_remote(self, key: str) -> None:
+        self._feed.route(key)
+        if not self._port.is_online():
+            return  # the router resumes it on the next connect
+        try:
+            await self._router.open(key)
+        except GatewayError as exc:
+            log.info("opening %s failed: %s", key, exc)
+
+    def rename_session(self, key: str, title: str) -> None:
+        key = self._resolve(key)
+        if not self._index.rename(key, title) or is_temp_key(key):
+            return
+        runtime = self._router.runtime_id(key)
+        if runtime:
+            self._call_soon(SESSION_TITLE, {"session_id": runtime, "title": title})
+
+    def delete_session(self, key: str) -> None:
+        key = self._resolve(key)
+        runtime = self._router.runtime_id(key)
+        if not self._index.remove(key):
+            return
+        self._feed.forget(key)
+        self._bubbles.forget(key)
+        if runtime and not is_temp_key(key):
+            self._call_soon(SESSION_DELETE, {"session_id": runtime})
+        self._index.emit()
+
+    def search(self, query: str) -> list[str]:
+        return list(dict.fromkeys(hit.session_key for hit in self.search_hits(query)))
+
+    def search_hits(self, query: str) -> list[SearchHit]:
+        return self._store.search(self._id, query, limit=SEARCH_LIMIT)
+
+    def export_session(self, key: str, path: str) -> None:
+        export_conversation(self._store, self._id, self._resolve(key), Path(path))
+
+    # -- sending -------------------------------------------------------------------------------
+
+    def send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:
+        key = self._resolve(key)
+        if not text.strip() and not attachments:
+            return
+        runtime = self._feed.runtime_hint(key) or ""
+        try:
+            self._outbox.submit(self._id, key, runtime, text, attachments)
+        except StorageError as exc:
+            # Nothing was sent; the prompt goes straight back to the composer.
+            draft, error = Draft(text, len(text), attachments), str(exc)
+            self._listeners.emit(lambda listener: listener.on_prompt_restored(key, draft, error))
+            return
+        self._index.note_prompt(key, text)
+        if is_temp_key(key) and self._port.is_online():
+            self._temps.ensure_created(key)
+
+    def interrupt(self, key: str) -> None:
+        runtime = self._router.runtime_id(self._resolve(key))
+        if runtime:
+            self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
+
+    def retry(self, message_id: str) -> None:
+        found = self._bubbles.find(message_id)
+        if found is None or found[1].delivery is not DeliveryState.FAILED:
+            return  # pending or unconfirmed: it is still on its way; never send it twice
+        key, bubble = found
+        # A copy the user typed back into the composer must not be sent a second time.
+        self._drafts.clear_if_holds(key, bubble.text)
+        ref = ref_of(message_id)
+        if ref and self._outbox.retry(ref) is not None:
+            return  # the same entry goes out again, under its original idempotency key
+        self._bubbles.take(message_id)
+        self.send(key, bubble.text, bubble.attachments)
+
+    def discard(self, message_id: str) -> None:
+        self._bubbles.discard(message_id)
+
+    def edit_unsent(self, message_id: str) -> Draft | None:
+        return self._bubbles.edit_unsent(message_id)
+
+    def respond(self, key: str, request_id: str, answer: str | bool) -> None:
+        key = self._resolve(key)
+        runtime = self._router.runtime_id(key)
+        conv = self._feed.get(key)
+        # Answered here: the card goes (the feed tells listeners when the conversation had it).
+        request = conv.answered(request_id) if conv is not None else None
+        if request is None:
+            self._listeners.emit(lambda listener: listener.on_approval_closed(key, request_id))
+        if not runtime:
+            return
+        kind = request.kind if request is not None else None
+        if kind is None:
+            is_choice = isinstance(answer, bool) or answer in APPROVAL_CHOICES
+            kind = "approval" if is_choice else "clarify"
+        if kind == WAITING_KIND:
+            # The only way out of a question this app was never sent: stop the turn, which
+            # releases it on the gateway.
+            self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
+            return
+        params: dict[str, Any] = {"session_id": runtime, "request_id": request_id}
+        if kind == "approval":
+            # Hermes' choices: once | session | always | deny. A bool is once / deny.
+            if isinstance(answer, bool):
+                answer = "once" if answer else "deny"
+            params["choice"] = answer if answer in APPROVAL_CHOICES else "deny"
+            if request is not None and not request.server_id:
+                del params["request_id"]  # 0.19: no id; it resolves the oldest pending one
+            self._call_soon(RESPOND["approval"], params)
+        elif kind in ("sudo", "secret"):
+            # Never logged, never stored: the value lives only in this call's params.
+            params["password" if kind == "sudo" else "value"] = str(answer)
+            self._call_soon(RESPOND[kind], params)
+        else:
+            params["answer"] = str(answer)
+            self._call_soon(RESPOND["clarify"], params)
+
+    # -- what the agent offers (slash commands, models) --------------------------------------
+
+    def commands(self) -> list[tuple[str, str]]:
+        return self._commands.commands()
+
+    def models(self, key: str) -> list[ModelChoice]:
+        return self._commands.models(self._resolve(key))
+
+    def load_commands(self, key: str) -> None:
+        self._commands.load_commands(self._resolve(key))
+
+    def run_command(self, key: str, command: str) -> None:
+        self._commands.run(self._resolve(key), command)
+
+    def load_models(self, key: str) -> None:
+        self._commands.load_models(self._resolve(key))
+
+    def set_model(self, key: str, choice: ModelChoice) -> None:
+        self._commands.set_model(self._resolve(key), choice)
+
+    # -- connection intents --------------------------------------------------------------------
+
+    def pause(self) -> None:
+        self._sup.pause()
+
+    def resume(self) -> None:
+        self._sup.resume()
+
+    def reconnect_now(self) -> None:
+        self._sup.reconnect_now()
+
+    def network_changed(self) -> None:
+        self._sup.network_changed()
+
+    def woke_up(self) -> None:
+        self._sup.woke_up()
+
+    # -- drafts and attachments ----------------------------------------------------------------
+
+    def load_draft(self, key: str) -> Draft | None:
+        return self._drafts.load(self._resolve(key))
+
+    def save_draft(
+        self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]
+    ) -> None:
+        self._drafts.save(self._resolve(key), text, cursor, attachments)
+
+    def undo_restore(self, key: str) -> Draft | None:
+        return self._drafts.undo_restore(self._resolve(key))
+
+    def attach_file(self, path: str) -> Attachment:
+        return self._attachments.add(path)
+
+    def attach_bytes(self, data: bytes, filename: str) -> Attachment:
+        return self._attachments.add(data, filename)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _resolve(self, key: str) -> str:
+        return self._temps.resolve(key)
+
+    def _call_soon(self, method: str, params: dict[str, Any]) -> None:
+        """Send a call whose failure only needs telling the user."""
+        self._spawn(self._call_quietly(method, params))
+
+    async def _call_quietly(self, method: str, params: dict[str, Any]) -> None:
+        try:
+            await self._sup.call(method, params)
+        except GatewayError as exc:
+            notice(self._listeners.emit, "", f"{method} failed: {exc}")
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._report)
+
+    def _report(self, task: asyncio.Task[Any]) -> None:
+        """A background job stopped by this computer (disk, attachment) tells the user.
+
+        Gateway errors are handled where they happen (retried on the next connect); an error
+        of the local side must not pass for one of those, nor vanish.
+        """
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is None:
+            return
+        if isinstance(exc, HermesQtError) and not isinstance(exc, GatewayError):
+            log.warning("a background job failed: %s", exc)
+            self._tell_local_failure("", exc)
+        else:
+            log.error("a background job failed", exc_info=exc)
+
+    def _tell_local_failure(self, key: str, exc: HermesQtError) -> None:
+        """An error of this computer's side (disk, attachment) is shown to the user."""
+        notice(self._listeners.emit, key, str(exc))
+
+
+def _dialect(caps: Any) -> str:
+    """Which of the protocol's three dialects the gateway speaks (docs/protocol.md)."""
+    if caps is None:
+        return ""
+    if getattr(caps, "submission_ref", False):
+        return "embedded"
+    if getattr(caps, "heartbeat", False):
+        return "current"
+    return "legacy"

@@ -1,0 +1,186 @@
+"""User bubbles of prompts in the outbox: shown when queued, updated, then settled or removed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from desktop.core.chats.conversation import LOCAL_PREFIX
+from desktop.core.chats.index import SessionIndex, title_from
+from desktop.core.delivery.outbox import Outbox, OutboxError
+from desktop.core.disk.store import OutboxEntry
+from desktop.core.errors import StorageError
+from desktop.core.listeners import Notify, notice
+from desktop.core.models import ChatMessage, DeliveryState, Draft, Role, SessionSummary
+from desktop.core.profile.feed import ConversationFeed
+
+
+def bubble_id(submission_ref: str) -> str:
+    """The message id of the bubble showing the outbox entry `submission_ref`."""
+    return f"{LOCAL_PREFIX}{submission_ref}"
+
+
+def ref_of(message_id: str) -> str | None:
+    """The outbox entry a bubble shows, or None for any other message."""
+    return message_id[len(LOCAL_PREFIX) :] if message_id.startswith(LOCAL_PREFIX) else None
+
+
+def echoed(messages: list[ChatMessage], bubble: ChatMessage, history_mark: int) -> bool:
+    """True when a snapshot already holds the gateway's copy of `bubble`'s prompt.
+
+    Snapshot rows come first, in gateway order; only rows at or after the history length
+    recorded when the prompt was queued can be its copy (an older identical prompt cannot).
+    """
+    text = " ".join(bubble.text.split())
+    return any(
+        m.role is Role.USER
+        and not m.id.startswith(LOCAL_PREFIX)
+        and " ".join(m.text.split()) == text
+        for i, m in enumerate(messages)
+        if i >= history_mark
+    )
+
+
+class PromptBubbles:
+    """Owns the bubbles that exist only on this side: queued, failed or unconfirmed prompts.
+
+    A bubble enters its conversation when the prompt is queued, so the reply always lands
+    below it, and leaves when the gateway's own copy of the prompt is on screen or the prompt
+    went back to the composer.
+    """
+
+    def __init__(
+        self,
+        profile_id: str,
+        *,
+        index: SessionIndex,
+        feed: ConversationFeed,
+        outbox: Outbox,
+        resolve: Callable[[str], str],
+        notify: Notify,
+    ) -> None:
+        self._id = profile_id
+        self._index = index
+        self._feed = feed
+        self._outbox = outbox
+        self._resolve = resolve  # a temporary key the gateway created -> its real key
+        self._notify = notify
+        self._local: dict[str, dict[str, ChatMessage]] = {}  # session key -> id -> bubble
+
+    # -- outbox news -----------------------------------------------------------------------
+
+    def show(self, entry: OutboxEntry) -> None:
+        """Put a queued prompt's bubble in its conversation, or update its delivery state."""
+        key = self._resolve(entry.session_key)
+        if self._index.get(key) is None:
+            self._index.add(SessionSummary(key=key, title=title_from(entry.text)))
+        local = self._local.setdefault(key, {})
+        message_id = bubble_id(entry.submission_ref)
+        bubble = local.get(message_id)
+        is_new = bubble is None
+        if bubble is None:
+            bubble = ChatMessage(
+                id=message_id,
+                role=Role.USER,
+                text=entry.text,
+                created_at=entry.created_at,
+                attachments=entry.attachments,
+            )
+            local[message_id] = bubble
+        bubble.text = entry.text
+        bubble.delivery = entry.state
+        bubble.delivery_error = entry.error if entry.state is DeliveryState.FAILED else ""
+        conv = self._feed.ensure(key)
+        if is_new:
+            conv.append_local(bubble)
+        else:
+            self._notify(lambda listener: listener.on_message_changed(key, bubble))
+
+    def on_outbox_state(self, entry: OutboxEntry) -> None:
+        """An entry of this profile changed state (the outbox tells each profile its own)."""
+        self.show(entry)
+
+    def on_outbox_removed(self, entry: OutboxEntry) -> None:
+        key = self._resolve(entry.session_key)
+        message_id = bubble_id(entry.submission_ref)
+        bubble = self._local.get(key, {}).pop(message_id, None)
+        if bubble is None:
+            return
+        if entry.state is DeliveryState.FAILED:
+            # A failed entry leaves the outbox only once it is back in the composer, with its
+            # own Retry: a second copy on screen could be sent twice.
+            self._feed.remove_message(key, message_id)
+            return
+        conv = self._feed.get(key)
+        if entry.state is not DeliveryState.CONFIRMED or conv is None:
+            self._feed.remove_message(key, message_id)
+            return
+        if echoed(conv.messages, bubble, entry.history_mark):
+            # A snapshot already brought the gateway's copy of this prompt: keep only that.
+            self._feed.remove_message(key, message_id)
+            return
+        bubble.delivery = DeliveryState.CONFIRMED
+        bubble.delivery_error = ""
+        self._notify(lambda listener: listener.on_message_changed(key, bubble))
+
+    # -- user intents ----------------------------------------------------------------------
+
+    def take(self, message_id: str) -> tuple[str, ChatMessage] | None:
+        """Remove a bubble from the screen and return it with its session key."""
+        found = self.find(message_id)
+        if found is not None:
+            self._drop(found[0], message_id)
+        return found
+
+    def discard(self, message_id: str) -> None:
+        """Drop an unsent prompt: out of the outbox if still queued, off the screen."""
+        found = self.find(message_id)
+        if found is None:
+            return
+        ref = ref_of(message_id)
+        if ref:
+            try:
+                self._outbox.cancel(ref)
+            except OutboxError:
+                pass  # already on its way: the outbox settles it, the bubble goes now
+            except StorageError as exc:
+                # Still queued on disk: hiding its bubble would hide a prompt about to be sent.
+                notice(self._notify, found[0], f"could not discard the message: {exc}")
+                return
+        self._drop(found[0], message_id)
+
+    def edit_unsent(self, message_id: str) -> Draft | None:
+        """Take back a prompt for the composer; None when it can no longer be stopped."""
+        found = self.find(message_id)
+        if found is None:
+            return None
+        key, bubble = found
+        ref = ref_of(message_id)
+        if ref and bubble.delivery is DeliveryState.PENDING:
+            try:
+                self._outbox.cancel(ref)
+            except (OutboxError, StorageError) as exc:
+                notice(self._notify, key, str(exc))
+                return None
+        self._drop(key, message_id)
+        return Draft(bubble.text, len(bubble.text), bubble.attachments)
+
+    # -- session keys ----------------------------------------------------------------------
+
+    def rekey(self, temp_key: str, real_key: str) -> None:
+        """The gateway created `temp_key` as `real_key`: its bubbles move along."""
+        self._local[real_key] = self._local.pop(temp_key, {})
+
+    def forget(self, key: str) -> None:
+        """The session is deleted; its bubbles go with it."""
+        self._local.pop(key, None)
+
+    def find(self, message_id: str) -> tuple[str, ChatMessage] | None:
+        for key, local in self._local.items():
+            bubble = local.get(message_id)
+            if bubble is not None:
+                return key, bubble
+        return None
+
+    def _drop(self, key: str, message_id: str) -> None:
+        self._local.get(key, {}).pop(message_id, None)
+        self._feed.remove_message(key, message_id)

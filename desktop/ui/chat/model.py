@@ -1,0 +1,194 @@
+"""The chat view's list model: one row per ChatMessage, with deltas coalesced per frame."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+
+from desktop.core.models import ChatMessage
+from desktop.ui.render.markdown import plain_text
+
+MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
+REVISION_ROLE = Qt.ItemDataRole.UserRole + 2
+# Updates are paced by painting, not by a clock: a batch is published on the next loop turn
+# unless the previous batch is still waiting for its paint, in which case the next batch
+# follows that paint (`paint_done`). Without a paint (the row is off screen, the view hidden,
+# no view at all) the batch goes out after one frame anyway.
+FRAME_MS = 16
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class MessageListModel(QAbstractListModel):
+    """Messages of the open session. Updates to existing rows are batched, one batch per paint.
+
+    Signals:
+        flushed(int): a batch of coalesced row updates was published (number of rows).
+        appended(): rows were added at the end.
+    """
+
+    flushed = Signal(int)
+    appended = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[ChatMessage] = []
+        self._row_of: dict[str, int] = {}
+        self._revision: dict[str, int] = {}
+        self._dirty: set[str] = set()
+        # Armed only when an update arrives; idle means no timer runs.
+        self._frame = QTimer(self)
+        self._frame.setSingleShot(True)
+        self._frame.setTimerType(Qt.TimerType.PreciseTimer)
+        self._frame.timeout.connect(self._on_frame_timeout)
+        self._awaiting_paint = False
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's default
+        return 0 if parent.isValid() else len(self._rows)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        msg = self._rows[index.row()]
+        if role == MESSAGE_ROLE:
+            return msg
+        if role == REVISION_ROLE:
+            return self._revision.get(msg.id, 0)
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            # Screen readers get the text as shown, not its markdown marks.
+            return f"{msg.role.value}: {plain_text(msg.text)}"
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{msg.role.value}: {msg.text}"
+        return None
+
+    def message_at(self, row: int) -> ChatMessage:
+        """The message shown in `row`."""
+        return self._rows[row]
+
+    def messages(self) -> list[ChatMessage]:
+        """Every row's message, in order (a copy is not made: do not modify)."""
+        return self._rows
+
+    def revision_of(self, message_id: str) -> int:
+        """How often a message's row was republished; part of every layout cache key."""
+        return self._revision.get(message_id, 0)
+
+    def row_of(self, message_id: str) -> int | None:
+        """The row of a message id, or None."""
+        return self._row_of.get(message_id)
+
+    def reset(self, messages: list[ChatMessage]) -> None:
+        """Replace every row (opening a session)."""
+        self.beginResetModel()
+        self._frame.stop()
+        self._dirty.clear()
+        self._awaiting_paint = False
+        self._rows = list(messages)
+        self._row_of = {m.id: i for i, m in enumerate(self._rows)}
+        self._revision = {}
+        self.endResetModel()
+
+    def prepend(self, messages: list[ChatMessage]) -> None:
+        """Older messages go before every row (a page of history was loaded)."""
+        if not messages:
+            return
+        self.beginInsertRows(QModelIndex(), 0, len(messages) - 1)
+        self._rows[0:0] = messages
+        self._row_of = {m.id: i for i, m in enumerate(self._rows)}
+        self.endInsertRows()
+
+    def append_rows(self, messages: list[ChatMessage]) -> None:
+        """Newer messages go after every row (a page of history was loaded again)."""
+        if not messages:
+            return
+        n = len(self._rows)
+        self.beginInsertRows(QModelIndex(), n, n + len(messages) - 1)
+        self._rows.extend(messages)
+        self._row_of.update((m.id, n + i) for i, m in enumerate(messages))
+        self.endInsertRows()
+
+    def drop(self, count: int, newest: bool) -> list[str]:
+        """Let the `count` newest (or oldest) rows go; their message ids."""
+        n = len(self._rows)
+        count = min(count, n)
+        if count <= 0:
+            return []
+        first, last = (n - count, n - 1) if newest else (0, count - 1)
+        self.beginRemoveRows(QModelIndex(), first, last)
+        gone = [m.id for m in self._rows[first : last + 1]]
+        del self._rows[first : last + 1]
+        for message_id in gone:
+            self._dirty.discard(message_id)
+            self._revision.pop(message_id, None)
+        self._row_of = {m.id: i for i, m in enumerate(self._rows)}
+        self.endRemoveRows()
+        return gone
+
+    def upsert(self, message: ChatMessage) -> None:
+        """Add a new message at once, or schedule a changed one for the next frame."""
+        row = self._row_of.get(message.id)
+        if row is None:
+            n = len(self._rows)
+            self.beginInsertRows(QModelIndex(), n, n)
+            self._rows.append(message)
+            self._row_of[message.id] = n
+            self.endInsertRows()
+            self.appended.emit()
+            return
+        self._rows[row] = message
+        self._dirty.add(message.id)
+        if not self._frame.isActive():
+            self._frame.start(FRAME_MS if self._awaiting_paint else 0)
+
+    def remove(self, message_id: str) -> None:
+        """Remove a message row."""
+        row = self._row_of.get(message_id)
+        if row is None:
+            return
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._rows[row]
+        self._dirty.discard(message_id)
+        self._revision.pop(message_id, None)
+        self._row_of = {m.id: i for i, m in enumerate(self._rows)}
+        self.endRemoveRows()
+
+    def touch(self, message_id: str) -> None:
+        """Mark a row changed now (expanded a card): bumps its revision, invalidates it."""
+        row = self._row_of.get(message_id)
+        if row is not None:
+            self._revision[message_id] = self._revision.get(message_id, 0) + 1
+            idx = self.index(row)
+            self.dataChanged.emit(idx, idx)
+
+    def flush(self) -> None:
+        """Publish pending updates now: one dataChanged per changed row."""
+        self._frame.stop()
+        self._on_frame_timeout()
+
+    def paint_done(self) -> None:
+        """The view painted: the updates gathered meanwhile go out on the next loop turn."""
+        self._awaiting_paint = False
+        if self._dirty:
+            self._frame.start(0)
+
+    def _on_frame_timeout(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        self._awaiting_paint = bool(dirty)
+        for message_id in dirty:
+            row = self._row_of.get(message_id)
+            if row is None:
+                continue
+            self._revision[message_id] = self._revision.get(message_id, 0) + 1
+            idx = self.index(row)
+            self.dataChanged.emit(idx, idx, [MESSAGE_ROLE, REVISION_ROLE])
+        if dirty:
+            self.flushed.emit(len(dirty))

@@ -1,0 +1,1009 @@
+"""The virtualised chat view: bubbles laid out from a prefix-sum of heights, stuck to the bottom."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from itertools import zip_longest
+
+from PySide6.QtCore import (
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QPointF,
+    QRect,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAction,
+    QClipboard,
+    QColor,
+    QContextMenuEvent,
+    QCursor,
+    QFocusEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QRegion,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListView,
+    QMenu,
+    QStyleOptionViewItem,
+    QWidget,
+)
+
+from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.ui.chat.delegate import BubbleDelegate
+from desktop.ui.chat.jump_button import MARGIN, JumpButton
+from desktop.ui.chat.message_actions import MessageActions
+from desktop.ui.chat.model import MessageListModel
+from desktop.ui.chat.row_heights import RowHeights
+from desktop.ui.chat.text_selection import (
+    Docs,
+    TextSelection,
+    everything,
+    hit,
+    moved,
+    nearest,
+    word_at,
+)
+from desktop.ui.platform.heap import release_free_memory
+from desktop.ui.render.links import LinkOpener
+from desktop.ui.render.markdown import plain_text
+from desktop.ui.theme import Colors
+
+BOTTOM_SLACK = 8
+# Older history is asked for this many screens before the top of what is loaded is reached.
+PREFETCH_SCREENS = 3
+RELEASE_MS = 300  # scrolling and rows paused this long: freed memory is handed back
+# Rows this many screens above and below the view are drawn ahead in idle time, in slices of
+# at most AHEAD_SLICE seconds, so a page step blits cached bubbles instead of laying them out.
+AHEAD_SCREENS = 1
+AHEAD_SLICE = 0.004
+# While a reply grows on screen, a slice is shorter: its next words wait for the slice to end.
+AHEAD_SLICE_STREAMING = 0.001
+SINGLE_STEP = 24
+# Passes of measuring the rows on screen before a paint: a measured row can change which rows
+# are on screen, which are measured in the next pass.
+MEASURE_PASSES = 4
+
+_Index = QModelIndex | QPersistentModelIndex
+_Hint = QAbstractItemView.ScrollHint
+_Move = QAbstractItemView.CursorAction
+
+
+class ChatView(QListView):
+    """Shows one session's messages; auto-scrolls only when the user is already at the bottom.
+
+    QListView re-measures every row whenever one row's height changes (O(N): ~140 ms at
+    10,000 rows). This view keeps the heights in a Fenwick tree instead and replaces QListView's
+    layout, geometry and painting: a row's top, the row under a point and one row's new height
+    are O(log N), and only rows on screen are ever laid out. It stays a QListView so keyboard
+    navigation, mouse handling through the delegate and the accessible list come from Qt.
+
+    Text is selected over the painted bubbles (TextSelection: drag, double click, Shift+arrows,
+    Ctrl+A), one message at a time; only the bubble holding a selection is drawn live, every
+    other row stays a cached pixmap. The current message (Up/Down) has a focus ring and its
+    actions (MessageActions) are reached by shortcut, the Menu key or a right click.
+
+    Signals:
+        action_requested(str, str): ("retry" | "edit" | "discard" | "regenerate" | "resend",
+            message id).
+        quote_requested(str): text to quote in the composer.
+        code_copied(str): a code block was copied.
+        text_copied(str): message text was copied (plain or markdown).
+        older_wanted(), newer_wanted(): the next page of history is near the screen.
+        live_end_wanted(): jump to newest while the newest rows were let go: the session is
+            to be shown again from its live end.
+    """
+
+    action_requested = Signal(str, str)
+    quote_requested = Signal(str)
+    code_copied = Signal(str)
+    text_copied = Signal(str)
+    older_wanted = Signal()
+    newer_wanted = Signal()
+    live_end_wanted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        self._rows = RowHeights()
+        self._rebuild_pending = False
+        self._adjusting = False
+        self._painting = False
+        self._at_bottom = True
+        # Rows at the newest end were let go (the user read far up): the newest message is
+        # not loaded, jumping to it shows the session again from its live end.
+        self._newest_let_go = False
+        super().__init__(parent)
+        self.setObjectName("chatView")
+        self.setAccessibleName("Messages")
+        self.setAccessibleDescription(
+            "The conversation; newest message at the bottom. Up and Down move between "
+            "messages, Enter or the Menu key opens a message's actions, Ctrl+C copies it"
+        )
+        self.chat_model = MessageListModel(self)
+        self.jump_button = JumpButton(self)
+        self.jump_button.clicked.connect(self.jump_to_newest)
+        # Runs only while rows near the view remain undrawn: idle means no timer.
+        self._ahead = QTimer(self)
+        self._ahead.setSingleShot(True)
+        self._ahead.timeout.connect(self._prepare_ahead)
+        # Armed by scrolling and by rows coming and going (a session opened, pages loaded or
+        # let go): once that pauses, the heap they freed (rows, pages decoded, bubbles drawn
+        # and evicted) is handed back; the C library keeps it otherwise, and the app would stay
+        # at its high-water mark. About 0.3 ms. Idle means no timer.
+        self._release = QTimer(self)
+        self._release.setSingleShot(True)
+        self._release.setInterval(RELEASE_MS)
+        self._release.timeout.connect(release_free_memory)
+        self.bubbles = BubbleDelegate(self, self.chat_model)
+        self.setModel(self.chat_model)
+        self.setItemDelegate(self.bubbles)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # A scroll bar that comes and goes changes the width, and so every row's height.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setUniformItemSizes(False)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMouseTracking(False)
+        bar = self.verticalScrollBar()
+        bar.setSingleStep(SINGLE_STEP)
+        bar.valueChanged.connect(self._on_scrollbar_value_changed)
+        bar.rangeChanged.connect(self._on_scrollbar_range_changed)
+        self.chat_model.appended.connect(self._on_model_appended)
+        self.chat_model.modelReset.connect(self._on_model_reset)
+        self.chat_model.rowsRemoved.connect(self._on_model_reset)
+        self.bubbles.action_requested.connect(self.action_requested)
+        self.bubbles.code_copied.connect(self.code_copied)
+        self.bubbles.link_activated.connect(self._on_bubbles_link_activated)
+        self._selecting = False
+        self._matches: list[int] = []
+        self.viewport().setMouseTracking(True)  # an I-beam over text, an arrow elsewhere
+        self.message_actions = MessageActions(
+            self,
+            {
+                "copy": self.copy,
+                "copy_markdown": self.copy_markdown,
+                "select_all": self.select_all,
+                "quote": self.quote,
+                "regenerate": lambda: self._request_current("regenerate"),
+                "resend": lambda: self._request_current("resend"),
+                "message_menu": self.show_message_menu,
+                "jump_newest": self.jump_to_newest,
+            },
+        )
+
+    # -- public surface ---------------------------------------------------------------------
+
+    @property
+    def at_bottom(self) -> bool:
+        """Whether the view follows new content."""
+        return self._at_bottom
+
+    def set_colors(self, colors: Colors) -> None:
+        """Repaint bubbles in another theme."""
+        self.bubbles.set_colors(colors)
+        self.jump_button.set_colors(colors)
+        self._rebuild_pending = True
+        self.viewport().update()
+
+    def show_messages(self, messages: list[ChatMessage]) -> None:
+        """Replace the conversation and jump to its end."""
+        self.bubbles.selection = None
+        self.bubbles.find_term = ""
+        self.bubbles.match_row = -1
+        self._matches = []
+        self.bubbles.forget_expanded()
+        self.bubbles.clear_cache()
+        self.chat_model.reset(messages)
+        self._newest_let_go = False
+        self.jump_button.set_replies(0)
+        self._rebuild()
+        self._place(True, -1, 0)
+        self.viewport().update()
+        self._release.start()
+        self._want_older()
+
+    def prepend_messages(self, messages: list[ChatMessage]) -> None:
+        """Older messages go above the loaded ones; what is on screen stays where it is."""
+        if not messages:
+            return
+        count = len(messages)
+        follow = self._at_bottom
+        anchor, offset = self._anchor()
+        self.chat_model.prepend(messages)
+        self._matches = [row + count for row in self._matches]
+        if self.bubbles.match_row >= 0:
+            self.bubbles.match_row += count
+        self._rebuild()
+        self._place(follow, anchor + count if anchor >= 0 else -1, offset)
+        self.viewport().update()
+        self._release.start()
+        self._want_older()
+
+    def append_messages(self, messages: list[ChatMessage]) -> None:
+        """Newer messages (let go before, loaded again) go below the loaded ones; what is on
+        screen stays where it is."""
+        if not messages:
+            return
+        anchor, offset = self._anchor()
+        self.chat_model.append_rows(messages)
+        self._rebuild()
+        self._place(False, anchor, offset)
+        self.viewport().update()
+        self._release.start()
+        self._want_newer()
+
+    def drop_messages(self, count: int, newest: bool) -> None:
+        """Let the `count` newest (or oldest) rows go, far from the screen; what is on screen
+        stays where it is."""
+        follow = self._at_bottom and not newest
+        anchor, offset = self._anchor()
+        gone = self.chat_model.drop(count, newest)
+        if not gone:
+            return
+        self._newest_let_go = self._newest_let_go or newest
+        n = self.chat_model.rowCount()
+        shift = 0 if newest else len(gone)
+        self._matches = [r - shift for r in self._matches if 0 <= r - shift < n]
+        if self.bubbles.match_row >= 0:
+            row = self.bubbles.match_row - shift
+            self.bubbles.match_row = row if 0 <= row < n else -1
+        sel = self.bubbles.selection
+        if sel is not None and sel.message_id in gone:
+            self.bubbles.selection = None
+        self.bubbles.forget_rows(gone)
+        self._rebuild()
+        self._place(follow, anchor - shift, offset)
+        self._update_focus_row()
+        self.viewport().update()
+        self._release.start()
+
+    def live_end_joined(self) -> None:
+        """The rows loaded back reached the live end: the newest message is loaded again, so
+        jumping to it just scrolls, and the button shows only more than a screen up."""
+        self._newest_let_go = False
+        self.jump_button.set_replies(0)  # the replies it counted are among the rows loaded
+        self._update_jump()
+
+    def newer_waiting(self, replies: int) -> None:
+        """Replies came at the live end while its rows are let go: the button counts them."""
+        self.jump_button.set_replies(replies)
+
+    @property
+    def drawing_ahead(self) -> bool:
+        """Whether bubbles near the view are still being drawn in idle slices (a timer runs)."""
+        return self._ahead.isActive()
+
+    def _prepare_ahead(self) -> None:
+        """Draw the nearest undrawn rows around the view, for one short slice of time."""
+        n = len(self._rows)
+        if not n or not self.isVisible():
+            return
+        value = self.verticalScrollBar().value()
+        screen = self.viewport().height()
+        top = self._rows.row_at(value)
+        bottom = self._rows.row_at(value + screen)
+        first = self._rows.row_at(value - AHEAD_SCREENS * screen)
+        last = self._rows.row_at(value + screen + AHEAD_SCREENS * screen)
+        above = range(top - 1, first - 1, -1)
+        below = range(bottom + 1, last + 1)
+        order = [r for pair in zip_longest(above, below) for r in pair if r is not None]
+        model = self.chat_model
+        shown = range(top, min(bottom + 1, model.rowCount()))  # the model may be ahead or behind
+        live = any(model.message_at(r).streaming for r in shown)
+        deadline = time.perf_counter() + (AHEAD_SLICE_STREAMING if live else AHEAD_SLICE)
+        for row in order:
+            index = self.chat_model.index(row)
+            if self.bubbles.is_prepared(index):
+                continue
+            if time.perf_counter() > deadline or not self.bubbles.prepare(index, deadline):
+                self._ahead.start(0)  # more to draw: after the events that are waiting
+                return
+
+    def _want_older(self) -> None:
+        """Ask for older history while the top of what is loaded is a few screens away."""
+        if self.chat_model.rowCount() and (
+            self.verticalScrollBar().value() < PREFETCH_SCREENS * self.viewport().height()
+        ):
+            self.older_wanted.emit()
+
+    def _want_newer(self) -> None:
+        """Ask for newer history (let go while reading far up) while the bottom of what is
+        loaded is a few screens away; nothing comes when the live end is loaded."""
+        bar = self.verticalScrollBar()
+        if self.chat_model.rowCount() and (
+            bar.maximum() - bar.value() < PREFETCH_SCREENS * self.viewport().height()
+        ):
+            self.newer_wanted.emit()
+
+    def update_message(self, message: ChatMessage) -> None:
+        """A message arrived or changed (streaming deltas are coalesced by the model)."""
+        self.chat_model.upsert(message)
+
+    def remove_message(self, message_id: str) -> None:
+        """A message was removed."""
+        sel = self.bubbles.selection
+        if sel is not None and sel.message_id == message_id:
+            self.bubbles.selection = None
+        self.chat_model.remove(message_id)
+
+    # -- selection and message actions ------------------------------------------------------
+
+    @property
+    def actions_by_name(self) -> dict[str, QAction]:
+        """The message actions (copy, quote, regenerate, ...) by shortcut name."""
+        return self.message_actions.by_name
+
+    @property
+    def selection(self) -> TextSelection | None:
+        """The selected text's ends, if any text is selected."""
+        sel = self.bubbles.selection
+        return sel if sel is not None and not sel.empty else None
+
+    def current_message(self) -> ChatMessage | None:
+        """The message the keyboard is on (the last one if none was chosen)."""
+        row = self.currentIndex().row()
+        if not 0 <= row < self.chat_model.rowCount():
+            row = self.chat_model.rowCount() - 1
+        return self.chat_model.message_at(row) if row >= 0 else None
+
+    def selected_text(self) -> str:
+        """The selected text as plain text ("" when nothing is selected)."""
+        sel = self.selection
+        row = self.chat_model.row_of(sel.message_id) if sel is not None else None
+        if sel is None or row is None:
+            return ""
+        return sel.text(self.bubbles.layout_for(self.chat_model.index(row)).text_docs())
+
+    def select_text(self, message_id: str, anchor: tuple[int, int], focus: tuple[int, int]) -> None:
+        """Select text inside one message (document index, position) to (index, position)."""
+        self.bubbles.selection = TextSelection(message_id, anchor, focus)
+        self._repaint_message(message_id)
+
+    def clear_selection(self) -> None:
+        sel, self.bubbles.selection = self.bubbles.selection, None
+        if sel is not None:
+            self._repaint_message(sel.message_id)
+
+    def select_all(self) -> None:
+        """Select the whole text of the current message."""
+        msg = self.current_message()
+        if msg is None:
+            return
+        docs = self._docs(msg.id)
+        self.select_text(msg.id, *everything(docs))
+
+    def copy(self) -> None:
+        """Copy the selection, or the current message's text without markdown marks."""
+        text = self.selected_text()
+        if not text:
+            msg = self.current_message()
+            text = plain_text(msg.text) if msg is not None else ""
+        if text:
+            QGuiApplication.clipboard().setText(text)
+            self.text_copied.emit(text)
+
+    def copy_markdown(self) -> None:
+        """Copy the current message's text as written (markdown)."""
+        msg = self.current_message()
+        if msg is not None and msg.text:
+            QGuiApplication.clipboard().setText(msg.text)
+            self.text_copied.emit(msg.text)
+
+    def quote(self) -> None:
+        """Quote the selection, or the current message, in the composer."""
+        text = self.selected_text()
+        if not text:
+            msg = self.current_message()
+            text = plain_text(msg.text) if msg is not None else ""
+        if text.strip():
+            self.quote_requested.emit(text)
+
+    def _request_current(self, kind: str) -> None:
+        msg = self.current_message()
+        if msg is None:
+            return
+        if kind == "regenerate" and (msg.role is not Role.ASSISTANT or msg.streaming):
+            return
+        if kind == "resend" and (msg.role is not Role.USER or msg.delivery is DeliveryState.FAILED):
+            return  # a failed prompt is taken back with its own Edit button instead
+        self.action_requested.emit(kind, msg.id)
+
+    @classmethod
+    def exec_menu(cls, menu: QMenu, pos: QPoint) -> QAction | None:
+        """Run a context menu (patched in tests); the chosen action has already run."""
+        return menu.exec(pos)
+
+    def message_menu(self, row: int) -> QMenu:
+        """The context menu of the message in `row` (making it current)."""
+        index = self.chat_model.index(row)
+        self.setCurrentIndex(index)
+        msg = self.chat_model.message_at(row)
+        sel = self.selection
+        has_selection = sel is not None and sel.message_id == msg.id
+        if sel is not None and not has_selection:
+            self.clear_selection()
+        return self.message_actions.menu(
+            self,
+            msg,
+            self.bubbles.layout_for(index),
+            has_selection,
+            lambda kind, n: self.bubbles.activate(msg, kind, n),
+        )
+
+    def show_message_menu(self) -> None:
+        """The current message's menu, under its bubble's top-left corner (keyboard)."""
+        msg = self.current_message()
+        row = self.chat_model.row_of(msg.id) if msg is not None else None
+        if row is None:
+            return
+        self.scrollTo(self.chat_model.index(row))
+        rect = self.visualRect(self.chat_model.index(row))
+        lay = self.bubbles.layout_for(self.chat_model.index(row))
+        corner = rect.topLeft() + lay.bubble.topLeft().toPoint() + QPoint(12, 12)
+        self._run_menu(row, self.viewport().mapToGlobal(corner))
+
+    def _run_menu(self, row: int, pos: QPoint) -> None:
+        menu = self.message_menu(row)
+        try:
+            self.exec_menu(menu, pos)
+        finally:
+            menu.deleteLater()
+
+    def _docs(self, message_id: str) -> Docs:
+        row = self.chat_model.row_of(message_id)
+        if row is None:
+            return []
+        return self.bubbles.layout_for(self.chat_model.index(row)).text_docs()
+
+    def _repaint_message(self, message_id: str) -> None:
+        row = self.chat_model.row_of(message_id)
+        if row is not None:
+            self.viewport().update(self.visualRect(self.chat_model.index(row)))
+
+    def _text_spot(self, pos: QPoint, exact: bool) -> tuple[int, tuple[int, int] | None]:
+        """The row under a viewport point and the text position there (None: not on text)."""
+        index = self.indexAt(pos)
+        if not index.isValid():
+            return -1, None
+        local = QPointF(pos - self.visualRect(index).topLeft())
+        lay = self.bubbles.layout_for(index)
+        if exact and self.bubbles.on_zone_or_link(lay, local):
+            return index.row(), None
+        return index.row(), hit(lay.text_docs(), local)
+
+    # -- find in chat -----------------------------------------------------------------------
+
+    def find(self, term: str) -> int:
+        """Highlight `term` in every message; returns how many messages hold it."""
+        folded = term.strip().casefold()
+        self.bubbles.find_term = folded
+        self.bubbles.match_row = -1
+        self._matches = (
+            [i for i, m in enumerate(self.chat_model.messages()) if folded in m.text.casefold()]
+            if folded
+            else []
+        )
+        self.viewport().update()
+        return len(self._matches)
+
+    @property
+    def matches(self) -> list[int]:
+        """Rows holding the find term, top to bottom."""
+        return list(self._matches)
+
+    def show_match(self, n: int) -> int:
+        """Scroll match `n` (wrapping) into the middle of the view and mark it; returns n."""
+        if not self._matches:
+            return -1
+        n %= len(self._matches)
+        self.jump_to_row(self._matches[n])
+        return n
+
+    def jump_to_row(self, row: int) -> None:
+        """Centre a message, make it current and mark it (a search hit or find match)."""
+        if not 0 <= row < self.chat_model.rowCount():
+            return
+        index = self.chat_model.index(row)
+        self._at_bottom = False
+        self.scrollTo(index, _Hint.PositionAtCenter)
+        # The rows around it were estimates until now: centre again once they are measured.
+        self._ensure_layout()
+        self.scrollTo(index, _Hint.PositionAtCenter)
+        self._at_bottom = (
+            self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
+        )
+        self.setCurrentIndex(index)
+        self.bubbles.match_row = row
+        self.viewport().update()
+
+    def first_position(self, key: str) -> int | None:
+        """Where the first loaded message sits in the whole history of session `key`, read from
+        its id (`key:position`); None when the ids do not say (e.g. a local bubble first)."""
+        return self._position(key, 0)
+
+    def last_position(self, key: str) -> int | None:
+        """Where the last loaded message sits in the whole history of session `key` (see
+        `first_position`); None when its id does not say (a live reply, a local bubble)."""
+        return self._position(key, self.chat_model.rowCount() - 1)
+
+    def _position(self, key: str, row: int) -> int | None:
+        """The history position in the id (`key:position`) of the message at `row`, or None."""
+        if not 0 <= row < self.chat_model.rowCount():
+            return None
+        prefix = f"{key}:"
+        message_id = self.chat_model.message_at(row).id
+        tail = message_id[len(prefix) :] if message_id.startswith(prefix) else ""
+        return int(tail) if tail.isdigit() else None
+
+    def row_of_hit(self, idx: int | None, term: str, key: str = "") -> int:
+        """The row of a search hit: the message at its stored position (by id when the history
+        is paged, else by row), checked against the matched term."""
+        folded = term.casefold()
+        messages = self.chat_model.messages()
+        if idx is not None and key:
+            row = self.chat_model.row_of(f"{key}:{idx}")
+            if row is not None and (not folded or folded in messages[row].text.casefold()):
+                return row
+        if (
+            idx is not None
+            and 0 <= idx < len(messages)
+            and (not folded or folded in messages[idx].text.casefold())
+        ):
+            return idx
+        rows = [i for i, m in enumerate(messages) if folded and folded in m.text.casefold()]
+        if not rows:
+            return -1
+        target = idx if idx is not None else len(messages)
+        return min(rows, key=lambda r: abs(r - target))
+
+    def clear_find(self) -> None:
+        """Forget the find term and the marked match."""
+        self.find("")
+
+    # -- heights ----------------------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        """Every row's height from its estimate or last measurement (open, resize, theme)."""
+        self._rebuild_pending = False
+        self.bubbles.set_width(self.viewport().width())
+        self._rows.reset(self.bubbles.row_heights())
+
+    def _ensure_layout(self) -> None:
+        """Measure the rows on screen, keeping the bottom (or the first row shown) in place."""
+        bar = self.verticalScrollBar()
+        follow = self._at_bottom
+        if self._rebuild_pending or len(self._rows) != self.chat_model.rowCount():
+            anchor, offset = self._anchor()
+            self._rebuild()
+            self._place(follow, anchor, offset)
+        if not len(self._rows):
+            return
+        anchor, offset = self._anchor()
+        view_h = self.viewport().height()
+        for _ in range(MEASURE_PASSES):
+            changed = False
+            value = bar.value()
+            row = self._rows.row_at(value)
+            n = len(self._rows)
+            top = self._rows.top(row)
+            while row < n and top < value + view_h:
+                height = self.bubbles.measure(self.chat_model.index(row))
+                if self._rows.set(row, height):
+                    changed = True
+                top += height
+                row += 1
+            if not changed:
+                break
+            self._place(follow, anchor, offset)
+
+    def _anchor(self) -> tuple[int, int]:
+        value = self.verticalScrollBar().value()
+        row = self._rows.row_at(value)
+        return row, value - self._rows.top(row) if row >= 0 else 0
+
+    def _place(self, follow: bool, anchor: int, offset: int) -> None:
+        """Set the scroll range and put the bottom, or the anchor row, back where it was."""
+        bar = self.verticalScrollBar()
+        self._adjusting = True
+        try:
+            self._update_range()
+            if follow:
+                bar.setValue(bar.maximum())
+            elif 0 <= anchor < len(self._rows):
+                bar.setValue(self._rows.top(anchor) + offset)
+        finally:
+            self._adjusting = False
+        self._at_bottom = follow or bar.value() >= bar.maximum() - BOTTOM_SLACK
+        self._update_jump()
+
+    def _update_range(self) -> None:
+        bar = self.verticalScrollBar()
+        view_h = self.viewport().height()
+        bar.setPageStep(view_h)
+        bar.setRange(0, max(0, self._rows.total - view_h))
+
+    # -- QAbstractItemView ------------------------------------------------------------------
+
+    def doItemsLayout(self) -> None:
+        # Never QListView's: that walks every row. Heights are re-read only when needed.
+        if len(self._rows) != self.chat_model.rowCount():
+            self._rebuild_pending = True
+        QAbstractItemView.doItemsLayout(self)
+
+    def updateGeometries(self) -> None:
+        if self._rebuild_pending or len(self._rows) != self.chat_model.rowCount():
+            self._ensure_layout()
+        self._update_range()
+        QAbstractItemView.updateGeometries(self)
+
+    def reset(self) -> None:
+        self._rebuild_pending = True
+        QAbstractItemView.reset(self)
+
+    def rowsInserted(self, parent: _Index, start: int, end: int) -> None:
+        if not parent.isValid() and start == len(self._rows) and not self._rebuild_pending:
+            follow = self._at_bottom
+            for row in range(start, end + 1):
+                msg = self.chat_model.message_at(row)
+                self._rows.append(self.bubbles.row_height(msg))
+            self._place(follow, *self._anchor())
+        else:
+            self._rebuild_pending = True
+        QAbstractItemView.rowsInserted(self, parent, start, end)
+        self.viewport().update()
+
+    def dataChanged(self, topLeft: _Index, bottomRight: _Index, roles: Sequence[int] = ()) -> None:
+        # A changed row on screen is measured now (the model publishes at most once per frame):
+        # if its height held, only that row is repainted; otherwise the rows move and all are.
+        # Rows off screen are measured when they next come on screen (see _ensure_layout).
+        QAbstractItemView.dataChanged(self, topLeft, bottomRight, list(roles))
+        if self._rebuild_pending or not self.isVisible():
+            self.viewport().update()
+            return
+        area = self.viewport().rect()
+        moved = False
+        anchor, offset = self._anchor()
+        for row in range(max(0, topLeft.row()), min(len(self._rows), bottomRight.row() + 1)):
+            rect = self.visualRect(self.chat_model.index(row))
+            if not rect.intersects(area):
+                continue
+            if self._rows.set(row, self.bubbles.measure(self.chat_model.index(row))):
+                moved = True
+            else:
+                self.viewport().update(rect)
+        if moved:
+            self._place(self._at_bottom, anchor, offset)
+            self.viewport().update()
+
+    def visualRect(self, index: _Index) -> QRect:
+        row = index.row() if index.isValid() else -1
+        if not 0 <= row < len(self._rows):
+            return QRect()
+        y = self._rows.top(row) - self.verticalScrollBar().value()
+        return QRect(0, y, self.viewport().width(), self._rows.height(row))
+
+    def indexAt(self, p: QPoint) -> QModelIndex:
+        y = p.y() + self.verticalScrollBar().value()
+        if y < 0 or y >= self._rows.total or not 0 <= p.x() < self.viewport().width():
+            return QModelIndex()
+        return self.chat_model.index(self._rows.row_at(y))
+
+    def scrollTo(self, index: _Index, hint: _Hint = _Hint.EnsureVisible) -> None:
+        row = index.row() if index.isValid() else -1
+        if not 0 <= row < len(self._rows):
+            return
+        bar = self.verticalScrollBar()
+        top = self._rows.top(row)
+        bottom = top + self._rows.height(row)
+        view_h = self.viewport().height()
+        value = bar.value()
+        if hint == _Hint.PositionAtTop or (hint == _Hint.EnsureVisible and top < value):
+            value = top
+        elif hint == _Hint.PositionAtBottom or (
+            hint == _Hint.EnsureVisible and bottom > value + view_h
+        ):
+            value = min(top, bottom - view_h)
+        elif hint == _Hint.PositionAtCenter:
+            value = (top + bottom - view_h) // 2
+        bar.setValue(value)
+
+    def moveCursor(self, cursorAction: _Move, modifiers: Qt.KeyboardModifier) -> QModelIndex:
+        n = len(self._rows)
+        if n == 0:
+            return QModelIndex()
+        current = self.currentIndex()
+        row = current.row() if current.isValid() else self.indexAt(QPoint(0, 0)).row()
+        row = max(row, 0)
+        view_h = self.viewport().height()
+        if cursorAction in (_Move.MoveUp, _Move.MovePrevious, _Move.MoveLeft):
+            row -= 1
+        elif cursorAction in (_Move.MoveDown, _Move.MoveNext, _Move.MoveRight):
+            row = row + 1 if current.isValid() else row
+        elif cursorAction == _Move.MovePageUp:
+            row = self._rows.row_at(self._rows.top(row) - view_h)
+        elif cursorAction == _Move.MovePageDown:
+            row = self._rows.row_at(self._rows.top(row) + view_h)
+        elif cursorAction == _Move.MoveHome:
+            row = 0
+        elif cursorAction == _Move.MoveEnd:
+            row = n - 1
+        return self.chat_model.index(max(0, min(n - 1, row)))
+
+    def horizontalOffset(self) -> int:
+        return 0
+
+    def verticalOffset(self) -> int:
+        return self.verticalScrollBar().value()
+
+    def isIndexHidden(self, index: _Index) -> bool:
+        return False
+
+    def setSelection(self, rect: QRect, command: QItemSelectionModel.SelectionFlag) -> None:
+        return  # NoSelection: bubbles are not selectable
+
+    def visualRegionForSelection(self, selection: QItemSelection) -> QRegion:
+        return QRegion()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        # Every row is a cached pixmap: repainting the viewport costs a few blits. A scroll
+        # made while measuring rows inside paintEvent is painted by that same paint.
+        if not self._painting:
+            self.viewport().update()
+
+    # -- events -----------------------------------------------------------------------------
+
+    EMPTY_HINT = "Type below to start a conversation.\nCtrl+N new chat  ·  F1 shortcuts"
+
+    def _paint_empty(self) -> None:
+        """An empty chat says what to do, in the muted text colour; nothing is animated."""
+        painter = QPainter(self.viewport())
+        try:
+            painter.setPen(QColor(self.bubbles.colors.muted))
+            painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter, self.EMPTY_HINT)
+        finally:
+            painter.end()
+
+    def paintEvent(self, e: QPaintEvent) -> None:
+        before = self.verticalScrollBar().value()
+        self._painting = True
+        try:
+            self._ensure_layout()
+        finally:
+            self._painting = False
+        if self.verticalScrollBar().value() != before and e.rect() != self.viewport().rect():
+            self.viewport().update()  # the rows moved outside the region this paint may touch
+        n = len(self._rows)
+        if n == 0:
+            self._paint_empty()
+            return
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        value = self.verticalScrollBar().value()
+        width = self.viewport().width()
+        clip = e.rect()
+        row = self._rows.row_at(value + clip.top())
+        top = self._rows.top(row) - value
+        painter = QPainter(self.viewport())
+        try:
+            while row < n and top < clip.bottom() + 1:
+                height = self._rows.height(row)
+                option.rect = QRect(0, top, width, height)
+                self.bubbles.paint(painter, option, self.chat_model.index(row))
+                top += height
+                row += 1
+        finally:
+            painter.end()
+            self.chat_model.paint_done()
+            if not self._ahead.isActive():
+                self._ahead.start(0)
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        pos = e.position().toPoint()
+        if e.button() != Qt.MouseButton.LeftButton:
+            if e.button() == Qt.MouseButton.RightButton:
+                return  # the context menu follows; it keeps the selection
+            super().mousePressEvent(e)
+            return
+        row, spot = self._text_spot(pos, exact=True)
+        if spot is None:
+            self.clear_selection()
+            super().mousePressEvent(e)
+            return
+        msg = self.chat_model.message_at(row)
+        self.setFocus(Qt.FocusReason.MouseFocusReason)
+        self.setCurrentIndex(self.chat_model.index(row))
+        sel = self.bubbles.selection
+        shift = bool(e.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if shift and sel is not None and sel.message_id == msg.id:
+            self.select_text(msg.id, sel.anchor, spot)
+        else:
+            self.clear_selection()
+            self.bubbles.selection = TextSelection(msg.id, spot, spot)
+        self._selecting = True
+        e.accept()
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:
+        pos = e.position().toPoint()
+        sel = self.bubbles.selection
+        if self._selecting and sel is not None:
+            row = self.chat_model.row_of(sel.message_id)
+            if row is None:
+                return
+            rect = self.visualRect(self.chat_model.index(row))
+            docs = self._docs(sel.message_id)
+            # Dragging past the viewport's edge scrolls, so a long reply can be selected whole.
+            if pos.y() < 0 or pos.y() > self.viewport().height():
+                step = SINGLE_STEP if pos.y() > 0 else -SINGLE_STEP
+                self.verticalScrollBar().setValue(self.verticalScrollBar().value() + step)
+                rect = self.visualRect(self.chat_model.index(row))
+            spot = nearest(docs, QPointF(pos - rect.topLeft()))
+            self.select_text(sel.message_id, sel.anchor, spot)
+            return
+        if not e.buttons():
+            _row, spot = self._text_spot(pos, exact=True)
+            shape = Qt.CursorShape.IBeamCursor if spot is not None else Qt.CursorShape.ArrowCursor
+            if self.viewport().cursor().shape() != shape:
+                self.viewport().setCursor(QCursor(shape))
+            return
+        super().mouseMoveEvent(e)
+
+    def mouseReleaseEvent(self, e: QMouseEvent) -> None:
+        if self._selecting:
+            self._selecting = False
+            text = self.selected_text()
+            clipboard = QGuiApplication.clipboard()
+            if text and clipboard.supportsSelection():
+                clipboard.setText(text, QClipboard.Mode.Selection)  # X11 middle-click paste
+            e.accept()
+            return
+        super().mouseReleaseEvent(e)
+
+    def mouseDoubleClickEvent(self, e: QMouseEvent) -> None:
+        row, spot = self._text_spot(e.position().toPoint(), exact=True)
+        if spot is None or e.button() != Qt.MouseButton.LeftButton:
+            super().mouseDoubleClickEvent(e)
+            return
+        msg = self.chat_model.message_at(row)
+        self.select_text(msg.id, *word_at(self._docs(msg.id), spot))
+        self._selecting = True
+        e.accept()
+
+    def contextMenuEvent(self, e: QContextMenuEvent) -> None:
+        if e.reason() == QContextMenuEvent.Reason.Mouse:
+            index = self.indexAt(e.pos())
+            if index.isValid():
+                self._run_menu(index.row(), e.globalPos())
+            return
+        self.show_message_menu()
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        mods = e.modifiers()
+        shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
+        msg = self.current_message()
+        if shift and msg is not None and self.currentIndex().isValid():
+            docs = self._docs(msg.id)
+            sel = self.bubbles.selection
+            if sel is None or sel.message_id != msg.id:
+                sel = TextSelection(msg.id, (0, 0), (0, 0))
+            by_word = bool(mods & Qt.KeyboardModifier.ControlModifier)
+            spot = moved(docs, sel.focus, e.key(), by_word)
+            if spot is not None:
+                self.select_text(msg.id, sel.anchor, spot)
+                return
+        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and msg is not None:
+            self.show_message_menu()
+            return
+        if e.key() == Qt.Key.Key_Escape and self.selection is not None:
+            self.clear_selection()
+            return
+        super().keyPressEvent(e)
+
+    def currentChanged(self, current: _Index, previous: _Index) -> None:
+        super().currentChanged(current, previous)
+        self._update_focus_row()
+
+    def focusInEvent(self, e: QFocusEvent) -> None:
+        super().focusInEvent(e)
+        self._update_focus_row()
+
+    def focusOutEvent(self, e: QFocusEvent) -> None:
+        super().focusOutEvent(e)
+        self._update_focus_row()
+
+    def _update_focus_row(self) -> None:
+        row = self.currentIndex().row() if self.hasFocus() else -1
+        old, self.bubbles.focus_row = self.bubbles.focus_row, row
+        if old != row:
+            self.viewport().update()
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        QAbstractItemView.resizeEvent(self, e)
+        if e.size().width() != e.oldSize().width():
+            self._rebuild_pending = True
+        self.viewport().update()
+        self._update_jump()
+
+    # -- jump to newest ---------------------------------------------------------------------
+
+    def jump_to_newest(self) -> None:
+        """Show the newest message (Ctrl+End, the floating button): at once when it is
+        loaded, else by asking for the live end (`live_end_wanted`), which shows it."""
+        self.jump_button.set_replies(0)
+        if self._newest_let_go:
+            self.live_end_wanted.emit()  # answered by show_messages, at the end
+            return
+        n = self.chat_model.rowCount()
+        if not n:
+            return
+        # Current first: making a row current scrolls to its top, and a tall newest reply
+        # must be shown to its end.
+        self.setCurrentIndex(self.chat_model.index(n - 1))
+        self._place(True, -1, 0)
+        self._ensure_layout()
+        self._place(True, -1, 0)
+        self.viewport().update()
+
+    def _update_jump(self) -> None:
+        """The jump button shows while the newest message is more than a screen below (or
+        not loaded at all); at the bottom it goes, with its count of replies."""
+        bar = self.verticalScrollBar()
+        view_h = self.viewport().height()
+        far = bar.maximum() - bar.value() > view_h or (self._newest_let_go and not self._at_bottom)
+        far = far and self.chat_model.rowCount() > 0
+        if not far and self._at_bottom:
+            self.jump_button.set_replies(0)
+        button = self.jump_button
+        if far:
+            area = self.viewport().geometry()
+            button.move(
+                area.right() - MARGIN - button.width(), area.bottom() - MARGIN - button.height()
+            )
+            button.raise_()
+        button.setVisible(far)
+
+    # -- slots ------------------------------------------------------------------------------
+
+    def _on_model_reset(self) -> None:
+        self._rebuild_pending = True
+        self.viewport().update()
+
+    def _on_model_appended(self) -> None:
+        if self._at_bottom:
+            self.scrollToBottom()
+            return
+        n = self.chat_model.rowCount()
+        if n and self.chat_model.message_at(n - 1).role is Role.ASSISTANT:
+            # A reply came while the user reads up: the jump button says so.
+            self.jump_button.set_replies(self.jump_button.replies + 1)
+        self._update_jump()
+
+    def _on_scrollbar_value_changed(self, value: int) -> None:
+        if not self._adjusting:
+            self._at_bottom = value >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
+            self._want_older()
+            self._want_newer()
+            self._release.start()
+            self._update_jump()
+
+    def _on_scrollbar_range_changed(self, _low: int, high: int) -> None:
+        if self._adjusting:
+            return  # _place sets the value and updates the jump button once it is done
+        if self._at_bottom:
+            self.verticalScrollBar().setValue(high)
+        self._update_jump()
+
+    def _on_bubbles_link_activated(self, href: str) -> None:
+        LinkOpener.open(href)

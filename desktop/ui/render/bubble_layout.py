@@ -1,0 +1,425 @@
+"""Geometry of one chat bubble: documents, cards, buttons and their hit zones (no painting)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
+
+from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.ui.render.delivery import bubble_error_text
+from desktop.ui.render.document import (
+    SafeDocument,
+    code_block_rects,
+    has_table,
+    only_table,
+    unchanged_above,
+    used_width,
+)
+from desktop.ui.render.markdown import (
+    closed_fences,
+    ends_in_open_fence,
+    render_markdown,
+    render_markdown_finished,
+    render_markdown_fresh,
+    stream_chunks,
+)
+from desktop.ui.render.usage import footer_text
+from desktop.ui.theme import Colors
+
+ROW_MARGIN_V = 4.0
+ROW_MARGIN_H = 16.0
+PAD_H = 13.0
+PAD_V = 9.0
+MAX_BUBBLE = 720.0
+SECTION_GAP = 6.0
+HEADER_H = 24.0
+CARD_H = 30.0
+FOOTER_H = 16.0
+BUTTON_H = 26.0
+TOOL_BODY_LIMIT = 4000
+# Replies still streaming: message id -> their finished block groups, each laid out once.
+STREAMS = 8
+
+
+@dataclass(slots=True)
+class Zone:
+    """A clickable area inside a bubble; `rect` is relative to the row's top-left."""
+
+    kind: str  # copy | thinking | tool | retry | edit | discard
+    index: int
+    rect: QRectF
+    label: str = ""
+
+
+@dataclass(slots=True)
+class BubbleLayout:
+    """Everything needed to paint and hit-test one row at one width."""
+
+    height: float
+    bubble: QRectF
+    doc: QTextDocument | None = None
+    doc_pos: QPointF = field(default_factory=QPointF)
+    # A streaming reply has no `doc`: `head_docs` are its finished block groups, stacked
+    # (shared between revisions, so each is laid out and drawn once) and `tail_doc` is the
+    # block still being written.
+    head_docs: list[tuple[QTextDocument, QPointF]] = field(default_factory=list)
+    tail_doc: QTextDocument | None = None
+    tail_pos: QPointF = field(default_factory=QPointF)
+    thinking_doc: QTextDocument | None = None
+    thinking_pos: QPointF = field(default_factory=QPointF)
+    thinking_header: QRectF | None = None
+    tool_cards: list[tuple[QRectF, QTextDocument | None, QPointF]] = field(default_factory=list)
+    attachment_rects: list[QRectF] = field(default_factory=list)
+    footer: QRectF = field(default_factory=QRectF)
+    error_rect: QRectF | None = None
+    zones: list[Zone] = field(default_factory=list)
+
+    def text_docs(self) -> list[tuple[QTextDocument, QPointF]]:
+        """The documents holding the message text, top to bottom, with their positions."""
+        parts = list(self.head_docs)
+        for doc, pos in ((self.doc, self.doc_pos), (self.tail_doc, self.tail_pos)):
+            if doc is not None:
+                parts.append((doc, pos))
+        return parts
+
+
+def bubble_max_width(view_width: float) -> float:
+    """Widest a bubble may be in a view this wide."""
+    return max(160.0, min(MAX_BUBBLE, (view_width - 2 * ROW_MARGIN_H) * 0.78))
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Font figures for `estimate`, measured once per font and width instead of once per row."""
+
+    per_line: int
+    line_spacing: float
+
+
+def metrics(view_width: float, font: QFont) -> Metrics:
+    """The figures `estimate` needs for a view this wide in this font."""
+    fm = QFontMetricsF(font)
+    content_w = bubble_max_width(view_width) - 2 * PAD_H
+    per_line = max(10, int(content_w / max(1.0, fm.averageCharWidth())))
+    return Metrics(per_line, fm.lineSpacing())
+
+
+def estimate(msg: ChatMessage, m: Metrics) -> float:
+    """A cheap height guess for rows never laid out: arithmetic only, no text layout."""
+    # Wrapping counted over the whole text, not per line: no split, no loop per row.
+    text = msg.text or " "
+    lines = text.count("\n") + 1 + len(text) // m.per_line
+    h = lines * m.line_spacing + 2 * PAD_V + FOOTER_H + SECTION_GAP
+    if msg.thinking:
+        h += HEADER_H + SECTION_GAP
+    h += len(msg.tools) * (CARD_H + SECTION_GAP)
+    h += len(msg.attachments) * (m.line_spacing + 2)
+    if msg.delivery is DeliveryState.FAILED:
+        h += BUTTON_H + m.line_spacing + 2 * SECTION_GAP
+    return h + 2 * ROW_MARGIN_V
+
+
+def _plain_doc(
+    text: str, font: QFont, width: float, color: str, mono: bool = False
+) -> QTextDocument:
+    doc = SafeDocument()
+    doc.setDocumentMargin(0)
+    f = QFont(font)
+    if mono:
+        f.setFamilies(["monospace"])
+        f.setStyleHint(QFont.StyleHint.Monospace)
+        f.setPointSizeF(max(7.0, font.pointSizeF() - 1))
+    else:
+        f.setItalic(True)
+    doc.setDefaultFont(f)
+    doc.setDefaultStyleSheet(f"body {{ color: {color}; }}")
+    doc.setPlainText(text)
+    doc.setTextWidth(width)
+    return doc
+
+
+def _markdown_doc(
+    user: bool, font: QFont, width: float, colors: Colors, rendered: str, *, fit: bool = True
+) -> SafeDocument:
+    doc = SafeDocument()
+    doc.setDocumentMargin(0)
+    doc.setDefaultFont(font)
+    link = colors.user_link if user else colors.link
+    doc.setDefaultStyleSheet(
+        f"a {{ color: {link}; }} p {{ margin-top: 0px; margin-bottom: 6px; }}"
+        " ul, ol { margin-top: 0px; margin-bottom: 6px; }"
+    )
+    doc.setHtml(rendered)
+    doc.setTextWidth(width)
+    doc.code_rects = code_block_rects(doc)  # the width changes below only without code
+    if not doc.code_rects:
+        ideal = doc.idealWidth()
+        if ideal + 1 < width:
+            if fit or "<hr" in rendered:
+                doc.setTextWidth(ideal + 1)
+            else:
+                # Not laid out a second time (a growing table's block is redone every frame):
+                # left-aligned text lays out the same at any width it fits in, and the bubble
+                # still takes the text's width. A rule would reach across the wider document.
+                doc.text_width = ideal + 1
+    return doc
+
+
+def message_doc(msg: ChatMessage, font: QFont, width: float, colors: Colors) -> QTextDocument:
+    """The markdown document of a message's text, wrapped to at most `width`."""
+    text = msg.text if msg.text or not msg.streaming else "…"
+    style = (colors.pygments_style, colors.code_bg, colors.text)
+    if not msg.streaming and _streams.pop(msg.id, None) is not None:
+        # It just finished streaming here: its finished blocks' HTML is in the cache.
+        html = render_markdown_finished(text, *style)
+    else:
+        html = render_markdown(text, *style)
+    return _markdown_doc(msg.role is Role.USER, font, width, colors, html)
+
+
+@dataclass(slots=True)
+class _Stream:
+    """One streaming reply's finished block groups as laid out at one width and look."""
+
+    width: float
+    look: str
+    groups: list[tuple[str, QTextDocument]] = field(default_factory=list)
+
+
+_streams: OrderedDict[str, _Stream] = OrderedDict()
+
+
+def streamed_here(message_id: str) -> bool:
+    """Whether a reply's block groups from streaming are still kept (see `streaming_docs`)."""
+    return message_id in _streams
+
+
+def streaming_docs(
+    msg: ChatMessage, font: QFont, width: float, colors: Colors
+) -> tuple[list[QTextDocument], QTextDocument]:
+    """A growing reply as (its finished block groups; the block being written).
+
+    A group is rendered and laid out when it is finished and then reused for every later
+    delta, so a paragraph break costs one paragraph's layout however long the reply is.
+    """
+    chunks, tail = stream_chunks(msg.text)
+    style = (colors.pygments_style, colors.code_bg, colors.text)
+    user = msg.role is Role.USER
+    look = f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{user}"
+    stream = _streams.get(msg.id)
+    if stream is None or stream.width != width or stream.look != look:
+        stream = _Stream(width, look)
+    _streams[msg.id] = stream
+    _streams.move_to_end(msg.id)
+    while len(_streams) > STREAMS:
+        _streams.popitem(last=False)
+    groups = stream.groups
+    for i, chunk in enumerate(chunks):
+        if i < len(groups) and groups[i][0] == chunk:
+            continue
+        # The last group grew (a list went on) or the text was replaced: redo from here.
+        del groups[i:]
+        # Laid out once, like the block being written (see _markdown_doc's `fit`).
+        html = render_markdown(chunk, *style)
+        groups.append((chunk, _markdown_doc(user, font, width, colors, html, fit=False)))
+    del groups[len(chunks) :]
+    # The tail is rendered uncached: it changes with every delta.
+    open_fence = ends_in_open_fence(tail)
+    rendered = render_markdown_fresh(tail or "…", *style, open_fence=open_fence)
+    tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
+    tail_doc.open_fence = open_fence
+    tail_doc.fences = closed_fences(tail)
+    return [doc for _, doc in groups], tail_doc
+
+
+def build_layout(
+    msg: ChatMessage,
+    view_width: float,
+    font: QFont,
+    colors: Colors,
+    expanded: frozenset[tuple[str, int]],
+    *,
+    stacked: bool = False,
+) -> BubbleLayout:
+    """Lay out one message for a view `view_width` wide; `stacked`: a finished reply as it was
+    laid out while it streamed (its block groups stacked, see `streaming_docs`)."""
+    fm = QFontMetricsF(font)
+    max_w = bubble_max_width(view_width)
+    inner_max = max_w - 2 * PAD_H
+    user = msg.role is Role.USER
+    lay = BubbleLayout(height=0.0, bubble=QRectF())
+    content_w = 0.0
+    y = ROW_MARGIN_V + PAD_V
+    blocks: list[tuple[str, float]] = []  # deferred x placement: (kind, y)
+
+    if msg.thinking:
+        lay.thinking_header = QRectF(0, y, inner_max, HEADER_H)
+        lay.zones.append(Zone("thinking", 0, lay.thinking_header))
+        content_w = max(content_w, min(inner_max, fm.horizontalAdvance("▸ Thinking") + 24))
+        y += HEADER_H
+        if ("thinking", 0) in expanded:
+            lay.thinking_doc = _plain_doc(msg.thinking, font, inner_max, colors.muted)
+            blocks.append(("thinking", y))
+            content_w = max(content_w, lay.thinking_doc.idealWidth())
+            y += lay.thinking_doc.size().height()
+        y += SECTION_GAP
+
+    for i, tool in enumerate(msg.tools):
+        header = QRectF(0, y, inner_max, CARD_H)
+        body: QTextDocument | None = None
+        y += CARD_H
+        if ("tool", i) in expanded:
+            text = f"{tool.args}\n\n{tool.output}".strip()[:TOOL_BODY_LIMIT] or "(no output)"
+            body = _plain_doc(text, font, inner_max - 20, colors.text, mono=True)
+            y += body.size().height() + 12
+        lay.tool_cards.append((header, body, QPointF(10, header.bottom() + 6)))
+        lay.zones.append(Zone("tool", i, header))
+        content_w = inner_max
+        y += SECTION_GAP
+
+    if msg.text or msg.streaming or not (msg.tools or msg.thinking):
+        if (msg.streaming or stacked) and msg.text:
+            heads, lay.tail_doc = streaming_docs(msg, font, inner_max, colors)
+            parts = [*heads, lay.tail_doc]
+        else:
+            lay.doc = message_doc(msg, font, inner_max, colors)
+            parts = [lay.doc]
+        lay.doc_pos = QPointF(0, y)
+        copies = 0
+        for part in parts:
+            if part is lay.tail_doc:
+                lay.tail_pos = QPointF(0, y)
+            elif part is not lay.doc:
+                lay.head_docs.append((part, QPointF(0, y)))
+            size = part.size()
+            content_w = max(content_w, used_width(part))
+            for r in code_block_rects(part):
+                rect = QRectF(r.right() - 30, y + r.top() + 4, 26, 24)
+                lay.zones.append(Zone("copy", copies, rect))
+                copies += 1
+            y += size.height()
+
+    for att in msg.attachments:
+        rect = QRectF(0, y, inner_max, fm.lineSpacing() + 2)
+        lay.attachment_rects.append(rect)
+        content_w = max(content_w, min(inner_max, fm.horizontalAdvance(att.filename) + 28))
+        y += rect.height()
+
+    small = QFont(font)
+    small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
+    stamp = footer_text(msg)
+    footer_w = QFontMetricsF(small).horizontalAdvance(stamp + " ") + (18 if user else 0)
+    content_w = max(content_w, footer_w)
+    lay.footer = QRectF(0, y, 0, FOOTER_H)
+    y += FOOTER_H
+
+    if user and msg.delivery in (DeliveryState.FAILED, DeliveryState.UNCONFIRMED):
+        y += SECTION_GAP / 2
+        lay.error_rect = QRectF(0, y, inner_max, fm.lineSpacing())
+        y += fm.lineSpacing()
+        if msg.delivery is DeliveryState.FAILED:
+            y += SECTION_GAP
+            x = 0.0
+            for kind, label in (("retry", "Retry"), ("edit", "Edit"), ("discard", "Discard")):
+                w = fm.horizontalAdvance(label) + 22
+                lay.zones.append(Zone(kind, 0, QRectF(x, y, w, BUTTON_H), label))
+                x += w + 6
+            content_w = max(content_w, x)
+            y += BUTTON_H
+        # Wide enough for the whole cause when it fits; the painter elides the rest.
+        err_w = fm.horizontalAdvance(bubble_error_text(msg)) + 2
+        content_w = max(content_w, min(inner_max, max(220.0, err_w)))
+
+    content_w = min(inner_max, content_w)
+    bubble_w = content_w + 2 * PAD_H
+    bubble_h = y + PAD_V - ROW_MARGIN_V
+    left = view_width - ROW_MARGIN_H - bubble_w if user else ROW_MARGIN_H
+    lay.bubble = QRectF(left, ROW_MARGIN_V, bubble_w, bubble_h)
+    lay.height = bubble_h + 2 * ROW_MARGIN_V
+    # Everything above was placed at x=0 within the content box; shift into the bubble.
+    dx = left + PAD_H
+    lay.doc_pos += QPointF(dx, 0)
+    lay.tail_pos += QPointF(dx, 0)
+    lay.head_docs = [(doc, pos + QPointF(dx, 0)) for doc, pos in lay.head_docs]
+    for kind, by in blocks:
+        if kind == "thinking":
+            lay.thinking_pos = QPointF(dx, by)
+    if lay.thinking_header is not None:
+        lay.thinking_header = lay.thinking_header.translated(dx, 0)
+        lay.thinking_header.setWidth(content_w)
+    lay.tool_cards = [
+        (QRectF(dx, h.top(), content_w, h.height()), body, pos + QPointF(dx, 0))
+        for h, body, pos in lay.tool_cards
+    ]
+    lay.attachment_rects = [r.translated(dx, 0) for r in lay.attachment_rects]
+    lay.footer = QRectF(dx, lay.footer.top(), content_w, FOOTER_H)
+    if lay.error_rect is not None:
+        lay.error_rect = QRectF(dx, lay.error_rect.top(), content_w, lay.error_rect.height())
+    for zone in lay.zones:
+        if zone.kind in ("thinking", "tool"):
+            zone.rect = QRectF(dx, zone.rect.top(), content_w, zone.rect.height())
+        else:
+            zone.rect = zone.rect.translated(dx, 0)
+    return lay
+
+
+# The bubble's rounded corners (and the outline's pen) reach this far up from its bottom.
+CORNER = 15.0
+
+
+def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
+    """How far down (row coordinates) two layouts of one growing reply draw the same bubble.
+
+    0 unless both are streaming layouts of a bubble in the same place and width with the same
+    headers and cards above the text; then the shared finished groups (the same documents)
+    and the part of the block being written that did not change (see `unchanged_above`),
+    stopping above the bubble's bottom corners and any copy button that moved.
+    """
+    if (
+        old.doc is not None
+        or new.doc is not None
+        or old.tail_doc is None
+        or new.tail_doc is None
+        or old.bubble.left() != new.bubble.left()
+        or old.bubble.top() != new.bubble.top()
+        or old.bubble.width() != new.bubble.width()
+        or old.thinking_header != new.thinking_header
+        or old.thinking_pos != new.thinking_pos
+        or [(h, p) for h, _, p in old.tool_cards] != [(h, p) for h, _, p in new.tool_cards]
+    ):
+        return 0.0
+    top = min(old.bubble.bottom(), new.bubble.bottom()) - CORNER
+    shared = 0
+    for (doc_a, at_a), (doc_b, at_b) in zip(old.head_docs, new.head_docs, strict=False):
+        if doc_a is not doc_b or at_a != at_b:
+            break
+        shared += 1
+    if shared == len(old.head_docs) == len(new.head_docs) and old.tail_pos == new.tail_pos:
+        # Comparing costs about a third of drawing, block for block: it pays for a table's
+        # rows (slow to draw), not for lines of text or code.
+        same = unchanged_above(old.tail_doc, new.tail_doc) if has_table(new.tail_doc) else 0.0
+        top = min(top, new.tail_pos.y() + same)
+    elif (
+        shared == len(old.head_docs) == len(new.head_docs) - 1
+        and new.head_docs[shared][1] == old.tail_pos
+        and old.tail_pos == old.tail_pos.toPoint()
+        and only_table(new.head_docs[shared][0])
+    ):
+        # The block being written was finished (a table, its last rows with it): it is a
+        # group now, laid out alike, whose rows above the last ones did not change (a table
+        # alone, on whole pixels, is drawn the same from its pixmap).
+        top = min(top, old.tail_pos.y() + unchanged_above(old.tail_doc, new.head_docs[shared][0]))
+    else:
+        # A group finished (the block being written became one) or the text was replaced.
+        firsts = [
+            docs[shared][1].y() for docs in (old.head_docs, new.head_docs) if shared < len(docs)
+        ]
+        top = min(top, old.tail_pos.y(), new.tail_pos.y(), *firsts)
+    copies_a = {(z.rect.y(), z.rect.x(), z.rect.height()) for z in old.zones if z.kind == "copy"}
+    copies_b = {(z.rect.y(), z.rect.x(), z.rect.height()) for z in new.zones if z.kind == "copy"}
+    for y, _x, _h in copies_a ^ copies_b:
+        top = min(top, y)
+    return max(0.0, top)

@@ -1,0 +1,185 @@
+"""A QTextDocument that never loads external resources, and helpers to find its code blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QRectF, QUrl
+from PySide6.QtGui import (
+    QTextBlock,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextDocument,
+    QTextFormat,
+    QTextFrame,
+    QTextTable,
+)
+
+from desktop.ui.render.markdown import CODE_CELL_PADDING
+
+
+class SafeDocument(QTextDocument):
+    """Rich text for one message; refuses every resource, so remote images are never fetched."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.refused: list[str] = []
+        # Set when the text is narrower than the document was laid out to (see used_width).
+        self.text_width: float | None = None
+        # Its code blocks' rects once laid out for good (a finished block is reused per frame).
+        self.code_rects: list[QRectF] | None = None
+        # Whether it holds a markdown table (see has_table), once looked at.
+        self.tables: bool | None = None
+        # A block being written that ends inside a code block (drawn without colours yet),
+        # and how many code blocks it closes (coloured once closed).
+        self.open_fence = False
+        self.fences = 0
+        # Its blocks' text, place and formats once compared (see block_keys).
+        self.block_keys: list[Any] | None = None
+
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
+        # Every resource: http(s) would leak the user's IP, file:// would read local files.
+        self.refused.append(name.toString() if isinstance(name, QUrl) else str(name))
+        return None
+
+
+def used_width(doc: QTextDocument) -> float:
+    """How wide a document's content is: its text width unless it was left wider."""
+    narrow = doc.text_width if isinstance(doc, SafeDocument) else None
+    return narrow if narrow is not None else doc.size().width()
+
+
+def code_block_rects(doc: QTextDocument) -> list[QRectF]:
+    """Bounding rects of the code-block tables, in document order (markdown tables excluded)."""
+    if isinstance(doc, SafeDocument) and doc.code_rects is not None:
+        return doc.code_rects
+    layout = doc.documentLayout()
+    rects: list[QRectF] = []
+
+    def walk(frame: QTextFrame) -> None:
+        for child in frame.childFrames():
+            if isinstance(child, QTextTable) and is_code_block(child):
+                rects.append(layout.frameBoundingRect(child))
+            walk(child)
+
+    walk(doc.rootFrame())
+    return rects
+
+
+def is_code_block(table: QTextTable) -> bool:
+    """Whether a table holds a code block (one cell, the code padding), not a markdown table."""
+    return (
+        table.rows() == 1
+        and table.columns() == 1
+        and table.format().cellPadding() == CODE_CELL_PADDING
+    )
+
+
+# A changed block can repaint this far above its text: a table cell's padding and the border
+# above it (a new row turns the table's bottom border into the line between two rows).
+REDRAW_MARGIN = float(CODE_CELL_PADDING + 2)
+
+
+def has_table(doc: QTextDocument) -> bool:
+    """Whether a document holds a markdown table (not only code blocks); cached per document."""
+    known = doc.tables if isinstance(doc, SafeDocument) else None
+    if known is not None:
+        return known
+
+    def walk(frame: QTextFrame) -> bool:
+        return any(
+            (isinstance(child, QTextTable) and not is_code_block(child)) or walk(child)
+            for child in frame.childFrames()
+        )
+
+    found = walk(doc.rootFrame())
+    if isinstance(doc, SafeDocument):
+        doc.tables = found
+    return found
+
+
+def only_table(doc: QTextDocument) -> bool:
+    """Whether a document is one markdown table and nothing else (no list, rule or code)."""
+    frames = doc.rootFrame().childFrames()
+    if len(frames) != 1 or not isinstance(frames[0], QTextTable) or is_code_block(frames[0]):
+        return False
+    table = frames[0]
+    rule = QTextFormat.Property.BlockTrailingHorizontalRulerWidth
+    outside = [
+        key
+        for key, block in zip(block_keys(doc), _blocks(doc), strict=True)
+        if not table.firstPosition() <= block.position() <= table.lastPosition()
+    ]
+    return all(not text and not fmt.hasProperty(rule) for text, _r, fmt, _c, _l in outside) and all(
+        listed is None for *_rest, listed in block_keys(doc)
+    )
+
+
+def _blocks(doc: QTextDocument) -> list[QTextBlock]:
+    out = []
+    block = doc.begin()
+    while block.isValid():
+        out.append(block)
+        block = block.next()
+    return out
+
+
+def unchanged_above(old: QTextDocument, new: QTextDocument) -> float:
+    """How far down two documents draw the same pixels (0 when nothing is shared).
+
+    Blocks are compared in order (text, place, block and list formats); everything above the
+    first that differs, less REDRAW_MARGIN, is drawn alike. What later markdown changes about
+    an earlier block (a setext underline, a table's alignment row, a loose list, a task item
+    turning its list's bullets off) changes its text, place or formats; inline formats follow
+    from a block's own text, but for a code block's colours, which come when its fence closes
+    (told by `SafeDocument.open_fence` and `fences`).
+    """
+    if (
+        old.textWidth() != new.textWidth()
+        or old.size().width() != new.size().width()  # wider content: a rule reaches further
+        or old.idealWidth() != new.idealWidth()
+        or old.documentMargin() != new.documentMargin()
+        or old.defaultFont() != new.defaultFont()
+        or getattr(old, "open_fence", None) != getattr(new, "open_fence", None)
+        or getattr(old, "fences", None) != getattr(new, "fences", None)
+    ):
+        return 0.0
+    keys_old, keys_new = block_keys(old), block_keys(new)
+    for key_old, key_new in zip(keys_old, keys_new, strict=False):
+        if key_old != key_new:
+            return max(0.0, min(key_old[1][1], key_new[1][1]) - REDRAW_MARGIN)
+    # One is the other and more: the first block past the shared ones is where they part.
+    shared = min(len(keys_old), len(keys_new))
+    ends = [old.size().height(), new.size().height()]
+    ends += [keys[shared][1][1] for keys in (keys_old, keys_new) if len(keys) > shared]
+    return max(0.0, min(ends) - REDRAW_MARGIN)
+
+
+_BlockKey = tuple[str, tuple[float, float, float, float], QTextBlockFormat, QTextCharFormat, Any]
+
+
+def block_keys(doc: QTextDocument) -> list[_BlockKey]:
+    """Each block's text, place and formats, in order; worked out once per document (a frame
+    compares the block being written with the one before, which was the new one then)."""
+    known = doc.block_keys if isinstance(doc, SafeDocument) else None
+    if known is not None:
+        return known
+    layout = doc.documentLayout()
+    keys: list[_BlockKey] = []
+    block = doc.begin()
+    while block.isValid():
+        listed = block.textList()
+        rect = layout.blockBoundingRect(block)
+        keys.append(
+            (
+                block.text(),
+                (rect.x(), rect.y(), rect.width(), rect.height()),
+                block.blockFormat(),
+                block.charFormat(),
+                None if listed is None else listed.format(),
+            )
+        )
+        block = block.next()
+    if isinstance(doc, SafeDocument):
+        doc.block_keys = keys
+    return keys

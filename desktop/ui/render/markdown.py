@@ -1,0 +1,349 @@
+"""Markdown to Qt-rich-text HTML: GFM-like (tables, strikethrough, task lists, autolinks), no raw
+HTML, pygments code, no remote images."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from desktop.ui.platform.sources import forget_import_sources
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+# What a line still being written may grow into a list item from.
+# A link reference definition ("[x]: url") changes how text before it renders.
+_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:", re.MULTILINE)
+_LIST_START = re.compile(r"(?:[-+*]|\d{1,9}[.)]?)$")
+
+
+@lru_cache(maxsize=64)
+def _lexer(lang: str) -> Any:
+    # pygments costs ~0.1 s to import: load it when the first code block renders, not at start-up.
+    from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+    from pygments.lexers.special import TextLexer  # type: ignore[import-untyped]
+    from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+
+    try:
+        return get_lexer_by_name(lang) if lang else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+    finally:
+        forget_import_sources()  # the lexer's modules were just imported
+
+
+@lru_cache(maxsize=8)
+def _formatter(style: str) -> Any:
+    from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+
+    formatter = HtmlFormatter(nowrap=True, noclasses=True, style=style)
+    forget_import_sources()  # pygments and its style were just imported
+    return formatter
+
+
+@lru_cache(maxsize=256)
+def _highlighted(code: str, lang: str, style: str) -> str:
+    from pygments import highlight  # type: ignore[import-untyped]
+
+    return str(highlight(code.rstrip("\n"), _lexer(lang), _formatter(style)))
+
+
+# Code blocks are one-cell tables with this padding; markdown tables use TABLE_CELL_PADDING,
+# which is how `document.code_block_rects` tells the two apart.
+CODE_CELL_PADDING = 10
+TABLE_CELL_PADDING = 5
+TABLE_BORDER = "#9aa3b2"
+
+
+def _code_html(code: str, lang: str, style: str, bg: str, fg: str) -> str:
+    body = _highlighted(code, lang, style) if style else html.escape(code.rstrip("\n"))
+    # One table per code block: the delegate finds them in order to place the copy buttons.
+    return (
+        f'<table width="100%" cellpadding="{CODE_CELL_PADDING}" cellspacing="0" bgcolor="{bg}" '
+        f'style="margin-top:6px; margin-bottom:6px;"><tr><td>'
+        f'<pre style="font-family:monospace; margin:0; color:{fg};">{body}</pre></td></tr></table>'
+    )
+
+
+def _fence(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    tok = tokens[idx]
+    lang = (tok.info or "").strip().split(" ")[0]
+    if env.get("open_fence") and not any(t.type == "fence" for t in tokens[idx + 1 :]):
+        # A block still being written changes with every delta: highlighting it each frame
+        # would cost more than a frame; it is highlighted once, when its fence closes.
+        return _code_html(tok.content, "", "", env["code_bg"], env["code_fg"])
+    return _code_html(tok.content, lang, env["style"], env["code_bg"], env["code_fg"])
+
+
+def _image(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    tok = tokens[idx]
+    src = html.escape(str(tok.attrGet("src") or ""), quote=True)
+    alt = html.escape(tok.content or "image")
+    return f'<a href="{src}">[image: {alt}]</a>'
+
+
+def _table_open(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    return (
+        f'<table border="1" cellspacing="0" cellpadding="{TABLE_CELL_PADDING}" '
+        f'style="border-collapse:collapse; border-color:{TABLE_BORDER}; '
+        'margin-top:4px; margin-bottom:8px;">'
+    )
+
+
+def _bullet_list_open(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    # A task list shows its ballot boxes instead of bullets.
+    if "contains-task-list" in str(tokens[idx].attrGet("class") or ""):
+        return '<ul style="list-style-type: none;">\n'
+    return str(renderer.renderToken(tokens, idx, options, env))
+
+
+def _html_inline(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    # Raw HTML is off, so inline HTML only comes from the task-list plugin's checkboxes,
+    # which Qt's rich text cannot show: they become ballot boxes.
+    content = str(tokens[idx].content)
+    if "checkbox" in content:
+        return "☑" if "checked" in content else "☐"
+    return html.escape(content)
+
+
+def _md(text: str = "") -> MarkdownIt:
+    """The shared parser for `text`, built on first use so an empty window never imports it.
+
+    Linkify costs about three times the rest of the parse, so text in which linkify's own
+    quick test finds nothing that could be a bare link is parsed by a twin without it.
+    """
+    linking = _parsers(True)
+    pretest = linking.linkify is not None and linking.linkify.pretest(text)
+    return linking if pretest else _parsers(False)
+
+
+@lru_cache(maxsize=2)
+def _parsers(linkify: bool) -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
+    # GitHub's flavour, as models write it: tables, ~~strikethrough~~, bare URLs as links,
+    # - [ ] task lists. Raw HTML off: a reply can never inject markup, scripts or pixels.
+    md = MarkdownIt("gfm-like", {"html": False, "linkify": linkify, "breaks": True})
+    md.use(tasklists_plugin)
+    md.add_render_rule("fence", _fence)
+    md.add_render_rule("code_block", _fence)
+    md.add_render_rule("image", _image)
+    md.add_render_rule("table_open", _table_open)
+    md.add_render_rule("html_inline", _html_inline)
+    md.add_render_rule("bullet_list_open", _bullet_list_open)
+    forget_import_sources()  # markdown-it and its plugins were just imported
+    return md
+
+
+def render_markdown_fresh(
+    text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
+) -> str:
+    """`render_markdown` without its cache: for text rendered once (a streaming tail).
+
+    `open_fence`: the text ends inside a code block still being written, which is shown
+    without syntax colours until it closes.
+    """
+    env = {"style": style, "code_bg": code_bg, "code_fg": code_fg, "open_fence": open_fence}
+    return str(_md(text).render(text, env))
+
+
+def _fence_walk(lines: list[str]) -> Iterator[tuple[int, str, bool, bool]]:
+    """Each line (with its end) as (offset after it, line, inside a fence before it, inside one
+    after it): a fence's opening line is (.., False, True), its closing line (.., True, False).
+
+    The one place that says where fenced code blocks open and close in a growing text.
+    """
+    fence = ""
+    pos = 0
+    for line in lines:
+        pos += len(line)
+        before = bool(fence)
+        m = _FENCE.match(line)
+        if m:
+            mark = m.group(1)
+            if not fence:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip(" `~\r\n"):
+                fence = ""
+        yield pos, line, before, bool(fence)
+
+
+def ends_in_open_fence(text: str) -> bool:
+    """Whether `text` ends inside a fenced code block (its closing fence not written yet)."""
+    walk = _fence_walk(text.splitlines(keepends=True))
+    return any(inside and pos == len(text) for pos, _line, _before, inside in walk)
+
+
+def closed_fences(text: str) -> int:
+    """How many fenced code blocks `text` closes (each is coloured once its fence closes)."""
+    walk = _fence_walk(text.splitlines(keepends=True))
+    return sum(before and not after for _pos, _line, before, after in walk)
+
+
+@lru_cache(maxsize=1024)
+def render_markdown(
+    text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"
+) -> str:
+    """HTML for QTextDocument; images become plain links, so nothing remote is ever fetched."""
+    return render_markdown_fresh(text, style, code_bg, code_fg)
+
+
+def stable_split(text: str) -> int:
+    """Where a growing text's finished blocks end: after its last blank line outside a fence.
+
+    Text before the offset no longer changes its rendering as more text streams in (bar the
+    rare reference link defined later), so it can be rendered once and cached.
+    """
+    cut = 0
+    for pos, line, _before, inside in _fence_walk(text.splitlines(keepends=True)):
+        if not inside and not line.strip() and pos < len(text):
+            cut = pos
+    return cut
+
+
+def split_streaming(text: str) -> tuple[str, str]:
+    """A growing reply as (finished blocks, the block still being written)."""
+    cut = stable_split(text)
+    return text[:cut], text[cut:]
+
+
+def _may_join(line: str, complete: bool, in_list: bool) -> bool:
+    """Whether a line after a blank line may belong to the block before it (so no cut there)."""
+    body = line.rstrip("\r\n")
+    if not body.strip() or body[0] in " \t":
+        return True  # another blank line, a list item's continuation or indented code
+    if not in_list:
+        return False
+    return bool(_LIST_ITEM.match(body) or (not complete and _LIST_START.match(body)))
+
+
+def stream_chunks(text: str) -> tuple[list[str], str]:
+    """A growing reply as (its finished block groups, the block still being written).
+
+    The groups join to `split_streaming`'s prefix. Inner group ends are blank lines outside a
+    fence followed by a block that cannot continue the one before (no loose list is cut between
+    its items), so each group renders alone as it does inside the whole text and a streaming
+    reply renders each group once. Only the last group may still grow: when the block written
+    after it continues its list, the two become one group.
+    """
+    lines = text.splitlines(keepends=True)
+    cut = 0
+    cuts: list[int] = []
+    in_list = False
+    after_blank = True
+    for i, (pos, line, before, _after) in enumerate(_fence_walk(lines)):
+        if before:
+            continue  # inside a code block, or its closing fence
+        blank = not line.strip()
+        if not blank:
+            if _LIST_ITEM.match(line):
+                in_list = True
+            elif after_blank and line[0] not in " \t":
+                in_list = False
+        elif pos < len(text):
+            cut = pos
+            nxt = lines[i + 1]
+            complete = i + 2 < len(lines) or nxt.endswith(("\n", "\r"))
+            if not _may_join(nxt, complete, in_list):
+                cuts.append(pos)
+        after_blank = blank
+    if cut and (not cuts or cuts[-1] != cut):
+        cuts.append(cut)
+    chunks = [text[a:b] for a, b in zip([0, *cuts], cuts, strict=False)]
+    return chunks, text[cut:]
+
+
+def finished_groups(text: str) -> list[str] | None:
+    """A finished reply cut into the block groups it streamed in, each rendering alone as it
+    does inside the whole text; None when the text cannot be cut that way.
+
+    The block still being written when the reply ended becomes the last group; the rule that
+    keeps a list whole joins it to the group before when it continues that group's list.
+    """
+    if _REF_DEF.search(text) or text != text.rstrip(" \t"):
+        # Reference links resolve across groups; spaces that end the whole text are dropped by
+        # the parser there but kept as content (in a quoted code block) when a group ends them.
+        return None
+    # A block after a blank line, one that continues nothing, closes the real last block.
+    groups, tail = stream_chunks(text + "\n\nx")
+    if tail != "x" or "".join(groups) != text + "\n\n":
+        return None  # the text ends inside a code block, or ends without a newline in one
+    return groups
+
+
+@lru_cache(maxsize=64)
+def render_markdown_finished(
+    text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"
+) -> str:
+    """`render_markdown` of a reply that streamed: its finished groups come from the cache,
+    where they were rendered while it streamed, so only the last block is rendered now."""
+    groups = finished_groups(text)
+    if groups is None or len(groups) < 2:
+        return render_markdown(text, style, code_bg, code_fg)
+    *done, last = groups
+    rendered = [render_markdown(g, style, code_bg, code_fg) for g in done]
+    return "".join(rendered) + render_markdown_fresh(last, style, code_bg, code_fg)
+
+
+def code_blocks(text: str) -> list[str]:
+    """The source text of each fenced or indented code block, in document order."""
+    return [
+        t.content.rstrip("\n") for t in _md(text).parse(text) if t.type in ("fence", "code_block")
+    ]
+
+
+@lru_cache(maxsize=512)
+def plain_text(text: str) -> str:
+    """A reply as a reader hears or a paste receives it: no markdown marks, tables by cells."""
+    out: list[str] = []
+    lists: list[list[int]] = []  # per open list: [next number] or [-1] for bullets
+    for tok in _md(text).parse(text):
+        kind = tok.type
+        if kind == "inline":
+            for child in tok.children or ():
+                if child.type in ("text", "code_inline"):
+                    out.append(child.content)
+                elif child.type in ("softbreak", "hardbreak"):
+                    out.append("\n")
+                elif child.type == "image":
+                    out.append(child.content)
+                elif child.type == "html_inline" and "checkbox" in child.content:
+                    out.append("☑" if "checked" in child.content else "☐")
+        elif kind in ("fence", "code_block"):
+            out.append(tok.content.rstrip("\n") + "\n\n")
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            start = int(tok.attrGet("start") or 1) if kind == "ordered_list_open" else -1
+            lists.append([start])
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+            if not lists:
+                out.append("\n")
+        elif kind == "list_item_open" and lists:
+            number = lists[-1][0]
+            indent = "  " * (len(lists) - 1)
+            if number < 0:
+                out.append(f"{indent}• ")
+            else:
+                out.append(f"{indent}{number}. ")
+                lists[-1][0] += 1
+        elif kind == "paragraph_close":
+            out.append("\n" if lists else "\n\n")
+        elif kind == "heading_close":
+            out.append("\n\n")
+        elif kind in ("th_close", "td_close"):
+            out.append("\t")
+        elif kind == "tr_close":
+            if out and out[-1] == "\t":
+                out.pop()
+            out.append("\n")
+        elif kind == "table_close":
+            out.append("\n")
+        elif kind == "hr":
+            out.append("———\n\n")
+    return "".join(out).strip()

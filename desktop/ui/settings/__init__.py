@@ -1,0 +1,1 @@
+"""The settings dialog: profiles, providers, preferences and the form pieces its pages share."""

@@ -1,0 +1,150 @@
+"""A start-up failure says why on stderr, in one line, with the log's path, and exits non-zero."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop.app.fatal import dialog_possible, one_line
+from desktop.core.disk.migrations import LATEST
+
+
+def _newer_store(root: Path) -> Path:
+    """A data dir whose store was written by a newer hermes-qt (a downgrade)."""
+    (root / "data").mkdir(parents=True)
+    conn = sqlite3.connect(root / "data" / "hermes-qt.sqlite3")
+    conn.execute(f"PRAGMA user_version = {LATEST + 7}")
+    conn.close()
+    return root
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DISPLAY", "WAYLAND_DISPLAY"}}
+    env.update(QT_QPA_PLATFORM="offscreen", TMPDIR=str(tmp_path), **extra)
+    return env
+
+
+def _app(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_failure_during_start_up_prints_one_line_with_the_log_path(tmp_path: Path) -> None:
+    root = _newer_store(tmp_path / "app")
+    proc = _app("--data-dir", str(root), env=_env(tmp_path))
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    log_file = root / "state" / "logs" / "hermes-qt.log"
+    assert lines[0] == (
+        "hermes-qt: could not start: ValueError: database schema "
+        f"{LATEST + 7} is newer than this app ({LATEST}) (details in {log_file})"
+    )
+    logged = log_file.read_text()
+    assert "could not start" in logged and "Traceback" in logged and "newer than" in logged
+
+
+def test_failure_before_the_log_exists_is_logged_in_the_temp_dir(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "data-dir-is-a-file"
+    not_a_dir.write_text("")
+    proc = _app("--data-dir", str(not_a_dir), env=_env(tmp_path))
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    log_file = tmp_path / "hermes-qt.log"
+    assert lines[0].startswith("hermes-qt: could not start: ")
+    assert str(not_a_dir) in lines[0] and lines[0].endswith(f"(details in {log_file})")
+    assert "Traceback" in log_file.read_text()
+
+
+def test_one_line_flattens_multi_line_messages() -> None:
+    assert one_line(RuntimeError("first\n  second")) == "RuntimeError: first second"
+    assert one_line(KeyError()) == "KeyError"
+
+
+def test_dialog_only_where_someone_can_see_it() -> None:
+    assert not dialog_possible({"QT_QPA_PLATFORM": "offscreen", "DISPLAY": ":1"})
+    assert not dialog_possible({})
+    assert dialog_possible({"WAYLAND_DISPLAY": "wayland-0"})
+
+
+@pytest.fixture
+def xvfb() -> Iterator[str]:
+    if not (shutil.which("Xvfb") and shutil.which("xdotool")):
+        pytest.skip("needs Xvfb and xdotool (apt-get install xvfb xdotool)")
+    # -displayfd: the server picks a free display and writes its number once it accepts clients.
+    read_end, write_end = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        pass_fds=(write_end,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end) as ready:
+            number = ready.readline().strip()
+        assert number, "Xvfb did not start"
+        yield f":{number}"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@pytest.mark.slow
+def test_with_a_display_the_failure_also_shows_a_dialog(tmp_path: Path, xvfb: str) -> None:
+    root = _newer_store(tmp_path / "app")
+    env = _env(tmp_path, DISPLAY=xvfb)
+    env.pop("QT_QPA_PLATFORM")
+    app = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "--data-dir", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert app.stderr is not None
+        line = app.stderr.readline()  # said before the dialog waits for the user
+        assert line.startswith("hermes-qt: could not start: ValueError: database schema")
+        found = subprocess.run(
+            ["xdotool", "search", "--sync", "--onlyvisible", "--name", "^Hermes Qt$"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert found.returncode == 0, found.stderr
+        window = found.stdout.split()[0]
+        text = subprocess.run(
+            ["xdotool", "getwindowname", window],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert text.stdout.strip() == "Hermes Qt"
+        # The user presses OK: the app then exits with the failure's code.
+        subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, check=True)
+        subprocess.run(["xdotool", "key", "Return"], env=env, check=True)
+        assert app.wait(30) == 1
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
+        if app.stderr is not None:
+            app.stderr.close()

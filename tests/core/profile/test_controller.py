@@ -1,0 +1,280 @@
+"""ProfileController over a scripted gateway: temp sessions, bubbles, unread marks, the list."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from desktop.common.codes import SESSION_NOT_FOUND
+from desktop.core.disk.store import Store
+from desktop.core.errors import RpcError, StorageFullError, StorageReadOnlyError
+from desktop.core.models import DeliveryState, Role
+from tests.core.controller_rig import one_chat, rig, settle, two_chats, user_bubbles
+
+# -- delivery after a resume ------------------------------------------------------------------
+
+
+async def test_the_reply_to_a_prompt_whose_session_was_resumed_on_sending_shows_at_once(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path, seed=one_chat) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.ctl.open_session("s1")
+        await r.online()
+        await settle(lambda: bool(r.seen.of("on_session_messages")), "s1 resumed")
+        r.net.clients[-1].emit("message.complete", "r1", seq=4, text="an earlier reply")
+        epoch = r.ctl.status().epoch
+        # The gateway reaps the idle session while the socket stays up: r1 is unknown now.
+        r.gw.reaped.add("r1")
+        r.gw.runtime_of["s1"] = "r9"
+
+        r.ctl.send("s1", "still there?", ())
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 2, "sent again after resume")
+        await r.outbox.idle()
+        # The new runtime numbers its events from 1 again.
+        r.net.clients[-1].emit("message.complete", "r9", seq=1, text="yes, right here")
+
+        assert [p["session_id"] for p in r.gw.calls("prompt.submit")] == ["r1", "r9"]
+        shown = [(m.role, m.text) for m in r.ctl.open_session("s1")]
+        assert shown == [
+            (Role.ASSISTANT, "an earlier reply"),
+            (Role.USER, "still there?"),
+            (Role.ASSISTANT, "yes, right here"),
+        ]
+        assert r.ctl.status().epoch == epoch  # no reconnect was needed to see it
+        s1 = r.store.session("p", "s1")
+        assert s1 is not None and s1.runtime_id == "r9"
+
+
+# -- the session list ------------------------------------------------------------------------
+
+
+async def test_a_finished_turn_marks_unread_only_the_sessions_not_on_screen(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path, seed=two_chats) as r:
+        r.gw.runtime_of.update(s1="r1", s2="r2")
+        await r.online()
+        r.ctl.open_session("s2")
+        r.ctl.open_session("s1")  # s1 is on screen now
+        await settle(lambda: len(r.gw.calls("session.resume")) == 2, "both resumed")
+        await settle(lambda: r.router.runtime_id("s2") == "r2", "s2 routed")
+
+        r.emit("message.complete", "r2", text="done in the background")
+        r.emit("message.complete", "r1", text="done right here")
+        r.emit("error", "r2", message="and then it failed")
+
+        assert (r.summary("s1").unread, r.summary("s2").unread) == (0, 2)
+        assert {s.key: s.unread for s in r.seen.of("on_sessions")[-1][0]} == {"s1": 0, "s2": 2}
+        r.ctl.open_session("s2")
+        assert r.summary("s2").unread == 0
+
+
+async def test_previews_in_the_list_are_plain_text(tmp_path: Path) -> None:
+    async with rig(tmp_path, seed=one_chat) as r:
+        r.gw.listing = [
+            {"id": "s9", "title": "From the phone", "preview": "## Plan\n* `ls` ![img](x.png)"},
+        ]
+        r.ctl.send("s1", "**Bold** and [a link](http://x.test)\n`code`  here", ())
+        assert r.summary("s1").preview == "Bold and a link code here"
+
+        await r.online()
+        await settle(lambda: any(s.key == "s9" for s in r.ctl.sessions()), "list merged")
+        assert r.summary("s9").preview == "Plan ls img"
+
+
+async def test_a_list_refresh_takes_new_titles_and_keeps_runtime_ids_and_marks(
+    tmp_path: Path,
+) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Old title", updated_at=5.0)
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.gw.listing = [
+            {"id": "s1", "title": "Renamed on the phone", "updated_at": 10.0},
+            {"id": "s7", "title": "Started elsewhere", "updated_at": 20.0},
+        ]
+        await r.online()
+        await settle(lambda: len(r.ctl.sessions()) == 2, "list merged")
+
+        assert [(s.key, s.title) for s in r.ctl.sessions()] == [
+            ("s7", "Started elsewhere"),
+            ("s1", "Renamed on the phone"),
+        ]
+        assert r.summary("s1").runtime_id == "r1"
+        r.ctl.send("s1", "still reaches the same session", ())
+        await settle(lambda: bool(r.gw.calls("prompt.submit")), "prompt sent")
+        await r.outbox.idle()
+        assert r.gw.calls("prompt.submit")[0]["session_id"] == "r1"
+
+
+async def test_deleting_a_session_removes_it_here_and_on_the_gateway(tmp_path: Path) -> None:
+    def seed(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="Doomed")
+
+    async with rig(tmp_path, seed=seed) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        await r.online()
+        r.ctl.open_session("s1")
+        await settle(lambda: bool(r.seen.of("on_session_messages")), "s1 resumed")
+
+        r.ctl.delete_session("s1")
+        await settle(lambda: bool(r.gw.calls("session.delete")), "deleted remotely")
+
+        assert r.ctl.sessions() == []
+        assert r.seen.of("on_sessions")[-1] == ([],)
+        assert r.gw.calls("session.delete") == [{"session_id": "r1"}]
+        assert r.store.session("p", "s1") is None
+
+
+# -- approvals and questions -------------------------------------------------------------------
+
+
+async def test_each_request_reaches_the_window_once_and_each_answer_has_hermes_shape(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path) as r:
+        await r.online()
+        temp = r.ctl.create_session()
+        await settle(lambda: r.ctl.sessions()[0].key == "s1", "created")
+        approval = {"command": "chmod 777 x", "request_id": "a1", "choices": ["once", "deny"]}
+        r.emit("approval.request", "r1", **approval)
+        r.emit("approval.request", "r1", **approval)  # the same request again
+        r.emit("sudo.request", "r1", request_id="p1")
+        r.emit("clarify.request", "r1", question="Which?", choices=["x"], request_id="q1")
+        asked = [(k, req.request_id, req.kind) for k, req in r.seen.of("on_approval_request")]
+        assert asked == [("s1", "a1", "approval"), ("s1", "p1", "sudo"), ("s1", "q1", "clarify")]
+        r.ctl.respond(temp, "a1", "session")
+        r.ctl.respond("s1", "p1", "hunter2")
+        r.ctl.respond("s1", "q1", "x")
+        await settle(lambda: len(r.gw.calls("clarify.respond")) == 1, "answers sent")
+        assert [(m, p) for m, p in r.net.calls if m.endswith(".respond")] == [
+            ("approval.respond", {"session_id": "r1", "request_id": "a1", "choice": "session"}),
+            ("sudo.respond", {"session_id": "r1", "request_id": "p1", "password": "hunter2"}),
+            ("clarify.respond", {"session_id": "r1", "request_id": "q1", "answer": "x"}),
+        ]
+        closed = r.seen.of("on_approval_closed")
+        assert [rid for _, rid in closed] == ["a1", "p1", "q1"]
+        # A password is sent, never kept: not in the local store.
+        with closing(sqlite3.connect(tmp_path / "hermes-qt.sqlite3")) as on_disk:
+            dump = "\n".join(on_disk.iterdump())
+        assert "hunter2" not in dump
+
+
+async def test_what_the_window_shows_of_a_chat_is_asked_of_the_controller_under_either_key(
+    tmp_path: Path,
+) -> None:
+    # The window keeps no copy: requests, model and list marks come from here, also under
+    # the local key a new chat had before the gateway named it.
+    async with rig(tmp_path) as r:
+        await r.online()
+        temp = r.ctl.create_session()
+        await settle(lambda: r.ctl.sessions()[0].key == "s1", "created")
+        r.emit("approval.request", "r1", command="chmod 777 x", request_id="a1")
+        r.emit("clarify.request", "r1", question="Which?", choices=["x"], request_id="q1")
+        r.emit("session.info", "r1", model="m-large", provider="openrouter")
+        for key in (temp, "s1"):
+            assert [q.request_id for q in r.ctl.pending_requests(key)] == ["a1", "q1"]
+            assert r.ctl.session_info(key).model == "m-large"
+        r.ctl.respond("s1", "a1", "once")
+        assert [q.request_id for q in r.ctl.pending_requests(temp)] == ["q1"]
+        assert r.ctl.pending_requests("nowhere") == []
+        r.ctl.open_session("elsewhere")  # s1 is no longer on screen: its reply is unread
+        r.emit("message.complete", "r1", text="done")
+        summary = r.ctl.summary(temp)
+        assert summary is not None and (summary.key, summary.unread) == ("s1", 1)
+        assert r.ctl.unread() == 1
+
+
+# -- errors: where they come from --------------------------------------------------------------
+
+
+async def test_a_disk_error_in_the_routers_own_reconnect_job_reaches_the_user(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path, seed=two_chats) as r:
+        r.ctl.open_session("s2")
+        r.ctl.open_session("s1")  # offline: the router re-attaches both once connected
+        # s1 was reaped while detached: the gateway resumes it under a new runtime id, which
+        # the router's own reconnect job stores, on a disk that has just filled up.
+        r.gw.runtime_of.update(s1="r7", s2="r2")
+
+        def reaped(method: str, params: dict[str, Any]) -> Any:
+            if method == "session.activate" and params["session_id"] == "r1":
+                return RpcError(SESSION_NOT_FOUND, "session not found", method=method)
+            return r.gw.handle(method, params)
+
+        def full(profile_id: str, key: str, **fields: Any) -> None:
+            if fields.get("runtime_id") == "r7":
+                raise StorageFullError("could not save the session: the disk is full")
+            healthy(profile_id, key, **fields)
+
+        r.net.handler = reaped
+        healthy = r.store.upsert_session
+        r.store.upsert_session = full  # type: ignore[method-assign]
+        await r.online()
+        await settle(lambda: bool(r.seen.of("on_notice")), "the disk error told")
+        assert r.seen.of("on_notice") == [("s1", "could not save the session: the disk is full")], (
+            "told once, on the chat it concerns; not taken for a connection error"
+        )
+        # The other chat was re-attached all the same, and nothing is retried behind the
+        # user's back: one resume, no reconnect.
+        assert r.router.runtime_id("s2") == "r2" and r.router.runtime_id("s1") == "r7"
+        assert len(r.gw.calls("session.resume")) == 1
+        assert r.ctl.diagnostics().reconnects == ()
+        r.store.upsert_session = healthy  # type: ignore[method-assign]
+
+
+async def test_a_disk_error_reaches_the_user_while_a_busy_gateway_is_retried_quietly(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.ctl.open_session("s1")
+        r.ctl.send("s1", "first", ())
+        r.ctl.send("s1", "second", ())  # offline: both wait in the outbox
+        second = user_bubbles(r.ctl.open_session("s1"))[1]
+
+        def read_only(*_: Any) -> Any:
+            raise StorageReadOnlyError("could not delete the prompt: the disk is read-only")
+
+        healthy = r.store.outbox_delete
+        r.store.outbox_delete = read_only  # type: ignore[method-assign]
+        r.ctl.discard(second.id)
+        # The disk error is told, not taken for a connection error and swallowed: the prompt
+        # is still queued, so its bubble stays on screen.
+        assert r.seen.of("on_notice") == [
+            (
+                "s1",
+                "could not discard the message: could not delete the prompt: the disk is read-only",
+            )
+        ]
+        assert [m.text for m in user_bubbles(r.ctl.open_session("s1"))] == ["first", "second"]
+        r.store.outbox_delete = healthy  # type: ignore[method-assign]
+
+        # A gateway error on the other hand is retried without a word to the user.
+        busy = [RpcError(4009, "session busy", method="prompt.submit")]
+
+        def busy_once(method: str, params: dict[str, Any]) -> Any:
+            if method == "prompt.submit" and busy:
+                return busy.pop()
+            return r.gw.handle(method, params)
+
+        r.net.handler = busy_once
+        await r.online()
+        await settle(lambda: not busy, "the first attempt refused")
+        await r.outbox.idle()
+        assert len(r.gw.calls("prompt.submit")) == 1, "nothing more until the retry is due"
+        r.clock.advance(1.0)  # the outbox's first retry delay
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 3, "both prompts sent")
+        await r.outbox.idle()
+        assert [p["text"] for p in r.gw.calls("prompt.submit")] == ["first", "first", "second"]
+        assert len(r.seen.of("on_notice")) == 1, "the busy gateway was not reported"
+        shown = user_bubbles(r.ctl.open_session("s1"))
+        assert [(m.text, m.delivery) for m in shown] == [
+            ("first", DeliveryState.CONFIRMED),
+            ("second", DeliveryState.CONFIRMED),
+        ]

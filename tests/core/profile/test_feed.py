@@ -1,0 +1,116 @@
+"""ConversationFeed: each chat's changes as the window hears them, no more than changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.core.disk.store import CachedMessage, Store
+from desktop.core.models import Role
+from tests.core.controller_rig import Rig, rig, settle
+
+
+def _chat(store: Store) -> None:
+    store.upsert_session("p", "s1", runtime_id="r1", title="Chat")
+    store.replace_messages(
+        "p",
+        "s1",
+        [CachedMessage(0, "user", "what is 2 + 2?"), CachedMessage(1, "assistant", "4")],
+    )
+
+
+async def _open_online(r: Rig) -> None:
+    r.gw.runtime_of["s1"] = "r1"
+    r.ctl.open_session("s1")
+    await r.online()
+    await settle(lambda: r.router.runtime_id("s1") == "r1", "s1 followed")
+
+
+async def test_a_chat_opened_before_the_gateway_answers_shows_and_keeps_what_was_cached(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path, seed=_chat) as r:
+        shown = r.ctl.open_session("s1")  # offline
+
+        assert [(m.role, m.text) for m in shown] == [
+            (Role.USER, "what is 2 + 2?"),
+            (Role.ASSISTANT, "4"),
+        ]
+        # A prompt queued there joins that history on screen; it does not replace it.
+        r.ctl.send("s1", "and 3 + 3?", ())
+        [(key, messages)] = r.seen.of("on_session_messages")[-1:]
+        assert (key, [m.text for m in messages]) == ("s1", ["what is 2 + 2?", "4", "and 3 + 3?"])
+        assert [m.text for m in r.ctl.open_session("s1")] == ["what is 2 + 2?", "4", "and 3 + 3?"]
+
+
+async def test_a_reply_being_written_updates_its_own_bubble_not_the_whole_chat(
+    tmp_path: Path,
+) -> None:
+    async with rig(tmp_path, seed=_chat) as r:
+        await _open_online(r)
+        r.emit("message.start", "r1")
+        r.emit("message.delta", "r1", text="The answer")
+        wholes = len(r.seen.of("on_session_messages"))
+        changes = len(r.seen.of("on_message_changed"))
+
+        for word in (" is", " four", "."):
+            r.emit("message.delta", "r1", text=word)
+
+        assert len(r.seen.of("on_session_messages")) == wholes, "the whole chat sent again"
+        changed = r.seen.of("on_message_changed")[changes:]
+        assert len(changed) == 3, "one change per delta"
+        assert {(key, m.id) for key, m in changed} == {("s1", changed[0][1].id)}
+        assert changed[0][1].text == "The answer is four." and changed[0][1].streaming
+
+
+async def test_the_agents_model_is_told_when_it_changes_and_only_then(tmp_path: Path) -> None:
+    async with rig(tmp_path, seed=_chat) as r:
+        await _open_online(r)
+        before = len(r.seen.of("on_session_info"))
+
+        r.emit("session.info", "r1", model="m-large", provider="openrouter")
+        r.emit("session.info", "r1", model="m-large", provider="openrouter")
+        r.emit("message.delta", "r1", text="unrelated")
+        r.emit("session.info", "r1", model="m-small", provider="openrouter")
+
+        infos = [(key, i.model) for key, i in r.seen.of("on_session_info")[before:]]
+        assert infos == [("s1", "m-large"), ("s1", "m-small")]
+
+
+@pytest.mark.parametrize("opened", ["before connecting", "once online"])
+async def test_a_chat_read_online_is_kept_offline_as_the_user_saw_it(
+    tmp_path: Path, opened: str
+) -> None:
+    rows = [
+        {"role": "user", "text": "what is 2 + 2?"},
+        {"role": "assistant", "text": "4"},
+        {"role": "user", "text": "and 3 + 3?"},  # asked from another computer
+        {"role": "assistant", "text": "6"},
+    ]
+    async with rig(tmp_path, seed=_chat) as r:
+        answer = r.net.handler
+
+        def with_history(method: str, params: dict[str, Any]) -> Any:
+            result = answer(method, params)
+            if method in ("session.activate", "session.resume"):
+                return {**result, "messages": rows, "message_count": len(rows)}
+            return result
+
+        r.net.handler = with_history
+        if opened == "once online":
+            await r.online()
+            r.ctl.open_session("s1")  # picked from the list: resumed by its stored id
+        else:
+            await _open_online(r)
+
+        def shown() -> list[str]:
+            return [m.text for _key, ms in r.seen.of("on_session_messages")[-1:] for m in ms]
+
+        await settle(lambda: len(shown()) == len(rows), "the history shown")
+        seen = shown()
+        assert seen == [row["text"] for row in rows]
+
+    async with rig(tmp_path) as offline:  # the app started again without its gateway
+        assert [m.text for m in offline.ctl.open_session("s1")] == seen

@@ -1,0 +1,496 @@
+"""Paint cost: unchanged bubbles come from cache; a streaming reply redraws only its tail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtTest import QTest
+
+from desktop.ui.chat.model import MESSAGE_ROLE
+from desktop.ui.chat.view import ChatView
+from desktop.ui.render import bubble_layout
+from desktop.ui.render.links import LinkOpener
+from desktop.ui.render.markdown import (
+    code_blocks,
+    ends_in_open_fence,
+    render_markdown,
+    render_markdown_finished,
+    render_markdown_fresh,
+    split_streaming,
+    stable_split,
+    stream_chunks,
+)
+from desktop.ui.theme import LIGHT
+from tests.ui.fakes import assistant, user
+
+
+@pytest.fixture
+def view(qtbot: Any) -> ChatView:
+    v = ChatView()
+    qtbot.addWidget(v)
+    v.resize(640, 480)
+    with qtbot.waitExposed(v):
+        v.show()
+    return v
+
+
+def test_split_never_cuts_inside_a_code_fence() -> None:
+    text = "intro\n\n```py\nx = 1\n\ny = 2\n```\n\nafter the code\n\nstill writ"
+    prefix, tail = split_streaming(text)
+    assert prefix == "intro\n\n```py\nx = 1\n\ny = 2\n```\n\nafter the code\n\n"
+    assert tail == "still writ"
+    open_fence = "intro\n\n```py\nx = 1\n\ny = 2"
+    assert split_streaming(open_fence) == ("intro\n\n", "```py\nx = 1\n\ny = 2")
+    assert stable_split("one paragraph only") == 0
+
+
+def test_fence_scanners_agree_on_where_a_code_block_closes() -> None:
+    # One walk decides it for all three: a fence closed on a CRLF line is closed for each.
+    text = "intro\r\n\r\n```py\r\nx = 1\r\n\r\ny = 2\r\n```\r\n\r\nwrit"
+    assert not ends_in_open_fence(text)
+    assert stable_split(text) == len(text) - len("writ")
+    groups, tail = stream_chunks(text)
+    assert groups[-1].startswith("```py") and tail == "writ"
+    assert ends_in_open_fence(text[: text.index("y = 2")])
+
+
+def test_code_still_highlighted_and_copyable_with_lazy_pygments() -> None:
+    html = render_markdown("```python\ndef f():\n    return 1\n```")
+    assert "<table" in html and "def" in html and "color:" in html
+    assert code_blocks("text\n\n```\nblock\n```") == ["block"]
+
+
+def test_repaint_copies_unchanged_bubbles_and_redraws_only_the_changed_one(
+    qtbot: Any, view: ChatView
+) -> None:
+    reply = assistant("a1", "first paragraph\n\nsecond", streaming=True)
+    view.show_messages([user("u1", "hello"), assistant("a0", "**earlier** answer"), reply])
+    qtbot.wait_until(lambda: view.bubbles.painted_rows >= {0, 1, 2})
+    view.grab()
+    drawn = view.bubbles.bubbles_drawn
+    view.grab()
+    assert view.bubbles.bubbles_drawn == drawn, "an unchanged screen redraws no bubble"
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += " paragraph grows"
+        view.update_message(reply)
+    view.grab()
+    assert view.bubbles.bubbles_drawn == drawn + 1, "only the growing reply is redrawn"
+    lay = view.bubbles.layout_for(view.chat_model.index(2))
+    assert lay.tail_doc is not None and "paragraph grows" in lay.tail_doc.toPlainText()
+
+
+def test_streaming_reply_lays_out_finished_blocks_once(qtbot: Any, view: ChatView) -> None:
+    reply = assistant("a1", "done block\n\n", streaming=True)
+    view.show_messages([reply])
+    index = view.chat_model.index(0)
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += "tail one"
+        view.update_message(reply)
+    before = view.bubbles.layout_for(index).head_docs[0][0]
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += " and two"
+        view.update_message(reply)
+    after = view.bubbles.layout_for(index)
+    assert after.head_docs[0][0] is before, "finished blocks are reused between deltas"
+    assert after.tail_doc is not None and after.tail_doc.toPlainText().strip() == "tail one and two"
+    reply.streaming = False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(reply)
+    final = view.bubbles.layout_for(index)
+    assert final.tail_doc is None and final.doc is not None
+    assert final.doc.toPlainText().split() == ["done", "block", "tail", "one", "and", "two"]
+
+
+def test_theme_change_redraws_cached_bubbles(qtbot: Any, view: ChatView) -> None:
+    from desktop.ui.theme import DARK
+
+    view.show_messages([user("u1", "hello")])
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    view.grab()
+    drawn = view.bubbles.bubbles_drawn
+    view.set_colors(DARK)
+    view.grab()
+    assert view.bubbles.bubbles_drawn > drawn, "a new theme is never shown from stale pixmaps"
+
+
+_ATOMS = ["word ", "\n", "\n\n", "- ", "1. ", "```\n", "  ", "    ", "> ", "*x* ", "[a](http://x) "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ATOMS), max_size=30))
+@example(["\n", "> ", "```\n", "> ", "  "])  # a quoted code block ending in spaces
+def test_block_groups_render_exactly_like_the_finished_text(atoms: list[str]) -> None:
+    text = "".join(atoms)
+    groups, tail = stream_chunks(text)
+    prefix, rest = split_streaming(text)
+    assert "".join(groups) == prefix and tail == rest
+    style = ("friendly", "#fff", "#000")
+    whole = render_markdown_fresh(prefix, *style)
+    assert "".join(render_markdown_fresh(g, *style) for g in groups) == whole
+    # A finished reply built from the groups it streamed in renders as the whole text does.
+    assert render_markdown_finished(text, *style) == render_markdown_fresh(text, *style)
+
+
+def test_block_groups_never_cut_a_code_fence_or_a_loose_list() -> None:
+    text = "intro\n\n```py\nx = 1\n\ny = 2\n```\n\n- a\n\n- b\n\n  more b\n\nafter\n\nwrit"
+    groups, tail = stream_chunks(text)
+    assert groups == [
+        "intro\n\n",
+        "```py\nx = 1\n\ny = 2\n```\n\n",
+        "- a\n\n- b\n\n  more b\n\n",
+        "after\n\n",
+    ]
+    assert tail == "writ"
+
+
+def _paragraph(n: int) -> str:
+    return f"paragraph {n} " + "words " * 30 + "\n\n"
+
+
+def test_a_paragraph_break_renders_only_the_new_paragraph(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rendered: list[str] = []
+    real = bubble_layout.render_markdown
+
+    def counting(text: str, *style: str) -> str:
+        rendered.append(text)
+        return real(text, *style)
+
+    monkeypatch.setattr(bubble_layout, "render_markdown", counting)
+    font = ChatView().font()
+    reply = assistant("stream-10", "", streaming=True)
+    for n in range(1, 10):
+        reply.text += _paragraph(n)
+        bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+    reply.text += "paragraph 10 still being writ"
+    bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+    rendered.clear()
+    reply.text = reply.text.removesuffix("still being writ") + "words\n\nele"
+    lay = bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+    assert rendered == ["paragraph 10 words\n\n"], "earlier paragraphs re-rendered"
+    assert len(lay.head_docs) == 10
+    tops = [pos.y() for _, pos in lay.head_docs]
+    assert tops == sorted(tops) and lay.tail_pos.y() > tops[-1], "groups stack top to bottom"
+    assert lay.tail_doc is not None and lay.tail_doc.toPlainText().strip() == "ele"
+
+
+def test_links_and_copy_buttons_work_in_early_block_groups(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(
+        LinkOpener,
+        "open_external",
+        classmethod(lambda cls, url: opened.append(url.toString()) or True),
+    )
+    text = (
+        "intro\n\n[docs](https://example.org/docs)\n\n```py\nx = 1\n\ny = 2\n```\n\n"
+        "between\n\n```\nsecond\n```\n\nlast para\n\nstill writ"
+    )
+    reply = assistant("a1", text, streaming=True)
+    view.show_messages([reply])
+    index = view.chat_model.index(0)
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    lay = view.bubbles.layout_for(index)
+    assert len(lay.head_docs) == 6 and lay.doc is None
+    link_doc, at = lay.head_docs[1]
+    assert link_doc.toPlainText().strip() == "docs" and at.y() > lay.head_docs[0][1].y()
+    rect = view.visualRect(index)
+    line = link_doc.documentLayout().blockBoundingRect(link_doc.begin())
+    pos = QPoint(int(rect.left() + at.x() + 6), int(rect.top() + at.y() + line.height() / 2))
+    QTest.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pos
+    )
+    assert opened == ["https://example.org/docs"]
+    for n, code in enumerate(["x = 1\n\ny = 2", "second"]):
+        center = view.bubbles.zone_center(index, "copy", n)
+        assert center is not None
+        click = QPoint(int(rect.left() + center.x()), int(rect.top() + center.y()))
+        with qtbot.wait_signal(view.code_copied) as copied:
+            QTest.mouseClick(
+                view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, click
+            )
+        assert copied.args == [code]
+    # The second code block's button sits on its own group, below the first group's.
+    second = view.bubbles.zone_center(index, "copy", 1)
+    assert second is not None and second.y() > lay.head_docs[4][1].y()
+    assert view.bubbles.zone_center(index, "copy", 0) != second
+
+
+def test_a_paragraph_break_draws_only_the_new_group(qtbot: Any, view: ChatView) -> None:
+    reply = assistant("a1", "".join(_paragraph(n) for n in range(1, 10)) + "writ", streaming=True)
+    view.show_messages([reply])
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    view.grab()
+    drawn = view.bubbles.blocks_drawn
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += "ing the tenth\n\nnext"
+        view.update_message(reply)
+    view.grab()
+    assert view.bubbles.blocks_drawn == drawn + 1, "only the newly finished paragraph is drawn"
+
+
+def test_finished_reply_looks_exactly_as_if_it_never_streamed(qtbot: Any, view: ChatView) -> None:
+    text = "Intro with [a link](https://example.org)\n\n- one\n\n- two\n\n```py\nx = 1\n```\n\nEnd"
+    streamed = assistant("a1", "", streaming=True)
+    plain = assistant("a2", text)
+    view.show_messages([streamed, plain])
+    for cut in range(0, len(text) + 1, 7):
+        with qtbot.wait_signal(view.chat_model.flushed):
+            streamed.text = text[:cut] or "I"
+            view.update_message(streamed)
+        view.grab()
+    streamed.text, streamed.streaming = text, False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(streamed)
+    qtbot.wait_until(lambda: {0, 1} <= view.bubbles.painted_rows)
+    lay_a = view.bubbles.layout_for(view.chat_model.index(0))
+    lay_b = view.bubbles.layout_for(view.chat_model.index(1))
+    assert lay_a.head_docs == [] and lay_a.doc is not None and lay_b.doc is not None
+    assert lay_a.doc.toHtml() == lay_b.doc.toHtml()
+    assert lay_a.height == lay_b.height
+    shot = view.viewport().grab()
+    a, b = (view.visualRect(view.chat_model.index(r)) for r in (0, 1))
+    assert shot.copy(a).toImage() == shot.copy(b).toImage(), "same pixels as a plain reply"
+    assert QPointF(lay_a.doc_pos) == QPointF(lay_b.doc_pos)
+
+
+def test_a_code_block_being_written_is_coloured_once_its_fence_closes() -> None:
+    open_code = "```python\ndef f():\n    return 1\n"
+    plain = render_markdown_fresh(open_code, "friendly", "#fff", "#000", open_fence=True)
+    assert "def f():" in plain and "<span" not in plain, "coloured while still being written"
+    closed = render_markdown_fresh(open_code + "```\n", "friendly", "#fff", "#000")
+    assert '<span style="color:' in closed, "a closed block gets its colours"
+
+
+def test_a_growing_reply_taller_than_the_view_draws_only_what_shows(
+    qtbot: Any, view: ChatView
+) -> None:
+    lines = "".join(f"| {i} | row {i} |\n" for i in range(120))
+    reply = assistant("a1", "| # | name |\n|---|---|\n" + lines, streaming=True)
+    view.show_messages([reply])
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += "| 120 | row 120 |\n"
+        view.update_message(reply)
+    view.grab()
+    lay = view.bubbles.layout_for(view.chat_model.index(0))
+    assert lay.bubble.height() > 2 * view.viewport().height(), "the reply is screens tall"
+    sizes = [pix.height() / pix.devicePixelRatio() for pix, _ in view.bubbles._pixmaps.values()]
+    assert sizes and max(sizes) <= view.viewport().height(), "drew more than the screen shows"
+    assert len(view.bubbles._pixmaps) == 1, "the previous frame's drawing was not dropped"
+
+
+def test_a_long_reply_that_finishes_draws_what_shows_and_looks_the_same(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = "".join(f"| {i} | row {i} |\n" for i in range(120))
+    reply = assistant("a1", "| # | name |\n|---|---|\n" + lines, streaming=True)
+    view.show_messages([reply])
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    reply.streaming = False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(reply)
+    view.scrollToBottom()
+    shot = view.viewport().grab().toImage()
+    rev = view.chat_model.revision_of("a1")
+    drawn = sum(
+        pix.height() / pix.devicePixelRatio()
+        for key, (pix, _) in view.bubbles._pixmaps.items()
+        if key[1] == rev
+    )
+    assert drawn <= 2 * view.viewport().height(), "drew screens of the reply nobody sees"
+    # Drawn whole, the same reply shows the same pixels: no seams between the parts.
+    monkeypatch.setattr("desktop.ui.chat.delegate.TILE_SCREENS", 100.0)
+    view.bubbles._pixmaps.clear()
+    view.viewport().update()
+    assert view.viewport().grab().toImage() == shot
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["| # | name |\n|---|---|\n| 1 | `one` |\n| 22 | two |\n", "narrow\n***\nrule above"],
+)
+def test_the_block_being_written_looks_as_if_laid_out_to_fit(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch, tail: str
+) -> None:
+    reply = assistant("a1", "A table:\n\n" + tail, streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    lay = view.bubbles.layout_for(view.chat_model.index(1))
+    assert lay.tail_doc is not None
+    shot = view.viewport().grab().toImage()
+    fitted = bubble_layout._markdown_doc
+    monkeypatch.setattr(
+        bubble_layout, "_markdown_doc", lambda *a, **k: fitted(*a, **{**k, "fit": True})
+    )
+    bubble_layout._streams.clear()
+    view.bubbles.clear_cache()
+    view.viewport().update()
+    assert view.viewport().grab().toImage() == shot, "the growing block looks different"
+
+
+_GROWING = [
+    # a table growing a row at a time, then closed by a blank line
+    "Intro\n\n| # | name | value |\n|---|---|---|\n"
+    + "".join(f"| {r} | `item{r}` | {r * 7} |\n" for r in range(8))
+    + "| 8 | a much wider cell than any before | 1 |\n\nafter the table",
+    # a code block growing a line at a time, its fence closed mid-stream
+    "Code:\n\n```python\n"
+    + "".join(f"total_{k} = compute({k})\n" for k in range(12))
+    + "```\nmore",
+    # nested lists, a setext heading, an ordered list
+    "- one\n  - nested\n  - nested two\n- two\n\nHeading\n---\ntext\n\n1. a\n2. b",
+    # with a table above them in the same block: an alignment row that changes as it is
+    # written, a code block coloured when its fence closes, a task item that turns its
+    # list's bullets off
+    "| a |\n|-:|\n| 1 |\n",
+    "| a |\n|---|\n| 1 |\n```py\nx = 1\n```\n",
+    "| x |\n|---|\n- a\n- [ ] b\n",
+    # a rule after a table, drawn past the bubble's edge, then a heading growing below it
+    "\n|:-|-:|\n|---|---|\nx = 1\n---\nx = 1\n# ~~s~~ ``` more",
+]
+
+
+def _stream_and_compare(qtbot: Any, view: ChatView, text: str, cuts: list[int]) -> None:
+    """Stream `text` cut by cut; every frame drawn must equal the same layout drawn whole."""
+    reply = assistant(f"g{len(view.bubbles._live_keys)}-{len(text)}", "", streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    bubbles = view.bubbles
+    for cut in cuts:
+        with qtbot.wait_signal(view.chat_model.flushed):
+            reply.text = text[:cut]
+            view.update_message(reply)
+        view.grab()
+        index = view.chat_model.index(1)
+        lay = bubbles.layout_for(index)
+        drawn = bubbles._pixmaps[bubbles._live_keys[reply.id]][0].toImage()
+        part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
+            -view.visualRect(index).topLeft()
+        )
+        whole = bubbles._render_bubble(reply, lay, part)[0].toImage()
+        assert drawn == whole, f"frame at {cut} chars of {text!r} differs from drawing it whole"
+
+
+@pytest.mark.parametrize(
+    "text", _GROWING, ids=["table", "code", "lists", "align", "fence", "task", "rule"]
+)
+def test_a_growing_reply_copies_unchanged_rows_and_looks_as_if_drawn_whole(
+    qtbot: Any, view: ChatView, text: str
+) -> None:
+    _stream_and_compare(
+        qtbot, view, text, list(range(1, len(text) + 1, 3 if len(text) > 100 else 1))
+    )
+    assert view.bubbles.rows_kept > 0, "every frame drew the whole reply again"
+
+
+_PIECES = [
+    "word ",
+    "**b** ",
+    "`c` ",
+    "\n",
+    "\n\n",
+    "- ",
+    "- [ ] ",
+    "1. ",
+    "# ",
+    "---\n",
+    "===\n",
+    "| a | b |\n",
+    "|---|---|\n",
+    "|:-|-:|\n",
+    "| x | `long cell text` |\n",
+    "```py\n",
+    "```\n",
+    "x = 1\n",
+    "> ",
+    "  ",
+    "[l](http://x.org) ",
+    "http://example.com ",
+    "~~s~~ ",
+]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.sampled_from(_PIECES), min_size=3, max_size=30), st.randoms())
+def test_any_growing_reply_looks_as_if_drawn_whole(
+    qtbot: Any, view: ChatView, pieces: list[str], rnd: Any
+) -> None:
+    text = "".join(pieces)
+    cuts, cut = [], 0
+    while cut < len(text):
+        cut = min(len(text), cut + rnd.randint(1, 8))
+        cuts.append(cut)
+    _stream_and_compare(qtbot, view, text, cuts)
+
+
+def test_a_code_block_coloured_as_the_next_one_opens_is_drawn_anew(
+    qtbot: Any, view: ChatView
+) -> None:
+    # Between two frames the first block's fence closed (it gets its colours) and a second
+    # block opened: both frames end inside a code block, the first block's text is the same.
+    text = "| a |\n|---|\n| 1 |\n```py\nx = 1\n```\n```py\ny = 2\n"
+    first = text.index("```\n```")
+    _stream_and_compare(qtbot, view, text, [first, first + 7, len(text)])
+
+
+def test_a_table_finished_with_its_last_rows_is_not_drawn_whole_again(
+    qtbot: Any, view: ChatView
+) -> None:
+    rows = "".join(f"| {r} | `item{r}` |\n" for r in range(12))
+    text = "Intro\n\n| # | name |\n|---|---|\n" + rows + "| 12 | `item12` |\n\nafter"
+    _stream_and_compare(qtbot, view, text, [text.index("| 11 |")])
+    bubbles, index = view.bubbles, view.chat_model.index(1)
+    reply, kept = index.data(MESSAGE_ROLE), bubbles.rows_kept
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text = text  # the last rows, the blank line that ends the table, a new paragraph
+        view.update_message(reply)
+    view.grab()
+    lay = bubbles.layout_for(index)
+    table = lay.head_docs[1][0]
+    assert "item12" in table.toPlainText(), "the table is a finished group now"
+    assert bubbles.rows_kept > kept, "its earlier rows were drawn again"
+    assert id(table) not in bubbles._block_pixmaps, "the whole table was drawn again"
+    drawn = bubbles._pixmaps[bubbles._live_keys[reply.id]][0].toImage()
+    part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
+        -view.visualRect(index).topLeft()
+    )
+    assert drawn == bubbles._render_bubble(reply, lay, part)[0].toImage()
+
+
+def test_a_reply_finishing_while_another_streams_is_laid_out_whole_after(
+    qtbot: Any, view: ChatView
+) -> None:
+    text = "Intro\n\n| a | b |\n|---|---|\n| 1 | `two` |\n\n```py\nx = 1\n```\n\nEnd"
+    plain = assistant("a0", text)
+    first = assistant("a1", "", streaming=True)
+    view.show_messages([plain, first])
+    for cut in range(7, len(text) + 1, 9):
+        with qtbot.wait_signal(view.chat_model.flushed):
+            first.text = text[:cut]
+            view.update_message(first)
+        view.grab()
+    first.text, first.streaming = text, False
+    second = assistant("a2", "Next", streaming=True)
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(first)  # it finished, and the next reply started: one batch
+        view.update_message(second)
+    view.grab()
+    bubbles = view.bubbles
+    kept = bubbles.layout_for(view.chat_model.index(1))
+    assert kept.doc is None and kept.head_docs, "laid out whole again while another streamed"
+    second.text, second.streaming = "Next reply", False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(second)
+    qtbot.wait_until(lambda: bubbles.layout_for(view.chat_model.index(1)).doc is not None)
+    final = bubbles.layout_for(view.chat_model.index(1))
+    whole = bubbles.layout_for(view.chat_model.index(0))
+    assert final.head_docs == [] and final.doc is not None and whole.doc is not None
+    assert final.doc.toHtml() == whole.doc.toHtml() and final.height == whole.height

@@ -1,0 +1,97 @@
+"""One app per data dir: a second launch raises the first and exits; a kill -9 leaves no block."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.rig import until
+
+# Real app processes: slower than most tests on a busy machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def app_env() -> dict[str, str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HERMES_QT_BENCH_STARTUP": "1"}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+@contextmanager
+def running_app(root: Path) -> Iterator[subprocess.Popen[str]]:
+    """The real app on `root`, returned once its embedded profile is online."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop", "--data-dir", str(root)],
+        cwd=ROOT,
+        env=app_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # blocks until the app prints ONLINE (or exits)
+            if line.startswith("ONLINE"):
+                break
+        else:
+            raise AssertionError(f"the app exited with {proc.wait()} before going online")
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def launch_again(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "desktop", "--data-dir", str(root)],
+        cwd=ROOT,
+        env=app_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def gateway_starts(root: Path) -> int:
+    log = root / "data" / "gateway" / "gateway.log"
+    return log.read_text().count("gateway listening on") if log.exists() else 0
+
+
+def gone(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists()
+
+
+async def test_second_launch_raises_the_first_and_starts_no_gateway(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    app_log = root / "state" / "logs" / "hermes-qt.log"
+    with running_app(root) as first:
+        second = launch_again(root)
+        assert second.returncode == 0, second.stderr
+        assert "already running" in second.stdout and "raised its window" in second.stdout
+        # The first app heard it (its log file gets the app's `desktop.*` loggers).
+        await until(lambda: "a second launch on this data dir" in app_log.read_text(), "raise")
+        assert gateway_starts(root) == 1
+        gateway_pid = int(re.findall(r"started gateway child pid (\d+)", app_log.read_text())[0])
+        first.send_signal(signal.SIGKILL)  # leaves its lock file and its local socket behind
+        first.wait()
+        await until(lambda: gone(gateway_pid), "the orphaned gateway to notice and stop")
+    with running_app(root) as third:  # a stale lock does not block a new start
+        assert third.poll() is None
+        assert gateway_starts(root) == 2

@@ -1,0 +1,22 @@
+"""A reply's footer: time, tokens in/out and context used of max."""
+
+from __future__ import annotations
+
+from desktop.core.models import ChatMessage, Role
+from desktop.ui.render.usage import footer_text, usage_line
+
+
+def test_usage_line_reads_hermes_usage_fields() -> None:
+    usage = {"input": 5554, "output": 7, "context_used": 2796, "context_max": 131072}
+    assert usage_line(usage) == "5.6k in · 7 out · context 2.8k of 131k"
+    assert usage_line({"prompt_tokens": 12, "completion_tokens": 3}) == "12 in · 3 out"
+    assert usage_line({}) == ""
+
+
+def test_a_finished_reply_shows_its_usage_in_the_footer() -> None:
+    msg = ChatMessage("m", Role.ASSISTANT, "hi", usage={"input": 10, "output": 2})
+    assert footer_text(msg) == "10 in · 2 out"
+    msg.streaming = True
+    assert footer_text(msg) == ""  # while it streams the numbers are not known yet
+    user = ChatMessage("u", Role.USER, "hi", usage={"input": 10})
+    assert footer_text(user) == ""
