@@ -95,9 +95,12 @@ def cmd_test(args: list[str]) -> int:
         ("ruff check", [str(PY), "-m", "ruff", "check", "."]),
         ("ruff format --check", [str(PY), "-m", "ruff", "format", "--check", "."]),
         ("mypy (strict on core and gateway)", [str(PY), "-m", "mypy"]),
-        # The real-Hermes tests need hermes-agent 0.19.0 and 0.20.1 in cached venvs: build them
+        # The real-Hermes tests need each real line (0.19.0, 0.20.1, 0.22) in a cached venv: built
         # here, outside any per-test timeout (a few minutes the first time, then instant).
-        ("hermes-agent 0.19.0 and 0.20.1 test venvs", [str(PY), "-m", "tests.support.hermes_env"]),
+        (
+            "real Hermes test venvs (0.19.0, 0.20.1.2, 0.22.2, 0.21.5)",
+            [str(PY), "-m", "tests.support.hermes_env"],
+        ),
         ("pytest", [str(PY), "-m", "pytest", *args]),
     ]
     for name, cmd in steps:

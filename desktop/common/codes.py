@@ -18,3 +18,8 @@ SESSION_BUSY = 4009
 STREAM_OWNED = 4091
 # ... and a result too large for one frame (the client would have to close its socket on it).
 FRAME_TOO_LARGE = 4130
+# Hermes 0.22: a param the method's contract does not know ("Extra inputs are not permitted").
+# Nothing ran: the request was refused before its handler.
+BAD_PARAMS = 4000
+# Hermes 0.20+/0.22: `session.delete` of a session still loaded in the gateway (close it first).
+SESSION_LIVE = 4023

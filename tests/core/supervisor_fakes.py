@@ -57,7 +57,7 @@ class FakeClient:
         self.net = net
         self.endpoint = endpoint
         self.generation = generation
-        self.capabilities: FakeCaps | None = None
+        self.dialect: FakeCaps | None = None
         self.socket_open = False
         self.connected = False
         self.last_inbound_at: float | None = None
@@ -85,7 +85,7 @@ class FakeClient:
             self._close_socket()
             raise
         self.connected = True
-        self.capabilities = self.net.caps
+        self.dialect = self.net.caps
         return self.net.caps
 
     async def call(

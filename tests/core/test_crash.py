@@ -53,7 +53,7 @@ class Caps:
     raw = {}
 
 class Port:
-    capabilities = Caps()
+    dialect = Caps()
     def is_online(self):
         return True
     async def call(self, method, params=None, *, timeout=30.0):

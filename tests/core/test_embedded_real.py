@@ -19,7 +19,7 @@ async def test_embedded_gateway_crash_is_survived_by_launcher_and_router(tmp_pat
     launcher = embedded_launcher(tmp_path)
     # The 1 s floor of the backoff: the restart happens on the first retry.
     async with online_embedded(tmp_path, launcher, random=lambda: 0.0) as (sup, router):
-        caps = sup.capabilities
+        caps = sup.dialect
         assert caps is not None and caps.event_replay and caps.heartbeat
         stored = await router.create(title="crash test")
         conv = router.conversation(stored)

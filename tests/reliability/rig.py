@@ -352,7 +352,7 @@ class Rig:
         if status.state is ConnectionState.CONNECTING:
             self.history.epoch_started(status.epoch)
         elif status.state is ConnectionState.ONLINE:
-            caps = self.sup.capabilities
+            caps = self.sup.dialect
             if caps is not None:
                 self.dedupe = bool(caps.submission_ref)
             self._spawn(self._after_online(status.epoch))
@@ -369,7 +369,7 @@ class Rig:
         if self.sup.epoch != epoch:
             return
         self.outbox.on_online(self.opt.profile_id)
-        caps = self.sup.capabilities
+        caps = self.sup.dialect
         if caps is not None and not caps.submission_ref:
             for key in self.outbox.unconfirmed_sessions(self.opt.profile_id):
                 if self.router.runtime_id(key):

@@ -126,8 +126,8 @@ class Port:
     def __init__(self, c):
         self.c = c
     @property
-    def capabilities(self):
-        return self.c.capabilities
+    def dialect(self):
+        return self.c.dialect
     def is_online(self):
         return self.c.is_open
     async def call(self, m, p=None, *, timeout=30.0):

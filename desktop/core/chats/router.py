@@ -295,9 +295,9 @@ class SessionRouter:
     # -- reactivation ----------------------------------------------------------------------
 
     async def _reactivate_all(self, epoch: int, sessions: list[RoutedSession]) -> None:
-        caps = self._sup.capabilities
-        replay = bool(getattr(caps, "event_replay", False))
-        new_epoch = getattr(caps, "replay_epoch", None)
+        dialect = self._sup.dialect
+        replay = dialect is not None and dialect.event_replay
+        new_epoch = dialect.replay_epoch if dialect is not None else None
         epoch_changed = (
             replay and new_epoch != self._replay_epoch and self._replay_epoch is not None
         )
@@ -429,7 +429,8 @@ class SessionRouter:
             return snap
         # A gateway with `history_window` pages cheaply: open with the end only, the rest is
         # fetched as the user scrolls up (load_older).
-        windowed = getattr(self._sup.capabilities, "history_window", False) is True
+        dialect = self._sup.dialect
+        windowed = dialect is not None and dialect.history_window
         first = max(0, total - HISTORY_WINDOW) if windowed else 0
         rows = await self._rows(routed, runtime, first, total)
         return {**snap, "messages": rows, "history_start": first}
@@ -565,7 +566,8 @@ class SessionRouter:
     # -- helpers -------------------------------------------------------------------------
 
     def _has_gap(self, routed: RoutedSession, event: Event) -> bool:
-        if event.seq is None or not bool(getattr(self._sup.capabilities, "event_replay", False)):
+        dialect = self._sup.dialect
+        if event.seq is None or dialect is None or not dialect.event_replay:
             return False
         last = routed.conversation.last_seq
         return last > 0 and event.seq > last + 1

@@ -34,6 +34,7 @@ from desktop.core.errors import (
     NotConnectedError,
     RpcError,
 )
+from desktop.core.link.dialect import Dialect
 from desktop.core.models import Attachment, DeliveryState
 from desktop.core.observers import Observers, Unsubscribe
 
@@ -42,21 +43,11 @@ SESSION_GONE = "session no longer exists"
 NOT_CONFIRMED = "delivery not confirmed"
 
 
-class Capabilities(Protocol):
-    """What the outbox reads of the gateway's `gateway.ready` advertisement."""
-
-    @property
-    def submission_ref(self) -> bool: ...
-
-    @property
-    def raw(self) -> Mapping[str, Any]: ...
-
-
 class GatewayPort(Protocol):
     """The slice of one profile's gateway client the outbox needs."""
 
     @property
-    def capabilities(self) -> Capabilities | None: ...
+    def dialect(self) -> Dialect | None: ...
 
     def is_online(self) -> bool: ...
 
@@ -362,7 +353,7 @@ class Outbox:
 
     def _dedup(self, profile_id: str) -> bool:
         port = self._port(profile_id)
-        caps = port.capabilities if port is not None else None
+        caps = port.dialect if port is not None else None
         return bool(caps is not None and caps.submission_ref)
 
     def _kick(self, profile_id: str, session_key: str) -> None:
@@ -414,7 +405,7 @@ class Outbox:
 
     async def _deliver(self, port: GatewayPort, entry: OutboxEntry) -> bool:
         """Send one entry; True to go on with the session's next one, False to stop for now."""
-        caps = port.capabilities
+        caps = port.dialect
         dedup = bool(caps is not None and caps.submission_ref)
         ambiguous = entry.state is DeliveryState.UNCONFIRMED or entry.wire >= Wire.SUBMITTED
         if ambiguous and not dedup:
@@ -509,13 +500,12 @@ class Outbox:
                 raise
 
     async def _stage(
-        self, port: GatewayPort, runtime_id: str, att: Attachment, caps: Capabilities | None
+        self, port: GatewayPort, runtime_id: str, att: Attachment, caps: Dialect | None
     ) -> None:
         if is_image(att):
             method = IMAGE_ATTACH_BYTES
         else:
-            offered = (caps.raw.get("capabilities") or {}) if caps is not None else {}
-            if not offered.get("file_attachments"):
+            if caps is None or not caps.file_attachments:
                 raise _Fail(f"this gateway does not accept file attachments ({att.filename})")
             method = FILE_ATTACH_BYTES
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.core.chats.router import SessionRouter
+from desktop.core.link.dialect import Dialect
 from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ConnectionState
 
@@ -21,8 +22,8 @@ class SupervisorPort:
         self._router = router
 
     @property
-    def capabilities(self) -> Any:
-        return self._sup.capabilities
+    def dialect(self) -> Dialect | None:
+        return self._sup.dialect
 
     def is_online(self) -> bool:
         return (

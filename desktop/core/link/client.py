@@ -26,8 +26,8 @@ from desktop.core.errors import (
     RpcError,
     TransportClosedError,
 )
+from desktop.core.link.dialect import Dialect
 from desktop.core.link.protocol import (
-    Capabilities,
     Event,
     Invalid,
     Reply,
@@ -88,7 +88,7 @@ class ClientStats:
 class _Link:
     """Everything that belongs to one socket generation; dies as a whole."""
 
-    def __init__(self, generation: int, ready: asyncio.Future[Capabilities]) -> None:
+    def __init__(self, generation: int, ready: asyncio.Future[Dialect]) -> None:
         self.generation = generation
         self.transport: Transport | None = None
         self.dead = False
@@ -154,7 +154,7 @@ class JsonRpcGatewayClient:
         self._generation = 0
         self._state = ClientState.IDLE
         self._link: _Link | None = None
-        self._capabilities: Capabilities | None = None
+        self._dialect: Dialect | None = None
         self._last_inbound_at: float | None = None
         self._ids = itertools.count(1)
         self._recent_ids: deque[int] = deque(maxlen=RECENT_IDS)
@@ -181,9 +181,9 @@ class JsonRpcGatewayClient:
         return self._state
 
     @property
-    def capabilities(self) -> Capabilities | None:
+    def dialect(self) -> Dialect | None:
         """What the current (or last) socket's gateway advertised."""
-        return self._capabilities
+        return self._dialect
 
     @property
     def last_inbound_at(self) -> float | None:
@@ -209,7 +209,7 @@ class JsonRpcGatewayClient:
 
     # ----- connect / close -------------------------------------------------------------------
 
-    async def connect(self) -> Capabilities:
+    async def connect(self) -> Dialect:
         """Open a new socket generation and wait for `gateway.ready`; returns its capabilities."""
         if self._closing:
             raise ConnectError("client is closed", retryable=False)
@@ -252,7 +252,7 @@ class JsonRpcGatewayClient:
         if link.dead or link is not self._link:
             raise ConnectError(f"connection to {self.url} closed right after gateway.ready")
         link.opened = True
-        self._capabilities = caps
+        self._dialect = caps
         self._state = ClientState.OPEN
         self._arm_deadline(link)
         self._arm_heartbeat(link)
@@ -361,7 +361,23 @@ class JsonRpcGatewayClient:
         link = self._link
         if link is None or link.dead or self._state is not ClientState.OPEN:
             raise NotConnectedError(f"{method}: not connected")
-        return await self._call_on(link, method, params, timeout)
+        dialect = self._dialect
+        if dialect is None:
+            return await self._call_on(link, method, params, timeout)
+        # A refusal teaches this connection's dialect; one that names params we can leave out
+        # (refused before it ran: 0.22 names one per refusal) is sent again without them.
+        for _ in range(len(params or ()) + 1):
+            sent = dialect.fit(method, params)
+            try:
+                return await self._call_on(link, method, sent, timeout)
+            except RpcError as exc:
+                stale = link.dead or link is not self._link
+                if not dialect.learn(method, sent, exc.code, exc.message) or stale:
+                    raise
+                log.info(
+                    "%s: the gateway refused %s; sent without", method, dialect.rejected[method]
+                )
+        raise AssertionError("unreachable: every retry drops at least one param")
 
     async def _call_on(
         self, link: _Link, method: str, params: dict[str, Any] | None, timeout: float | None
@@ -479,7 +495,7 @@ class JsonRpcGatewayClient:
     def _on_event(self, link: _Link, event: Event) -> None:
         if event.type == READY_EVENT and not link.ready.done():
             try:
-                link.ready.set_result(Capabilities.from_ready(event.payload))
+                link.ready.set_result(Dialect.from_ready(event.payload))
             except GatewayError as exc:
                 link.ready.set_exception(exc)
                 self._fail_link(link, str(exc), None, notify=False)
@@ -534,7 +550,7 @@ class JsonRpcGatewayClient:
         if link.ping_in_flight:
             return
         link.ping_in_flight = True
-        caps = self._capabilities
+        caps = self._dialect
         if caps is not None and caps.heartbeat:
             self._spawn(self._app_ping(link), link)
         else:

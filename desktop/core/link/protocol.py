@@ -1,15 +1,11 @@
-"""Sans-I/O JSON-RPC codec for the gateway protocol: requests, replies, events, capabilities."""
+"""Sans-I/O JSON-RPC codec for the gateway protocol: requests, replies and events."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from desktop.common.codec import dumps, loads
-from desktop.core.errors import ProtocolError
-
-# The newest `gateway.ready.payload.protocol.version` this client understands.
-PROTOCOL_VERSION = 1
 
 RequestId = int | str
 
@@ -201,50 +197,3 @@ def decode_checked(msg: Any) -> Frame:
     if "method" in msg:
         return Invalid("unexpected request from the server")
     return Invalid("neither a reply nor an event")
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What a gateway advertised in `gateway.ready`, read field by field (never by version)."""
-
-    heartbeat: bool = False
-    protocol_version: int | None = None
-    event_replay: bool = False
-    client_turn_id: bool = False
-    submission_ref: bool = False
-    stream_ownership: bool = False
-    # `session.history` reads only the asked page: a session may open with its last messages.
-    history_window: bool = False
-    replay_epoch: str | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_ready(cls, payload: dict[str, Any]) -> Capabilities:
-        """Parse a ready payload; raises ProtocolError for a protocol version we do not know."""
-        caps = payload.get("capabilities")
-        caps = caps if isinstance(caps, dict) else {}
-        version: int | None = None
-        proto = payload.get("protocol")
-        if isinstance(proto, dict) and "version" in proto:
-            raw_version = proto["version"]
-            if not _is_int(raw_version):
-                raise ProtocolError(f"gateway protocol version is not an integer: {raw_version!r}")
-            version = raw_version
-            if version > PROTOCOL_VERSION or version < 1:
-                raise ProtocolError(
-                    f"gateway speaks protocol {version}, we know 1..{PROTOCOL_VERSION}"
-                )
-        epoch = payload.get("replay_epoch", caps.get("replay_epoch"))
-        return cls(
-            heartbeat=payload.get("heartbeat") is True,
-            protocol_version=version,
-            event_replay=caps.get("event_replay") is True,
-            client_turn_id=caps.get("client_turn_id") is True,
-            submission_ref=payload.get("submission_ref") is True
-            or caps.get("submission_ref") is True,
-            stream_ownership=payload.get("stream_ownership") is True
-            or caps.get("stream_ownership") is True,
-            history_window=caps.get("history_window") is True,
-            replay_epoch=None if epoch is None else str(epoch),
-            raw=dict(payload),
-        )

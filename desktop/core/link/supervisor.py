@@ -21,6 +21,7 @@ from desktop.core.errors import (
     StorageError,
 )
 from desktop.core.link.backoff import Backoff
+from desktop.core.link.dialect import Dialect
 from desktop.core.link.epochs import EpochStore
 from desktop.core.link.profiles import Profile, ProfileError, validate_url
 from desktop.core.models import ConnectionState, ConnectionStatus
@@ -60,7 +61,7 @@ class GatewayClientPort(Protocol):
     def generation(self) -> int: ...
 
     @property
-    def capabilities(self) -> Any: ...
+    def dialect(self) -> Dialect | None: ...
 
     async def connect(self) -> Any: ...
 
@@ -196,9 +197,10 @@ class ConnectionSupervisor:
         return self._client if self._status.state is ConnectionState.ONLINE else None
 
     @property
-    def capabilities(self) -> Any:
+    def dialect(self) -> Dialect | None:
+        """What the gateway on the live socket does (None while not ONLINE)."""
         client = self.client
-        return client.capabilities if client is not None else None
+        return client.dialect if client is not None else None
 
     def add_status_listener(self, listener: StatusListener) -> Unsubscribe:
         return self._status_listeners.subscribe(listener)

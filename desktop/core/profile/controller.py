@@ -28,6 +28,7 @@ from desktop.core.disk.export import export_conversation
 from desktop.core.disk.store import SearchHit, Store
 from desktop.core.errors import GatewayError, HermesQtError, StorageError
 from desktop.core.keys import TEMP_PREFIX, is_temp_key
+from desktop.core.link.dialect import Dialect
 from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.listeners import BackendListener, notice
 from desktop.core.models import (
@@ -209,7 +210,7 @@ class ProfileController:
         return Diagnostics(
             epoch=diag.epoch,
             generation=diag.generation,
-            dialect=_dialect(self._sup.capabilities),
+            dialect=_dialect(self._sup.dialect),
             last_inbound_age=diag.last_inbound_age,
             heartbeat_rtts=tuple(diag.rtt_samples),
             reconnects=tuple(ReconnectRecord(at, reason) for at, reason in diag.reasons),
@@ -484,12 +485,12 @@ class ProfileController:
         notice(self._listeners.emit, key, str(exc))
 
 
-def _dialect(caps: Any) -> str:
-    """Which of the protocol's three dialects the gateway speaks (docs/protocol.md)."""
-    if caps is None:
+def _dialect(dialect: Dialect | None) -> str:
+    """Which family of the protocol the gateway speaks, for the details popover."""
+    if dialect is None:
         return ""
-    if getattr(caps, "submission_ref", False):
+    if dialect.submission_ref:
         return "embedded"
-    if getattr(caps, "heartbeat", False):
+    if dialect.heartbeat:
         return "current"
     return "legacy"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from desktop.core.errors import (
     RpcError,
     StorageError,
 )
+from desktop.core.link.dialect import Dialect
 from desktop.core.models import Attachment, DeliveryState
 
 # Scripted per-call actions (popped in order for a method):
@@ -31,17 +31,9 @@ DROP_REPLY = "drop_reply"  # the agent runs it, then the socket dies before the 
 TIMEOUT = "timeout"  # the agent runs it, the reply never comes (socket still up)
 
 
-@dataclass
-class FakeCapabilities:
-    submission_ref: bool
-    raw: dict[str, Any] = field(default_factory=dict)
-
-
 class FakeGateway:
     def __init__(self, *, dedup: bool, online: bool = True, file_attachments: bool = False):
-        self.capabilities = FakeCapabilities(
-            dedup, {"capabilities": {"file_attachments": file_attachments}}
-        )
+        self.dialect = Dialect(submission_ref=dedup, file_attachments=file_attachments)
         self.dedup = dedup
         self.online = online
         self.calls: list[tuple[str, dict[str, Any]]] = []

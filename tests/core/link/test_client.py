@@ -78,7 +78,7 @@ async def test_connect_returns_capabilities_and_forwards_ready() -> None:
     try:
         assert client.state is ClientState.OPEN
         assert client.generation == 1
-        assert client.capabilities is not None and client.capabilities.heartbeat
+        assert client.dialect is not None and client.dialect.heartbeat
         assert rec.types() == ["gateway.ready"] and rec.events[0][1] == 1
         # The token travels to the transport, never in the logged URL.
         assert gw.connect_kwargs[0]["token"] == "secret"
@@ -341,7 +341,7 @@ async def test_app_heartbeat_pings_at_interval_with_capability() -> None:
 async def test_legacy_gateway_gets_protocol_pings_and_never_gateway_ping() -> None:
     client, gw, clock, _ = await open_client(FakeGateway(ready=LEGACY_READY))
     try:
-        assert client.capabilities is not None and not client.capabilities.heartbeat
+        assert client.dialect is not None and not client.dialect.heartbeat
         assert await advance_until_closed(client, clock, 120.0) is None
         assert gw.peer.requests("gateway.ping") == []
         assert gw.peer.pings_received == 8  # one per 15 s

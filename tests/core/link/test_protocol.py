@@ -14,8 +14,8 @@ from desktop.common import codec
 from desktop.common.codec import dumps, loads
 from desktop.core.errors import ProtocolError
 from desktop.core.link import protocol
+from desktop.core.link.dialect import Dialect
 from desktop.core.link.protocol import (
-    Capabilities,
     ErrorObject,
     Event,
     Invalid,
@@ -146,7 +146,7 @@ def test_decode_never_raises_on_arbitrary_input(text: str) -> None:
 
 
 def test_current_ready_capabilities_are_read_field_by_field() -> None:
-    caps = Capabilities.from_ready(
+    caps = Dialect.from_ready(
         {
             "heartbeat": True,
             "protocol": {"version": 1},
@@ -161,13 +161,13 @@ def test_current_ready_capabilities_are_read_field_by_field() -> None:
 
 
 def test_legacy_ready_has_no_heartbeat_and_no_extensions() -> None:
-    caps = Capabilities.from_ready({"skin": {}, "version": "0.19.0"})
-    assert caps == Capabilities(raw={"skin": {}, "version": "0.19.0"})
+    caps = Dialect.from_ready({"skin": {}, "version": "0.19.0"})
+    assert caps == Dialect(raw={"skin": {}, "version": "0.19.0"})
     assert caps.heartbeat is False and caps.protocol_version is None
 
 
 def test_embedded_top_level_extensions_and_truthy_strings_are_not_true() -> None:
-    caps = Capabilities.from_ready(
+    caps = Dialect.from_ready(
         {"heartbeat": "yes", "submission_ref": True, "stream_ownership": True}
     )
     assert caps.heartbeat is False
@@ -177,7 +177,7 @@ def test_embedded_top_level_extensions_and_truthy_strings_are_not_true() -> None
 @pytest.mark.parametrize("version", [2, 0, "1"])
 def test_unknown_protocol_version_is_refused(version: object) -> None:
     with pytest.raises(ProtocolError) as info:
-        Capabilities.from_ready({"heartbeat": True, "protocol": {"version": version}})
+        Dialect.from_ready({"heartbeat": True, "protocol": {"version": version}})
     assert not info.value.is_retryable()
 
 

@@ -380,7 +380,7 @@ async def test_real_client_heartbeat_expiry_reconnects_and_auth_close_fails() ->
     sup, gw = real_client_supervisor(clock)
     sup.start()
     await until(lambda: state(sup) is ConnectionState.ONLINE, "online")
-    assert sup.capabilities.heartbeat
+    assert sup.dialect.heartbeat
     gw.peer.blackhole()  # silent drop: nothing arrives any more
     clock.advance(46)  # past the 45 s deadline
     await until(lambda: state(sup) is ConnectionState.RECONNECTING, "dead socket detected")
