@@ -94,7 +94,7 @@ def cmd_test(args: list[str]) -> int:
     steps: list[tuple[str, list[str]]] = [
         ("ruff check", [str(PY), "-m", "ruff", "check", "."]),
         ("ruff format --check", [str(PY), "-m", "ruff", "format", "--check", "."]),
-        ("mypy (strict on core and gateway)", [str(PY), "-m", "mypy"]),
+        ("mypy (strict, the whole package)", [str(PY), "-m", "mypy"]),
         # The real-Hermes tests need each real line (0.19.0, 0.20.1, 0.22) in a cached venv: built
         # here, outside any per-test timeout (a few minutes the first time, then instant).
         (

@@ -486,7 +486,7 @@ class ChatView(QListView):
 
     # -- find in chat -----------------------------------------------------------------------
 
-    def find(self, term: str) -> int:
+    def find_text(self, term: str) -> int:
         """Highlight `term` in every message; returns how many messages hold it."""
         folded = term.strip().casefold()
         self.bubbles.find_term = folded
@@ -571,7 +571,7 @@ class ChatView(QListView):
 
     def clear_find(self) -> None:
         """Forget the find term and the marked match."""
-        self.find("")
+        self.find_text("")
 
     # -- heights ----------------------------------------------------------------------------
 
@@ -853,8 +853,10 @@ class ChatView(QListView):
             self.select_text(sel.message_id, sel.anchor, spot)
             return
         if not e.buttons():
-            _row, spot = self._text_spot(pos, exact=True)
-            shape = Qt.CursorShape.IBeamCursor if spot is not None else Qt.CursorShape.ArrowCursor
+            _row, hovered = self._text_spot(pos, exact=True)
+            shape = (
+                Qt.CursorShape.IBeamCursor if hovered is not None else Qt.CursorShape.ArrowCursor
+            )
             if self.viewport().cursor().shape() != shape:
                 self.viewport().setCursor(QCursor(shape))
             return

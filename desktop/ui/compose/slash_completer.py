@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QCompleter, QPlainTextEdit
+from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -26,8 +26,11 @@ class SlashCompleter(QObject):
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
         self.completer.setMaxVisibleItems(8)
-        self.completer.popup().setAccessibleName("Slash commands")
-        self.completer.activated[str].connect(self._on_completer_activated)
+        self._popup().setAccessibleName("Slash commands")
+        # PySide6 picks the overload by subscript; its stubs do not model the subscript.
+        self.completer.activated[str].connect(  # type: ignore[index]
+            self._on_completer_activated
+        )
         edit.textChanged.connect(self._on_edit_text_changed)
         self.names: set[str] = set()
 
@@ -40,8 +43,13 @@ class SlashCompleter(QObject):
             item.setToolTip(description)
             self.model.appendRow(item)
 
+    def _popup(self) -> QAbstractItemView:
+        popup = self.completer.popup()
+        assert popup is not None  # a QCompleter always has one once constructed
+        return popup
+
     def popup_visible(self) -> bool:
-        return self.completer.popup().isVisible()
+        return self._popup().isVisible()
 
     def is_command(self, text: str) -> bool:
         """Whether `text` is one of the gateway's slash commands (with its arguments)."""
@@ -51,17 +59,17 @@ class SlashCompleter(QObject):
     def _on_edit_text_changed(self) -> None:
         text = self.edit.toPlainText()
         if not self.names or not text.startswith("/") or any(c.isspace() for c in text):
-            self.completer.popup().hide()
+            self._popup().hide()
             return
         self.completer.setCompletionPrefix(text)
         if self.completer.completionCount() == 0:
-            self.completer.popup().hide()
+            self._popup().hide()
             return
         rect = self.edit.cursorRect()
         rect.setWidth(max(320, self.edit.width() // 2))
         self.completer.complete(rect)
         # The best match is highlighted: Enter or Tab takes it without an arrow key first.
-        self.completer.popup().setCurrentIndex(self.completer.completionModel().index(0, 0))
+        self._popup().setCurrentIndex(self.completer.completionModel().index(0, 0))
 
     def _on_completer_activated(self, name: str) -> None:
         self.edit.setPlainText(f"{name} ")

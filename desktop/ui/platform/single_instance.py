@@ -56,8 +56,11 @@ class SingleInstance(QObject):
         return True
 
     def owner_pid(self) -> int:
-        ok, pid, _host, _app = self._lock.getLockInfo()
-        return int(pid) if ok else 0
+        # PySide6 6.10 returns (ok, pid, host, app), 6.11 (pid, host, app) with pid 0 for none.
+        info: tuple[object, ...] = tuple(self._lock.getLockInfo())
+        if len(info) == 4:
+            return _as_pid(info[1]) if info[0] else 0
+        return _as_pid(info[0]) if info else 0
 
     def release(self) -> None:
         if self._server is not None:
@@ -88,3 +91,7 @@ def ask_running_instance(data_dir: Path) -> bool:
     sent = sock.waitForBytesWritten(CONNECT_MS)
     sock.disconnectFromServer()
     return bool(sent)
+
+
+def _as_pid(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -40,7 +40,8 @@ class SystemEvents(QObject):
         if not QNetworkInformation.loadDefaultBackend():
             log.info("no network-information backend: network changes are not reported")
             return
-        info = QNetworkInformation.instance()
+        # Typed non-None by the stubs, None when the backend failed to come up.
+        info: QNetworkInformation | None = QNetworkInformation.instance()
         if info is None:
             return
         self._reachability = info.reachability()
@@ -63,7 +64,8 @@ class SystemEvents(QObject):
         if not bus.isConnected():
             return
         service, path, interface = _LOGIND
-        ok = bus.connect(
+        # PySide6's stubs lack the overload with a slot signature string (the one Qt documents).
+        ok = bus.connect(  # type: ignore[call-overload]
             service, path, interface, "PrepareForSleep", self, "on_prepare_for_sleep(bool)"
         )
         if not ok:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QListWidget,
     QPushButton,
@@ -165,8 +166,14 @@ class SettingsDialog(QDialog):
             ("", test_row),
             self.p_result,
         )
-        self._remote_rows = [self.p_url, self.p_url_hint, self.p_token, ca_row, self.p_insecure]
-        self._hermes_rows = [self.p_home, hermes_row]
+        self._remote_rows: list[QWidget | QLayout] = [
+            self.p_url,
+            self.p_url_hint,
+            self.p_token,
+            ca_row,
+            self.p_insecure,
+        ]
+        self._hermes_rows: list[QWidget | QLayout] = [self.p_home, hermes_row]
         settings_form.list_beside_form(page, self.profile_list, (add, remove), form)
         return page
 
@@ -216,9 +223,9 @@ class SettingsDialog(QDialog):
         for widget in (self.p_url, self.p_token, self.p_ca, self.p_browse, self.p_insecure):
             widget.setEnabled(remote)
         for row in self._remote_rows:
-            self.p_form.setRowVisible(row, remote)
+            _show_row(self.p_form, row, remote)
         for row in self._hermes_rows:
-            self.p_form.setRowVisible(row, kind is ProfileKind.LOCAL_HERMES)
+            _show_row(self.p_form, row, kind is ProfileKind.LOCAL_HERMES)
         self.test_profile.setEnabled(kind is not ProfileKind.EMBEDDED)
         embedded = kind is ProfileKind.EMBEDDED
         self.p_remove.setEnabled(not embedded)
@@ -365,3 +372,11 @@ class SettingsDialog(QDialog):
         self._profile_runner.cancel()
         self.providers_page.shutdown()
         super().done(result)
+
+
+def _show_row(form: QFormLayout, row: QWidget | QLayout, visible: bool) -> None:
+    # Two overloads, one per kind of field: the stubs take no union.
+    if isinstance(row, QWidget):
+        form.setRowVisible(row, visible)
+    else:
+        form.setRowVisible(row, visible)

@@ -69,7 +69,11 @@ def form_of(*rows: FormRow) -> QFormLayout:
     form = QFormLayout()
     for row in rows:
         if isinstance(row, tuple):
-            form.addRow(*row)
+            label, field = row
+            if isinstance(field, QWidget):
+                form.addRow(label, field)
+            else:
+                form.addRow(label, field)
         else:
             form.addRow(row)
     return form

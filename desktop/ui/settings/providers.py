@@ -77,9 +77,11 @@ class ProvidersPage(QWidget):
         self._test_runner = CheckRunner(self.test, self.result, self)
         for edit in (self.name, self.base_url):
             edit.textEdited.connect(lambda _t, w=edit: self.field_edited.emit(w))
-        self.model.lineEdit().textEdited.connect(lambda _t: self.field_edited.emit(self.model))
+        model_edit = self.model.lineEdit()
+        assert model_edit is not None  # the model box is editable
+        model_edit.textEdited.connect(lambda _t: self.field_edited.emit(self.model))
         # A result is about what was checked: editing what it depends on takes it away.
-        for edit in (self.base_url, self.api_key, self.model.lineEdit()):
+        for edit in (self.base_url, self.api_key, model_edit):
             edit.textEdited.connect(self._on_inputs_edited)
         hint = settings_form.hint_label(
             "The first provider answers. The others take over, in order, when it cannot be "

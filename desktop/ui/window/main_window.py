@@ -739,7 +739,7 @@ class MainWindow(QMainWindow):
             return "older"
         row = self.chat_view.row_of_hit(idx, term, key)
         # The whole query when it appears as typed, else the word the index matched.
-        find = query if self.chat_view.find(query) else term
+        find = query if self.chat_view.find_text(query) else term
         self.find_bar.open(find)
         self.find_bar.edit.deselect()
         self.find_bar.edit.clearFocus()
@@ -752,7 +752,7 @@ class MainWindow(QMainWindow):
         return "landed" if idx is not None else ""
 
     def _on_find_bar_query_changed(self, text: str) -> None:
-        total = self.chat_view.find(text)
+        total = self.chat_view.find_text(text)
         # A new term starts at the newest match, as the conversation is read from the bottom.
         self._find_match = self.chat_view.show_match(total - 1) if total else -1
         self.find_bar.set_count(self._find_match + 1, total)
@@ -1082,7 +1082,8 @@ class MainWindow(QMainWindow):
             action.setChecked(choice.model == info.model and choice.current)
             action.triggered.connect(lambda _=False, c=choice: self._on_model_chosen(c))
         # No models offered (e.g. the embedded gateway): the name only, no menu.
-        self.model_label.setMenu(self.model_menu if len(models) > 1 else None)
+        # setMenu(None) takes the menu away; PySide6's stubs do not allow None.
+        self.model_label.setMenu(self.model_menu if len(models) > 1 else None)  # type: ignore[arg-type]
         self.activity_label.setText(info.activity)
         self.activity_label.setVisible(bool(info.activity))
 

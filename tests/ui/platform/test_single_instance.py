@@ -10,9 +10,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from desktop.ui.platform.single_instance import SingleInstance
 from tests.reliability.rig import until
 
 # Real app processes: slower than most tests on a busy machine.
@@ -95,3 +97,17 @@ async def test_second_launch_raises_the_first_and_starts_no_gateway(tmp_path: Pa
     with running_app(root) as third:  # a stale lock does not block a new start
         assert third.poll() is None
         assert gateway_starts(root) == 2
+
+
+def test_a_second_claim_names_the_pid_that_holds_the_data_dir(qapp: Any, tmp_path: Path) -> None:
+    """What a second launch that got no answer prints: the holder's pid (PySide6 6.10 and 6.11
+    return the lock's owner in different shapes; reading it used to raise on 6.11)."""
+    first = SingleInstance(tmp_path)
+    assert first.claim()
+    second = SingleInstance(tmp_path)
+    try:
+        assert not second.claim()
+        assert second.owner_pid() == os.getpid()
+    finally:
+        first.release()
+        second.release()
