@@ -17,6 +17,7 @@ class FakeCaps:
     event_replay: bool = False
     replay_epoch: str | None = None
     heartbeat: bool = False
+    history_window: bool = False
 
 
 Handler = Callable[[str, dict[str, Any]], Any]

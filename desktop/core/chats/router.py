@@ -7,7 +7,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from desktop.common.codes import FRAME_TOO_LARGE, RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND
 from desktop.common.methods import (
@@ -68,6 +68,9 @@ class RoutedSession:
     blocked: bool = False
     # False for a session asked about once (the outbox's, not on screen): not followed.
     followed: bool = True
+    # The history shown is not known to be the gateway's (never loaded, or its last fetch
+    # failed): the next reattachment loads it rather than replaying events onto it.
+    history_stale: bool = True
 
 
 class SnapshotTooLargeError(ConnectionLostError):
@@ -79,6 +82,21 @@ class SnapshotTooLargeError(ConnectionLostError):
     def __init__(self, reason: str, *, alone: bool) -> None:
         super().__init__(reason, code=CLOSE_TOO_BIG)
         self.alone = alone
+
+
+def omits_messages(snapshot: dict[str, Any]) -> bool:
+    """Whether a snapshot's `messages` leave the history out (asked with `omit_messages`).
+
+    0.20.1 and 0.22 say `messages_omitted: true` with `messages: []`; the embedded gateway
+    sends no `messages` at all; 0.19 ignores the flag and sends the real list (no key). An
+    empty list beside a positive `message_count` is an omitted history whatever the flags.
+    `message_count` is only a hint: it counts raw rows, not the entries of `messages`.
+    """
+    messages = snapshot.get("messages")
+    if not isinstance(messages, list) or snapshot.get("messages_omitted") is True:
+        return True
+    count = snapshot.get("message_count")
+    return not messages and _is_int(count) and count > 0
 
 
 def too_large_message(reason: str) -> str:
@@ -199,6 +217,7 @@ class SessionRouter:
         runtime_id = str(result["session_id"])
         stored_id = str(result.get("stored_session_id") or result.get("session_key") or runtime_id)
         conv = self.route(stored_id, runtime_id)
+        self._sessions[stored_id].history_stale = False  # new: its whole history is this
         conv.load_snapshot(result)
         self._emit_snapshot(stored_id, result)
         return stored_id
@@ -213,10 +232,10 @@ class SessionRouter:
         try:
             snap = await self._resume(routed)
             if snap is not None and epoch == self._sup.epoch:
-                snap = await self._with_messages(routed, snap)
-            if snap is not None and epoch == self._sup.epoch:
-                routed.conversation.load_snapshot(snap)
-                self._emit_snapshot(stored_id, snap)
+                snap, whole = await self._with_messages(routed, snap)
+                if epoch == self._sup.epoch:
+                    routed.conversation.load_snapshot(snap, keep_messages=not whole)
+                    self._emit_snapshot(stored_id, snap)
         except SnapshotTooLargeError as exc:
             self._on_too_large(routed, exc)
         except RpcError as exc:
@@ -338,7 +357,7 @@ class SessionRouter:
             resumed = routed.runtime_id != runtime
             if epoch_changed or resumed:
                 conv.reset_watermark()
-            fresh = not conv.messages or bool(conv.load_error)
+            fresh = not conv.messages or bool(conv.load_error) or routed.history_stale
             if replay and not fresh and not epoch_changed and conv.last_seq > 0:
                 complete = await self._replay(routed, epoch)
                 if epoch != self._sup.epoch:
@@ -350,11 +369,11 @@ class SessionRouter:
                     self._emit_snapshot(routed.stored_id, snap)
                     return
                 conv.reset_watermark()
-            snap = await self._with_messages(routed, snap)
+            snap, whole = await self._with_messages(routed, snap)
             if epoch != self._sup.epoch:
                 return
             self._suspects.discard(routed.stored_id)
-            conv.load_snapshot(snap)
+            conv.load_snapshot(snap, keep_messages=not whole)
             self._emit_snapshot(routed.stored_id, snap)
             routed.overlap_guard = not replay
         except SnapshotTooLargeError as exc:
@@ -412,28 +431,51 @@ class SessionRouter:
             if self._loading[key] <= 0:
                 del self._loading[key]
 
-    async def _with_messages(self, routed: RoutedSession, snap: dict[str, Any]) -> dict[str, Any]:
-        """`snap` with its messages: paged from `session.history` when it came without them.
+    async def _with_messages(
+        self, routed: RoutedSession, snap: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool]:
+        """`snap` with its history, and whether it has it (False: keep what is shown).
 
-        Only the first `message_count` rows belong to the snapshot (later ones are the turn in
-        flight, reported in `inflight`), so paging stops there; on a gateway with
-        `history_window` only the last HISTORY_WINDOW of them (`history_start` says where
-        they begin). A gateway that ignores
-        `omit_messages` (Hermes 0.19) sent them already; one without paging sends all at once.
+        A snapshot that omitted its messages (`omits_messages`) is never an empty history:
+        the history is fetched the way this gateway allows. With `history_window` (the
+        embedded gateway) only the last HISTORY_WINDOW of its `message_count` rows, paged by
+        offset/limit (`history_start` says where they begin; older ones come as the user
+        scrolls up). Any other gateway takes `session.history {session_id}` only and sends the
+        whole history (0.22 refuses offset/limit; 0.19 and 0.20.1 ignore them), and its
+        `message_count` counts raw rows, so it is no index there. When that fetch is refused,
+        the history shown (and cached) stays and the next reattachment fetches it again.
         """
-        if isinstance(snap.get("messages"), list):
-            return snap
-        total = snap.get("message_count")
+        if not omits_messages(snap):
+            routed.history_stale = False
+            return snap, True
         runtime = snap.get("session_id") or routed.runtime_id
-        if not isinstance(total, int) or isinstance(total, bool) or not runtime:
-            return snap
-        # A gateway with `history_window` pages cheaply: open with the end only, the rest is
-        # fetched as the user scrolls up (load_older).
+        if not isinstance(runtime, str) or not runtime:
+            return snap, False
+        routed.history_stale = True  # until the fetch below succeeds
         dialect = self._sup.dialect
-        windowed = dialect is not None and dialect.history_window
-        first = max(0, total - HISTORY_WINDOW) if windowed else 0
-        rows = await self._rows(routed, runtime, first, total)
-        return {**snap, "messages": rows, "history_start": first}
+        total = snap.get("message_count")
+        try:
+            if dialect is not None and dialect.history_window and _is_int(total):
+                first = max(0, total - HISTORY_WINDOW)
+                rows: list[Any] | None = await self._rows(routed, runtime, first, total)
+            else:
+                first = 0
+                rows = await self._whole_history(routed, runtime)
+        except RpcError as exc:
+            if exc.code == FRAME_TOO_LARGE:
+                raise
+            rows = None
+            log.info("history of %s not loaded (%s): what is shown stays", routed.stored_id, exc)
+        if rows is None:
+            return snap, False
+        routed.history_stale = False
+        return {**snap, "messages": rows, "history_start": first, "messages_omitted": False}, True
+
+    async def _whole_history(self, routed: RoutedSession, runtime: str) -> list[Any] | None:
+        """`session.history` with nothing but the session id: all of it, or None."""
+        page = await self._load_call(routed, SESSION_HISTORY, {"session_id": runtime})
+        got = page.get("messages") if isinstance(page, dict) else None
+        return got if isinstance(got, list) else None
 
     async def _activate(self, routed: RoutedSession) -> dict[str, Any] | None:
         if routed.runtime_id:
@@ -476,7 +518,12 @@ class SessionRouter:
         return snap
 
     async def _replay(self, routed: RoutedSession, epoch: int) -> bool:
-        """Feed events missed while detached; False when the gateway's buffer lost some."""
+        """Feed events missed while detached; False (nothing fed) when the replay cannot be
+        trusted: the gateway's buffer lost some, or its numbering is not the one we hold.
+
+        Two result shapes: the embedded gateway's `{events, complete, replay_epoch}` and
+        0.22's `{events, latest_seq, truncated, count, epoch, open_requests}`.
+        """
         conv = routed.conversation
         result = await self._load_call(
             routed,
@@ -485,17 +532,23 @@ class SessionRouter:
         )
         if epoch != self._sup.epoch or not isinstance(result, dict):
             return False
-        if result.get("replay_epoch") not in (None, self._replay_epoch):
+        named = result.get("epoch", result.get("replay_epoch"))
+        if named is not None and str(named) != self._replay_epoch:
+            return False  # numbered by another gateway process: our watermark means nothing
+        if result.get("truncated") is True or result.get("complete") is False:
+            return False  # a replay with holes: the snapshot and history rebuild it instead
+        events = result.get("events")
+        if not isinstance(events, list):
             return False
-        events = result.get("events") or []
         for raw in events:
             if isinstance(raw, dict):
                 conv.apply(_event_from(raw))
-        return result.get("complete", True) is not False
+        return True
 
     async def _catch_up(self, routed: RoutedSession, epoch: int) -> None:
         try:
-            await self._replay(routed, epoch)
+            if not await self._replay(routed, epoch) and epoch == self._sup.epoch:
+                await self._reload(routed, epoch)
         except SnapshotTooLargeError as exc:
             self._on_too_large(routed, exc)
         except GatewayError as exc:
@@ -505,6 +558,20 @@ class SessionRouter:
         finally:
             if epoch == self._sup.epoch:
                 self._flush(routed)
+
+    async def _reload(self, routed: RoutedSession, epoch: int) -> None:
+        """A gap the replay could not fill: the snapshot and history again, from scratch."""
+        conv = routed.conversation
+        routed.buffered.clear()  # older than the snapshot asked for now, which has them
+        snap = await self._activate(routed)
+        if snap is None or epoch != self._sup.epoch:
+            return
+        conv.reset_watermark()  # numbered from here on, as after a reconnect that rebuilds
+        snap, whole = await self._with_messages(routed, snap)
+        if epoch != self._sup.epoch:
+            return
+        conv.load_snapshot(snap, keep_messages=not whole)
+        self._emit_snapshot(routed.stored_id, snap)
 
     async def load_older(self, stored_id: str, limit: int = HISTORY_PAGE) -> int:
         """Fetch the page of messages before the oldest one loaded; how many were added.
@@ -544,7 +611,13 @@ class SessionRouter:
 
     async def _rows(self, routed: RoutedSession, runtime: str, first: int, end: int) -> list[Any]:
         """History rows `first`..`end` (exclusive) by `session.history` pages, each of which
-        the gateway may cut short to fit a frame."""
+        the gateway may cut short to fit a frame. Paged only with `history_window`: no other
+        gateway takes offset/limit (0.22 refuses them), so there the rows come from the whole
+        history."""
+        dialect = self._sup.dialect
+        if dialect is None or not dialect.history_window:
+            whole = await self._whole_history(routed, runtime)
+            return whole[first:end] if whole is not None else []
         rows: list[Any] = []
         while first + len(rows) < end:
             offset = first + len(rows)
@@ -614,6 +687,10 @@ class SessionRouter:
             self._failed("", exc)
         else:
             log.error("a session router job failed", exc_info=exc)
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _event_from(raw: dict[str, Any]) -> Event:
