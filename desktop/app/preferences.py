@@ -11,12 +11,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.common.atomic import write_atomic
-from desktop.core.link.profiles import Profile, ProfileKind, TlsOptions, TokenStore, new_token_ref
+from desktop.common.atomic import keep_aside, write_atomic
+from desktop.core.link.profiles import (
+    Profile,
+    ProfileError,
+    ProfileKind,
+    TlsOptions,
+    TokenStore,
+    UnreadableProfile,
+    new_token_ref,
+)
 from desktop.ui.settings.values import AppSettings, ProfileSettings, ProviderSettings
 from desktop.ui.settings.values import ProfileKind as UiProfileKind
 
@@ -42,19 +50,44 @@ class Preferences:
     # -- profiles -------------------------------------------------------------------------------
 
     def profiles(self) -> list[Profile]:
-        """Saved profiles, always with the embedded one first."""
-        path = self._dir / PROFILES_FILE
-        profiles: list[Profile] = []
-        try:
-            raw = json.loads(path.read_text("utf-8"))
-            profiles = [Profile.from_json(p) for p in raw]
-        except FileNotFoundError:
-            pass
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("ignoring unreadable %s: %s", path, exc)
+        """Saved profiles that can be used, always with the embedded one first."""
+        profiles = self._read_profiles().usable
         if not any(p.kind is ProfileKind.EMBEDDED for p in profiles):
             profiles.insert(0, Profile(EMBEDDED_ID, "This computer", ProfileKind.EMBEDDED))
         return profiles
+
+    def unreadable_profiles(self) -> list[UnreadableProfile]:
+        """Saved profiles this version cannot use, each with its reason (kept in the file)."""
+        return self._read_profiles().unreadable
+
+    def _read_profiles(self) -> _SavedProfiles:
+        """Every entry of profiles.json that can be read; the others set aside with a reason.
+
+        One entry the app does not understand costs only that entry; a file that is not a
+        JSON list at all is copied aside (`profiles.json.unreadable`) before the next save
+        replaces it.
+        """
+        path = self._dir / PROFILES_FILE
+        saved = _SavedProfiles()
+        try:
+            raw = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            return saved
+        except (OSError, ValueError) as exc:
+            saved.broken = f"{path} cannot be read ({exc})"
+            log.warning("%s", saved.broken)
+            return saved
+        if not isinstance(raw, list):
+            saved.broken = f"{path} holds {type(raw).__name__}, not a list of profiles"
+            log.warning("%s", saved.broken)
+            return saved
+        for entry in raw:
+            try:
+                saved.usable.append(Profile.from_json(entry))
+            except ProfileError as exc:
+                log.warning("%s: a profile is set aside: %s", path, exc)
+                saved.unreadable.append(UnreadableProfile(entry, str(exc)))
+        return saved
 
     def token(self, profile: Profile) -> str | None:
         return self._tokens.get(profile.token_ref) if profile.token_ref else None
@@ -68,6 +101,7 @@ class Preferences:
         prefs = self._read_prefs()
         settings = AppSettings(
             profiles=[self._to_ui(p) for p in self.profiles()],
+            unreadable_profiles=[u.label for u in self.unreadable_profiles()],
             providers=[
                 ProviderSettings(p.name, p.base_url, p.model, id=p.id)
                 for p in provider_config.read_settings(self._dir)
@@ -85,7 +119,14 @@ class Preferences:
 
         before = [p.to_json() for p in self.profiles()]
         profiles = [self._from_ui(p) for p in settings.profiles]
-        _write_json(self._dir / PROFILES_FILE, [p.to_json() for p in profiles])
+        saved = self._read_profiles()
+        if saved.broken:
+            keep_aside(self._dir / PROFILES_FILE)
+        # What this version could not read is written back as it was, after the rest.
+        _write_json(
+            self._dir / PROFILES_FILE,
+            [p.to_json() for p in profiles] + [u.raw for u in saved.unreadable],
+        )
         # A provider's key and timeout follow its id, so a renamed provider keeps both.
         stored = {s.id: s for s in provider_config.read_settings(self._dir)}
         new_id = provider_config.new_provider_id
@@ -167,3 +208,10 @@ def settings_dict(settings: AppSettings) -> dict[str, Any]:
     for p in data["providers"]:
         p["api_key"] = "***" if p["api_key"] else ""
     return data
+
+
+@dataclass
+class _SavedProfiles:
+    usable: list[Profile] = field(default_factory=list)
+    unreadable: list[UnreadableProfile] = field(default_factory=list)
+    broken: str = ""  # why the whole file could not be read

@@ -42,3 +42,30 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def keep_aside(path: Path) -> Path | None:
+    """Copy a file the app could not read to `<name>.unreadable` beside it (an existing copy of
+    other content becomes `.unreadable-2`, ...), so a save never rewrites away what it did not
+    understand. Returns the copy, or None when there was nothing to keep or it failed."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    for n in range(1, 100):
+        copy = path.with_name(f"{path.name}.unreadable" + ("" if n == 1 else f"-{n}"))
+        try:
+            if copy.read_bytes() == data:
+                return copy
+            continue
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return None
+        try:
+            copy.write_bytes(data)
+            os.chmod(copy, 0o600)
+        except OSError:
+            return None
+        return copy
+    return None

@@ -69,23 +69,63 @@ class Profile:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Profile:
+    def from_json(cls, data: Any) -> Profile:
+        """A profile from its saved JSON; ProfileError naming what is wrong with it."""
+        if not isinstance(data, dict):
+            raise ProfileError(f"the entry is {_json_kind(data)}, not a profile")
+        pid = data.get("id")
+        if not isinstance(pid, str) or not pid:
+            raise ProfileError("a profile has no id")
         try:
             kind = ProfileKind(data.get("kind", "remote"))
         except ValueError as exc:
             raise ProfileError(f"unknown profile kind {data.get('kind')!r}") from exc
         tls = data.get("tls") or {}
+        if not isinstance(tls, dict):
+            raise ProfileError(f"its TLS settings are {_json_kind(tls)}, not a set of options")
+        token_ref = data.get("token_ref")
+        ca_file = tls.get("ca_file")
+        for name, value in (("token_ref", token_ref), ("tls.ca_file", ca_file)):
+            if value is not None and not isinstance(value, str):
+                raise ProfileError(f"its {name} is {_json_kind(value)}, not text")
         return cls(
-            id=str(data["id"]),
-            name=str(data.get("name", data["id"])),
+            id=pid,
+            name=str(data.get("name", pid)),
             kind=kind,
             url=str(data.get("url", "")),
-            token_ref=data.get("token_ref"),
+            token_ref=token_ref,
             allow_insecure=bool(data.get("allow_insecure", False)),
-            tls=TlsOptions(verify=bool(tls.get("verify", True)), ca_file=tls.get("ca_file")),
+            tls=TlsOptions(verify=bool(tls.get("verify", True)), ca_file=ca_file),
             hermes_home=str(data.get("hermes_home") or ""),
             hermes_path=str(data.get("hermes_path") or ""),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableProfile:
+    """A saved profile this version cannot use (a newer kind, a typo): kept as it was written,
+    shown with the reason, written back unchanged on every save."""
+
+    raw: Any
+    reason: str
+
+    @property
+    def label(self) -> str:
+        name = self.raw.get("name") if isinstance(self.raw, dict) else None
+        return f"{name if isinstance(name, str) and name else 'A profile'}: {self.reason}"
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words (for reasons shown to the user)."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "empty" if value is None else "a set of options"
 
 
 def validate_url(url: str, *, allow_insecure: bool = False) -> None:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from desktop.common.atomic import write_atomic
+from desktop.common.atomic import keep_aside, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,13 @@ def read_settings(config_dir: Path) -> list[ProviderSettings]:
         log.warning("ignoring unreadable %s: %s", path, exc)
         return []
     # Version 0 was a bare list; version 1 wraps it with a version number.
-    entries = raw if isinstance(raw, list) else raw.get("providers", [])
+    if isinstance(raw, list):
+        entries = raw
+    elif isinstance(raw, dict):
+        entries = raw.get("providers", [])
+    else:
+        log.warning("ignoring %s: it holds %s, not providers", path, type(raw).__name__)
+        return []
     out: list[ProviderSettings] = []
     for index, entry in enumerate(entries if isinstance(entries, list) else []):
         settings = _parse(entry, index)
@@ -70,8 +76,31 @@ def read_settings(config_dir: Path) -> list[ProviderSettings]:
 
 
 def write_settings(config_dir: Path, providers: Sequence[ProviderSettings]) -> None:
-    data = {"version": VERSION, "providers": [asdict(p) for p in providers]}
-    write_atomic(config_dir / CONFIG_FILE, json.dumps(data, indent=2) + "\n", mode=0o644)
+    """Write the providers; entries this version could not read are written back as they were
+    (after the others), and a file that was not readable at all is first copied aside."""
+    path = config_dir / CONFIG_FILE
+    kept = _unreadable_entries(path)
+    if kept is None:
+        keep_aside(path)
+        kept = []
+    data = {"version": VERSION, "providers": [asdict(p) for p in providers] + kept}
+    write_atomic(path, json.dumps(data, indent=2) + "\n", mode=0o644)
+
+
+def _unreadable_entries(path: Path) -> list[Any] | None:
+    """The entries of the file at `path` that do not parse; None if the file itself is not
+    readable as providers (a missing file has none)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        return None
+    if isinstance(raw, dict):
+        raw = raw.get("providers", [])
+    if not isinstance(raw, list):
+        return None
+    return [entry for i, entry in enumerate(raw) if _parse(entry, i) is None]
 
 
 def _parse(entry: Any, index: int) -> ProviderSettings | None:

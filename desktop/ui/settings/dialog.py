@@ -174,7 +174,20 @@ class SettingsDialog(QDialog):
             self.p_insecure,
         ]
         self._hermes_rows: list[QWidget | QLayout] = [self.p_home, hermes_row]
-        settings_form.list_beside_form(page, self.profile_list, (add, remove), form)
+        unreadable = self.values.unreadable_profiles
+        self.unreadable_note = settings_form.hint_label(
+            (
+                f"{len(unreadable)} saved profile{'s' if len(unreadable) != 1 else ''} "
+                "cannot be used by this version and stay in profiles.json as they are:\n"
+                + "\n".join(f"• {label}" for label in unreadable)
+            ),
+            page,
+        )
+        self.unreadable_note.setAccessibleName("Unreadable profiles")
+        self.unreadable_note.setVisible(bool(unreadable))
+        settings_form.list_beside_form(
+            page, self.profile_list, (add, remove), form, self.unreadable_note
+        )
         return page
 
     def _load_profiles(self) -> None:

@@ -80,13 +80,19 @@ def form_of(*rows: FormRow) -> QFormLayout:
 
 
 def list_beside_form(
-    page: QWidget, items: QListWidget, buttons: Iterable[QWidget], form: QFormLayout
+    page: QWidget,
+    items: QListWidget,
+    buttons: Iterable[QWidget],
+    form: QFormLayout,
+    note: QWidget | None = None,
 ) -> None:
-    """A settings page: the list with its buttons under it on the left, the chosen item's form
-    on the right at twice the width."""
+    """A settings page: the list with its buttons (and a note) under it on the left, the chosen
+    item's form on the right at twice the width."""
     left = QVBoxLayout()
     left.addWidget(items)
     left.addLayout(row_of(*buttons))
+    if note is not None:
+        left.addWidget(note)
     lay = QHBoxLayout(page)
     lay.addLayout(left, 1)
     lay.addLayout(form, 2)

@@ -50,6 +50,9 @@ class AppSettings:
 
     version: int = 1
     profiles: list[ProfileSettings] = field(default_factory=list)
+    # Saved profiles this version cannot use, described ("Work: unknown profile kind 'x'");
+    # shown, never edited, kept in the file as they are.
+    unreadable_profiles: list[str] = field(default_factory=list)
     providers: list[ProviderSettings] = field(default_factory=list)
     theme: str = "system"  # light | dark | system
     send_key: str = "enter"  # enter | ctrl_enter
