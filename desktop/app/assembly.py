@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from desktop.core.errors import HermesQtError
 
 if TYPE_CHECKING:
     import ssl
@@ -39,8 +43,34 @@ class AppPaths:
 
             paths = cls(dirs.user_data_dir(), dirs.user_config_dir(), dirs.user_state_dir())
         for p in (paths.data, paths.config, paths.state):
-            p.mkdir(parents=True, exist_ok=True)
+            _writable_folder(p)
         return paths
+
+
+class DataFolderError(HermesQtError):
+    """A folder the app must write to (chats, drafts, settings, its log) cannot be written."""
+
+    retryable = False
+
+
+def _writable_folder(folder: Path) -> None:
+    """Create `folder` and prove a file can be written in it, or say which folder and why."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".hermes-qt-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        why = {
+            errno.EROFS: "is on a read-only disk",
+            errno.EACCES: "is not writable by you",
+            errno.EPERM: "is not writable by you",
+            errno.ENOSPC: "is on a full disk",
+        }.get(exc.errno or 0, f"cannot be written ({exc.strerror or exc})")
+        raise DataFolderError(
+            f"the data folder {folder} {why}: hermes-qt keeps its chats, drafts and settings "
+            "there; make it writable or start with --data-dir pointing to another folder"
+        ) from exc
 
 
 class Core:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from desktop.app.display import display_problem
+from desktop.core.errors import HermesQtError
 
 log = logging.getLogger("hermes_qt")
 LOG_NAME = "hermes-qt.log"
@@ -41,8 +42,11 @@ def report_fatal(exc: BaseException, log_dirs: Iterable[Path], *, started: bool)
 
 
 def one_line(exc: BaseException) -> str:
-    """`Type: message` on a single line."""
+    """`Type: message` on a single line; the message alone for the app's own errors, which
+    are worded for the user."""
     text = " ".join(str(exc).split())
+    if text and isinstance(exc, HermesQtError):
+        return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
