@@ -24,6 +24,7 @@ from desktop.ui.backend import Draft
 from desktop.ui.compose.slash_completer import SlashCompleter
 from desktop.ui.platform.resources import icon
 from desktop.ui.render.delivery import failure_label
+from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
 
 SEND_ENTER = "enter"  # Enter sends, Shift+Enter adds a line
 SEND_CTRL_ENTER = "ctrl_enter"  # Ctrl+Enter sends, Enter adds a line
@@ -186,7 +187,7 @@ class AttachmentChip(QFrame):
             lay.addWidget(self.thumb)
         else:
             self.thumb.hide()
-        self.label = QLabel(attachment.filename, self)
+        self.label = ElidingLabel(attachment.filename, self)
         self.label.setAccessibleName(f"Attachment {attachment.filename}")
         self.remove_button = QToolButton(self)
         self.remove_button.setIcon(icon("close"))
@@ -237,20 +238,19 @@ class Composer(QWidget):
 
         self.banner = QFrame(self)
         self.banner.setObjectName("bannerBar")
-        self.banner_label = QLabel(self.banner)
-        self.banner_label.setWordWrap(True)
+        self.banner_label = WrappingLabel("", self.banner)
         self.retry_button = QPushButton("Retry", self.banner)
         self.retry_button.setAccessibleName("Retry sending the restored message")
         self.retry_button.clicked.connect(self._on_retry_button_clicked)
         self._bar(self.banner, self.banner_label, self.retry_button)
 
-        self.save_warning = QLabel(self)
+        self.save_warning = WrappingLabel("", self)
         self.save_warning.setObjectName("saveWarning")
         self.save_warning.setAccessibleName("Draft save warning")
         self.save_warning.setStyleSheet("color: #e5484d;")
         self.save_warning.hide()
 
-        self.attach_warning = QLabel(self)
+        self.attach_warning = WrappingLabel("", self)
         self.attach_warning.setObjectName("attachWarning")
         self.attach_warning.setAccessibleName("Attachment warning")
         self.attach_warning.setWordWrap(True)

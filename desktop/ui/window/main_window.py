@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QListView,
     QMainWindow,
@@ -51,6 +50,7 @@ from desktop.ui.platform.announce import announce
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
 from desktop.ui.render.markdown import plain_text
+from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
 from desktop.ui.sessions.session_list import (
     KEY_ROLE,
     SessionDelegate,
@@ -219,7 +219,7 @@ class MainWindow(QMainWindow):
         pane.setObjectName("chatPane")
         status_area = QWidget(pane)
         status_area.setObjectName("statusArea")
-        self.title_label = QLabel("", status_area)
+        self.title_label = ElidingLabel("", status_area)
         self.title_label.setObjectName("chatTitle")
         self.title_label.setAccessibleName("Chat title")
         font = self.title_label.font()
@@ -244,7 +244,7 @@ class MainWindow(QMainWindow):
         st.addWidget(self.title_label, 1)
         st.addWidget(self.model_label)
         st.addWidget(self.connection)
-        self.notice_label = QLabel(pane)
+        self.notice_label = WrappingLabel("", pane)
         self.notice_label.setObjectName("noticeLabel")
         self.notice_label.setAccessibleName("Notice")
         self.notice_label.setWordWrap(True)
@@ -259,7 +259,7 @@ class MainWindow(QMainWindow):
         self.chat_view.newer_wanted.connect(self._on_chat_view_newer_wanted)
         self.chat_view.live_end_wanted.connect(self._on_chat_view_live_end_wanted)
         # Hermes' transient status text while a turn runs (each replaces the last).
-        self.activity_label = QLabel("", pane)
+        self.activity_label = ElidingLabel("", pane)
         self.activity_label.setObjectName("activityLabel")
         self.activity_label.setAccessibleName("Agent status")
         self.activity_label.setContentsMargins(20, 2, 16, 2)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.ui.platform.resources import icon
+from desktop.ui.render.wrap import ElidingLabel
 
 _DOT = {
     ConnectionState.ONLINE: "status-online",
@@ -83,7 +84,7 @@ class ConnectionWidget(QWidget):
         self._status = ConnectionStatus(ConnectionState.CLOSED, 0, 0)
         self.dot = QLabel(self)
         self.dot.setAccessibleName("Connection state indicator")
-        self.label = QLabel(self)
+        self.label = ElidingLabel("", self)
         self.label.setAccessibleName("Connection state")
         self.since = QLabel(self)
         self.since.setAccessibleName("Last connected")

@@ -1,0 +1,82 @@
+"""Labels for text from outside the app (errors, titles, file names): a long word without a
+space (a pasted key, a URL, a hash) wraps or is elided instead of widening the window."""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QLabel, QWidget
+
+# Where a long run may break: U+200B ZERO WIDTH SPACE is a line-break opportunity to Qt's
+# text layout and draws nothing.
+BREAK = "\u200b"
+CHUNK = 24
+_LONG_RUN = re.compile(rf"\S{{{CHUNK + 1},}}")
+
+
+def breakable(text: str) -> str:
+    """`text` with a break opportunity every CHUNK characters inside runs without a space."""
+    return _LONG_RUN.sub(
+        lambda m: BREAK.join(m.group(0)[i : i + CHUNK] for i in range(0, len(m.group(0)), CHUNK)),
+        text,
+    )
+
+
+class WrappingLabel(QLabel):
+    """A word-wrapped label that also breaks inside long words; `text()` is what was set."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self._full = ""
+        self.setText(text)
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        super().setText(breakable(text))
+
+    def text(self) -> str:
+        return self._full
+
+
+class ElidingLabel(QLabel):
+    """A one-line label that ends in "…" where its text does not fit (the whole text in its
+    tooltip then), and never asks the layout for more than a few characters' width."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        few = self.fontMetrics().horizontalAdvance("M") * 4
+        return QSize(min(hint.width(), few), hint.height())
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._update_tip()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._update_tip()
+
+    def _elided(self) -> str:
+        width = self.contentsRect().width()
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, width)
+
+    def _update_tip(self) -> None:
+        self.setToolTip(self.text() if self._elided() != self.text() else "")
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        self.style().drawItemText(
+            painter,
+            self.contentsRect(),
+            int(self.alignment()),
+            self.palette(),
+            self.isEnabled(),
+            self._elided(),
+            self.foregroundRole(),
+        )
+        painter.end()
