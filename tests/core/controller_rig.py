@@ -8,6 +8,7 @@ and the store's public methods.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ PROFILE = Profile(id="p", name="P", kind=ProfileKind.REMOTE, url="ws://127.0.0.1
 @dataclass
 class Caps(FakeCaps):
     submission_ref: bool = True
+    history_window: bool = True  # like the embedded gateway: marks are row positions
     raw: dict[str, Any] = field(default_factory=dict)
 
 
@@ -47,7 +49,14 @@ class Gateway:
         self.listing: list[dict[str, Any]] = []
         self.submit_error: RpcError | None = None
         self.reaped: set[str] = set()  # runtime ids the gateway forgot (4001)
+        self.runs_turns = False  # True: each accepted prompt runs a turn ("ok") right after
         net.handler = self.handle
+
+    def _run_turn(self, runtime_id: str) -> None:
+        if self.net.clients and self.net.clients[-1].connected:
+            client = self.net.clients[-1]
+            client.emit("message.start", runtime_id)
+            client.emit("message.complete", runtime_id, text="ok", status="complete")
 
     def calls(self, method: str) -> list[dict[str, Any]]:
         return [p for m, p in self.net.calls if m == method]
@@ -64,6 +73,10 @@ class Gateway:
             runtime = self.runtime_of.get(sid, sid)
             return {"session_id": runtime, "messages": [], "running": False}
         if method == "prompt.submit":
+            if self.submit_error is None and self.runs_turns:
+                # As a gateway does: the turn runs after the answer and ends (a follow-up the
+                # outbox holds meanwhile goes out then).
+                asyncio.get_running_loop().call_soon(self._run_turn, sid)
             return self.submit_error or {"ok": True}
         if method == "session.list":
             return {"sessions": self.listing}

@@ -130,6 +130,12 @@ class Port:
         return self.c.dialect
     def is_online(self):
         return self.c.is_open
+    def turn_state(self, key):
+        return None  # no chat followed: nothing holds the prompt
+    def user_rows(self, key):
+        return None
+    def watch(self, key, callback):
+        return None
     async def call(self, m, p=None, *, timeout=30.0):
         return await self.c.call(m, p, timeout=timeout)
 

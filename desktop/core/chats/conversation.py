@@ -71,6 +71,10 @@ class Conversation:
         self.status_text = ""
         self.title = ""
         self.last_seq = 0
+        # How many turns have ended here (complete, error, interrupted, an idle snapshot): no
+        # gateway names its turns, so the outbox holds a follow-up until this count moves past
+        # the value it had when the previous prompt was written (its turn is over).
+        self.turns_ended = 0
         # Where the loaded history starts in the session's whole history (0: all of it). A
         # gateway that pages its history sends only the last messages; older pages come
         # through `prepend_history`.
@@ -121,6 +125,14 @@ class Conversation:
             if msg.role is Role.USER and not msg.id.startswith(LOCAL_PREFIX):
                 return None
         return None
+
+    def gateway_user_rows(self) -> int | None:
+        """How many user rows the gateway's history holds, as far as this chat knows: its
+        confirmed user bubbles, when the whole history is loaded (None when it is not)."""
+        if self.history_start > 0 or self._window is not None:
+            return None
+        confirmed = DeliveryState.CONFIRMED
+        return sum(1 for m in self.messages if m.role is Role.USER and m.delivery is confirmed)
 
     def reset_watermark(self) -> None:
         """The gateway restarted (new replay_epoch): its seq numbering starts over."""
@@ -685,6 +697,7 @@ class Conversation:
 
     def _turn_over(self) -> None:
         """The turn ended: nothing blocks on the user any more, the spinner line goes."""
+        self.turns_ended += 1
         self.pending.clear()
         self.status_text = ""
 

@@ -41,6 +41,10 @@ from desktop.core.observers import Observers, Unsubscribe
 log = logging.getLogger(__name__)
 SESSION_GONE = "session no longer exists"
 NOT_CONFIRMED = "delivery not confirmed"
+# Said under a follow-up the outbox holds while the session's reply streams. No gateway names
+# its turns, and a busy prompt.submit is folded into the running turn (0.20.1, 0.22) or cuts it
+# off (0.19): held here, each follow-up becomes its own turn, bound to its own reply.
+HELD = "Queued: sends when the reply finishes"
 
 
 class GatewayPort(Protocol):
@@ -61,6 +65,19 @@ class GatewayPort(Protocol):
 
     async def resume(self, session_key: str) -> str | None:
         """Resume the session by its stored id; its new runtime id, None when it is gone."""
+        ...
+
+    def turn_state(self, session_key: str) -> tuple[bool, int] | None:
+        """(a turn is running, how many turns have ended) of the session's chat; None when
+        the client does not follow the session."""
+        ...
+
+    def user_rows(self, session_key: str) -> int | None:
+        """How many user rows the session's gateway history holds (None: not known)."""
+        ...
+
+    def watch(self, session_key: str, callback: Callable[[], None]) -> Unsubscribe | None:
+        """`callback()` whenever the session's chat changes; None when it is not followed."""
         ...
 
 
@@ -122,6 +139,12 @@ class Outbox:
         self._timers: dict[tuple[str, str], TimerHandle] = {}
         self._sending: set[str] = set()
         self._resumed: set[str] = set()
+        # Per session: the turns-ended count of its chat when our last prompt was written. Until
+        # the count moves past it that prompt's turn is not over and the next one is held.
+        self._turn_marks: dict[tuple[str, str], int] = {}
+        self._watches: dict[tuple[str, str], Unsubscribe] = {}
+        self._settle_watches: dict[tuple[str, str], Unsubscribe] = {}
+        self._settling: set[asyncio.Task[None]] = set()
         self._state_listeners: _ByProfile[StateListener] = _ByProfile("outbox state")
         self._removed_listeners: _ByProfile[StateListener] = _ByProfile("outbox removed")
         self._restore_listeners: _ByProfile[RestoreListener] = _ByProfile("outbox restore")
@@ -250,7 +273,11 @@ class Outbox:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
-        workers = list(self._workers.values())
+        for watches in (self._watches, self._settle_watches):
+            for unwatch in watches.values():
+                unwatch()
+            watches.clear()
+        workers = list(self._workers.values()) + list(self._settling)
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
@@ -265,12 +292,20 @@ class Outbox:
         *,
         profile_id: str | None = None,
     ) -> ReconcileResult:
-        """Settle UNCONFIRMED prompts of a session from its `session.activate` snapshot.
+        """Settle UNCONFIRMED prompts of a session from its `session.activate` snapshot (or
+        its `session.history`).
 
-        A prompt is CONFIRMED when it is the snapshot's `inflight.user` or a user row at or
-        after the history length recorded when it was sent. When the history (given, or the
-        snapshot's messages) provably lacks it, it FAILS with "delivery not confirmed" and is
-        restored to the composer, unless the gateway de-duplicates refs (then it is re-sent).
+        A prompt is CONFIRMED when it is the snapshot's `inflight.user`, or a user row at or
+        after its `history_mark`: a row position on a gateway that pages its history (the
+        embedded one, whose page says its `offset`), else a count of user rows (0.19, 0.20.1
+        and 0.22 list tool rows, and their `count`/`message_count` are raw row counts, so
+        only user rows are counted the same way on both sides). It FAILS with "delivery not
+        confirmed" and goes back to the composer only when the rows are the whole history
+        and provably lack it, unless the gateway de-duplicates refs (then it is re-sent).
+
+        An omitted snapshot (`messages_omitted`, 0.20.1 and 0.22), one without messages or a
+        partial one (`history_start`) proves nothing: its prompts stay unresolved, for
+        `session.history` to settle.
         """
         result = ReconcileResult()
         waiting = [
@@ -282,14 +317,15 @@ class Outbox:
             return result
         inflight = snapshot.get("inflight") or {}
         inflight_user = inflight.get("user") if isinstance(inflight, Mapping) else None
-        rows: Any = history.get("messages") if history is not None else snapshot.get("messages")
-        known = isinstance(rows, list)
-        # A paged history (embedded gateway) says where its rows start; indices are absolute.
-        first = history.get("offset") if history is not None else None
-        base = first if isinstance(first, int) and not isinstance(first, bool) else 0
-        user_rows = (
-            [(base + i, _row_text(m)) for i, m in enumerate(rows) if _is_user(m)] if known else []
-        )
+        rows, base = _rows_of(snapshot, history)
+        known = rows is not None
+        by_user = _by_user_rows(self._dialect(waiting[0].profile_id)) and base == 0
+        marked: list[tuple[int, str]] = []
+        if rows is not None:
+            users = [(base + i, _row_text(m)) for i, m in enumerate(rows) if _is_user(m)]
+            marked = [(n, text) for n, (_, text) in enumerate(users)] if by_user else users
+        # While the turn may still be starting, a prompt absent from the rows is not proof.
+        still_running = snapshot.get("running") is True and inflight_user is None
         used: set[int] = set()
         for entry in waiting:
             if isinstance(inflight_user, str) and _same(inflight_user, entry.text):
@@ -299,7 +335,7 @@ class Outbox:
             match = next(
                 (
                     i
-                    for i, text in user_rows
+                    for i, text in marked
                     if i >= entry.history_mark and i not in used and _same(text, entry.text)
                 ),
                 None,
@@ -307,7 +343,12 @@ class Outbox:
             if match is not None:
                 used.add(match)
                 result.confirmed.append(self._confirm(entry))
-            elif known and entry.history_mark >= base and not self._dedup(entry.profile_id):
+            elif (
+                known
+                and (by_user or entry.history_mark >= base)
+                and not still_running
+                and not self._dedup(entry.profile_id)
+            ):
                 result.failed.append(self._fail(entry, NOT_CONFIRMED))
             else:
                 result.unresolved.append(entry)
@@ -319,7 +360,10 @@ class Outbox:
         """Fetch the session's snapshot (and history when needed) and reconcile with them.
 
         The session is attached by the profile's port (the session router: activate, on 4001
-        resume), which adopts a new runtime id so the replies that follow show at once.
+        resume), which adopts a new runtime id so the replies that follow show at once. The
+        history is asked without `offset`/`limit` unless the gateway pages (`history_window`):
+        0.22 refuses them, 0.19 and 0.20.1 ignore them. A prompt still unresolved while the
+        session runs is settled again when that turn ends.
         """
         port = self._port(profile_id)
         if port is None:
@@ -340,20 +384,56 @@ class Outbox:
         history = await port.call(
             SESSION_HISTORY, {"session_id": runtime_id}, timeout=self.call_timeout
         )
-        second = self.reconcile(session_key, {}, history, profile_id=profile_id)
+        # The history of a running session (its snapshot says so) may not hold the prompt yet.
+        running = {"running": True} if snapshot.get("running") is True else {}
+        second = self.reconcile(session_key, running, history, profile_id=profile_id)
         result.confirmed += second.confirmed
         result.failed += second.failed
         result.unresolved = second.unresolved
+        if result.unresolved and running:
+            self._settle_after_turn(port, profile_id, session_key)
         return result
+
+    def _settle_after_turn(self, port: GatewayPort, profile_id: str, session_key: str) -> None:
+        """Reconcile the session again once its running turn has ended."""
+        key = (profile_id, session_key)
+        state = port.turn_state(session_key)
+        if state is None or key in self._settle_watches:
+            return
+        ended = state[1]
+
+        def news() -> None:
+            now = port.turn_state(session_key)
+            if now is not None and now[1] <= ended:
+                return
+            unwatch = self._settle_watches.pop(key, None)
+            if unwatch is not None:
+                unwatch()
+            task = asyncio.get_running_loop().create_task(self._settle_again(*key))
+            self._settling.add(task)
+            task.add_done_callback(self._settling.discard)
+
+        unwatch = port.watch(session_key, news)
+        if unwatch is not None:
+            self._settle_watches[key] = unwatch
+
+    async def _settle_again(self, profile_id: str, session_key: str) -> None:
+        try:
+            await self.reconcile_via(profile_id, session_key)
+        except GatewayError as exc:
+            log.info("settling %s again failed: %s", session_key, exc)  # the next connect does
 
     # -- workers ----------------------------------------------------------------------------
 
     def _port(self, profile_id: str) -> GatewayPort | None:
         return self._ports(profile_id)
 
-    def _dedup(self, profile_id: str) -> bool:
+    def _dialect(self, profile_id: str) -> Dialect | None:
         port = self._port(profile_id)
-        caps = port.dialect if port is not None else None
+        return port.dialect if port is not None else None
+
+    def _dedup(self, profile_id: str) -> bool:
+        caps = self._dialect(profile_id)
         return bool(caps is not None and caps.submission_ref)
 
     def _kick(self, profile_id: str, session_key: str) -> None:
@@ -392,10 +472,51 @@ class Outbox:
                 port = self._port(profile_id)
                 if port is None or not port.is_online():
                     return
+                if entry.state is DeliveryState.PENDING and self._hold(port, entry):
+                    return  # sent once the running turn ends (the watch kicks the worker)
                 if not await self._deliver(port, entry):
                     return
         finally:
             self._workers.pop((profile_id, session_key), None)
+
+    def _busy(self, port: GatewayPort, profile_id: str, session_key: str) -> bool:
+        """A turn runs in the session: one the gateway reports, or our last prompt's, whose
+        end has not been seen yet (its message.start may still be on its way)."""
+        state = port.turn_state(session_key)
+        if state is None:
+            return False
+        running, ended = state
+        mark = self._turn_marks.get((profile_id, session_key))
+        return running or (mark is not None and ended <= mark)
+
+    def _hold(self, port: GatewayPort, entry: OutboxEntry) -> bool:
+        """Keep a prompt while its session's turn runs; True when it was held."""
+        key = (entry.profile_id, entry.session_key)
+        if not self._busy(port, *key):
+            if entry.error == HELD:
+                self._note(entry, "")
+            return False
+        if entry.error != HELD:
+            self._note(entry, HELD)
+        if key not in self._watches:
+            unwatch = port.watch(entry.session_key, lambda: self._on_turn_news(port, key))
+            if unwatch is None:
+                return False  # the chat is not followed: nothing would ever release it
+            self._watches[key] = unwatch
+        return True
+
+    def _on_turn_news(self, port: GatewayPort, key: tuple[str, str]) -> None:
+        if self._busy(port, *key):
+            return
+        unwatch = self._watches.pop(key, None)
+        if unwatch is not None:
+            unwatch()
+        self._kick(*key)
+
+    def _note(self, entry: OutboxEntry, note: str) -> None:
+        """Change the line under a pending prompt (held or not) and tell its bubble."""
+        updated = self._store.outbox_update(entry.submission_ref, error=note)
+        self._emit(self._state_listeners, updated or replace(entry, error=note))
 
     def _next(self, profile_id: str, session_key: str) -> OutboxEntry | None:
         for e in self._store.outbox_entries(profile_id, session_key):
@@ -423,8 +544,13 @@ class Outbox:
                 entry = self._set(entry, wire=max(entry.wire, Wire.STAGED))
                 for att in entry.attachments:
                     await self._stage(port, runtime_id, att, caps)
-            entry = self._set(entry, wire=Wire.SUBMITTED, attempts=entry.attempts + 1)
-            params: dict[str, Any] = {"session_id": runtime_id, "text": entry.text}
+            marks = self._marks_before_write(port, entry, caps)
+            entry = self._set(entry, wire=Wire.SUBMITTED, attempts=entry.attempts + 1, **marks)
+            # `queued`: should the session be busy after all (another client's turn), 0.20.1
+            # and 0.22 run this as its own turn instead of folding it into the running one.
+            # 0.19 and the embedded gateway ignore it; a gateway refusing it (4000) has it
+            # left out by the client.
+            params: dict[str, Any] = {"session_id": runtime_id, "text": entry.text, "queued": True}
             if dedup:
                 params["submission_ref"] = ref
             await port.call(PROMPT_SUBMIT, params, timeout=self.call_timeout)
@@ -441,7 +567,8 @@ class Outbox:
             self._set(entry, wire=max(prior_wire, _staged(entry)))
             return False
         except RpcError as exc:
-            # A definite answer: this attempt's prompt did not run.
+            # A definite answer: this attempt's prompt did not run (so no turn of it ends).
+            self._turn_marks.pop((entry.profile_id, entry.session_key), None)
             self._set(entry, wire=max(prior_wire, _staged(entry)))
             return await self._on_rpc_error(entry, exc)
         except (AttachmentError, _Fail) as exc:
@@ -451,6 +578,31 @@ class Outbox:
             self._sending.discard(ref)
         self._confirm(entry)
         return True
+
+    def _marks_before_write(
+        self, port: GatewayPort, entry: OutboxEntry, caps: Dialect | None
+    ) -> dict[str, Any]:
+        """Recorded right before prompt.submit is written: where its turn ends, and where its
+        user row can be in the gateway's history (see `reconcile`)."""
+        key = (entry.profile_id, entry.session_key)
+        state = port.turn_state(entry.session_key)
+        if state is None:
+            self._turn_marks.pop(key, None)
+        else:
+            self._turn_marks[key] = state[1]
+        if not _by_user_rows(caps):
+            return {}  # a paging gateway: the mark is a row position, set when queued
+        return {"history_mark": self._user_rows(port, entry)}
+
+    def _user_rows(self, port: GatewayPort, entry: OutboxEntry) -> int:
+        """User rows the gateway holds before this prompt: what the chat shows of them, or the
+        local cache when the chat is not loaded (a low count can only let an older identical
+        prompt pass for this one; a high one would restore a prompt that ran)."""
+        known = port.user_rows(entry.session_key)
+        if known is not None:
+            return known
+        cached = self._store.messages(entry.profile_id, entry.session_key)
+        return sum(1 for m in cached if m.role == "user")
 
     async def _on_rpc_error(self, entry: OutboxEntry, exc: RpcError) -> bool:
         entry = self._store.outbox_get(entry.submission_ref) or entry
@@ -627,6 +779,29 @@ class _ByProfile(Generic[L]):
             if observers is not None:
                 failed += observers.emit(call)
         return failed
+
+
+def _by_user_rows(caps: Dialect | None) -> bool:
+    """Whether history marks count user rows (a gateway that sends its whole history) or
+    are row positions (one that pages it, `history_window`)."""
+    return caps is not None and not caps.history_window
+
+
+def _rows_of(
+    snapshot: Mapping[str, Any], history: Mapping[str, Any] | None
+) -> tuple[list[Any] | None, int]:
+    """The rows that can prove a prompt ran, and the position of the first; None: unknown."""
+    if history is not None:
+        rows = history.get("messages")
+        first = history.get("offset")
+        base = first if isinstance(first, int) and not isinstance(first, bool) else 0
+        return (rows, base) if isinstance(rows, list) else (None, 0)
+    rows = snapshot.get("messages")
+    start = snapshot.get("history_start")
+    partial = isinstance(start, int) and not isinstance(start, bool) and start > 0
+    if snapshot.get("messages_omitted") is True or partial or not isinstance(rows, list):
+        return None, 0
+    return rows, 0
 
 
 def _is_user(row: Any) -> bool:

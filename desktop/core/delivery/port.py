@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from desktop.core.chats.router import SessionRouter
 from desktop.core.link.dialect import Dialect
 from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ConnectionState
+from desktop.core.observers import Unsubscribe
 
 
 class SupervisorPort:
@@ -41,3 +43,18 @@ class SupervisorPort:
 
     async def resume(self, session_key: str) -> str | None:
         return await self._router.resume(session_key)
+
+    def turn_state(self, session_key: str) -> tuple[bool, int] | None:
+        """(running, turns ended so far) of the routed session; None when it is not routed."""
+        conv = self._router.conversation(session_key)
+        return None if conv is None else (conv.running, conv.turns_ended)
+
+    def user_rows(self, session_key: str) -> int | None:
+        """How many user rows the session's gateway history holds, as far as the client knows."""
+        conv = self._router.conversation(session_key)
+        return None if conv is None else conv.gateway_user_rows()
+
+    def watch(self, session_key: str, callback: Callable[[], None]) -> Unsubscribe | None:
+        """`callback()` on every change of the routed session's chat (None: not routed)."""
+        conv = self._router.conversation(session_key)
+        return None if conv is None else conv.add_listener(lambda _conv: callback())

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from desktop.core.chats.conversation import LOCAL_PREFIX
 from desktop.core.chats.index import SessionIndex, title_from
-from desktop.core.delivery.outbox import Outbox, OutboxError
+from desktop.core.delivery.outbox import HELD, Outbox, OutboxError
 from desktop.core.disk.store import OutboxEntry
 from desktop.core.errors import StorageError
 from desktop.core.listeners import Notify, notice
@@ -88,7 +88,9 @@ class PromptBubbles:
             local[message_id] = bubble
         bubble.text = entry.text
         bubble.delivery = entry.state
-        bubble.delivery_error = entry.error if entry.state is DeliveryState.FAILED else ""
+        # The line under the bubble: why it failed, or that it waits for the running reply.
+        held = entry.state is DeliveryState.PENDING and entry.error == HELD
+        bubble.delivery_error = entry.error if entry.state is DeliveryState.FAILED or held else ""
         conv = self._feed.ensure(key)
         if is_new:
             conv.append_local(bubble)

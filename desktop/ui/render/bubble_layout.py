@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
-from desktop.ui.render.delivery import bubble_error_text
+from desktop.ui.render.delivery import bubble_error_text, has_note
 from desktop.ui.render.document import (
     SafeDocument,
     code_block_rects,
@@ -316,7 +316,7 @@ def build_layout(
     lay.footer = QRectF(0, y, 0, FOOTER_H)
     y += FOOTER_H
 
-    if user and msg.delivery in (DeliveryState.FAILED, DeliveryState.UNCONFIRMED):
+    if user and has_note(msg):
         y += SECTION_GAP / 2
         lay.error_rect = QRectF(0, y, inner_max, fm.lineSpacing())
         y += fm.lineSpacing()

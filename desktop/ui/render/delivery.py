@@ -16,8 +16,18 @@ def failure_label(error: str) -> str:
     return f"Not sent: {error}"
 
 
+def has_note(msg: ChatMessage) -> bool:
+    """Whether a prompt bubble carries a line under it: failed, being checked, or held."""
+    if msg.delivery in (DeliveryState.FAILED, DeliveryState.UNCONFIRMED):
+        return True
+    return msg.delivery is DeliveryState.PENDING and bool(msg.delivery_error)
+
+
 def bubble_error_text(msg: ChatMessage) -> str:
-    """The line under a prompt bubble that did not get through (or is being checked)."""
+    """The line under a prompt bubble that did not get through (or is being checked, or waits
+    for the running reply before it is sent)."""
     if msg.delivery is DeliveryState.UNCONFIRMED:
         return CHECKING
+    if msg.delivery is DeliveryState.PENDING:
+        return msg.delivery_error  # "Queued: sends when the reply finishes", or nothing
     return failure_label(msg.delivery_error)

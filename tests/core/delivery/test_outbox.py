@@ -32,8 +32,19 @@ TIMEOUT = "timeout"  # the agent runs it, the reply never comes (socket still up
 
 
 class FakeGateway:
-    def __init__(self, *, dedup: bool, online: bool = True, file_attachments: bool = False):
-        self.dialect = Dialect(submission_ref=dedup, file_attachments=file_attachments)
+    def __init__(
+        self,
+        *,
+        dedup: bool,
+        online: bool = True,
+        file_attachments: bool = False,
+        pages: bool = False,
+    ):
+        self.dialect = Dialect(
+            submission_ref=dedup, file_attachments=file_attachments, history_window=pages
+        )
+        # User rows the client knows the session's history holds (a real line's marks).
+        self.user_count: int | None = None
         self.dedup = dedup
         self.online = online
         self.calls: list[tuple[str, dict[str, Any]]] = []
@@ -51,6 +62,16 @@ class FakeGateway:
 
     def is_online(self) -> bool:
         return self.online
+
+    # No chat is followed here: no turn holds a prompt, no user rows are known.
+    def turn_state(self, session_key: str) -> tuple[bool, int] | None:
+        return None
+
+    def user_rows(self, session_key: str) -> int | None:
+        return self.user_count
+
+    def watch(self, session_key: str, callback: Callable[[], None]) -> Callable[[], None] | None:
+        return None
 
     def submits(self) -> list[dict[str, Any]]:
         return [p for m, p in self.calls if m == "prompt.submit"]
@@ -197,7 +218,12 @@ async def test_entry_and_ref_are_persisted_before_the_first_byte_is_sent(store: 
     await outbox.idle()
     assert seen == [("pending", Wire.SUBMITTED, "prompt.submit")]
     assert gw.submits() == [
-        {"session_id": "rt1", "text": "hello", "submission_ref": entry.submission_ref}
+        {
+            "session_id": "rt1",
+            "text": "hello",
+            "queued": True,
+            "submission_ref": entry.submission_ref,
+        }
     ]
 
 
@@ -291,6 +317,7 @@ async def test_legacy_reconcile_not_found_fails_restores_then_deletes(
     keeper = DraftKeeper(store, ManualClock())
     outbox.on_restore(lambda e: keeper.restore(e.session_key, e.text, e.attachments).saved)
     # The same words were sent earlier (history row 0): that must not confirm this one.
+    gw.user_count = 1
     outbox.submit("p", "s1", "rt1", "yes", [image], history_len=2)
     await outbox.idle()
     history = {
@@ -308,6 +335,7 @@ async def test_legacy_reconcile_not_found_fails_restores_then_deletes(
 async def test_history_row_after_the_mark_confirms(store: Store) -> None:
     gw = FakeGateway(dedup=False)
     gw.script["prompt.submit"] = [DROP_REPLY]
+    gw.user_count = 1  # one user row ("yes") before it
     outbox = _make(store, gw)
     outbox.submit("p", "s1", "rt1", "yes", history_len=2)
     await outbox.idle()
@@ -325,7 +353,7 @@ async def test_history_row_after_the_mark_confirms(store: Store) -> None:
 
 async def test_a_paged_history_tail_is_read_at_its_offset(store: Store) -> None:
     """A gateway sends only the tail of a long history (`offset` says where it starts)."""
-    gw = FakeGateway(dedup=False)
+    gw = FakeGateway(dedup=False, pages=True)
     gw.script["prompt.submit"] = [DROP_REPLY, DROP_REPLY]
     outbox = _make(store, gw)
     outbox.submit("p", "s1", "rt1", "yes", history_len=1000)

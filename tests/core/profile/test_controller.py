@@ -264,6 +264,7 @@ async def test_a_disk_error_reaches_the_user_while_a_busy_gateway_is_retried_qui
             return r.gw.handle(method, params)
 
         r.net.handler = busy_once
+        r.gw.runs_turns = True  # "second" waits for the turn of "first" to end
         await r.online()
         await settle(lambda: not busy, "the first attempt refused")
         await r.outbox.idle()

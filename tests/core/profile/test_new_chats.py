@@ -14,6 +14,7 @@ async def test_send_on_a_new_chat_creates_the_session_once_and_sends_the_prompt_
     tmp_path: Path,
 ) -> None:
     async with rig(tmp_path) as r:
+        r.gw.runs_turns = True  # the second prompt waits for the first one's turn to end
         await r.online()
         temp = r.ctl.create_session()
         r.ctl.send(temp, "hello there", ())
