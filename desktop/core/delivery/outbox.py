@@ -256,6 +256,10 @@ class Outbox:
 
     def on_online(self, profile_id: str | None = None) -> None:
         """The profile (or every profile) is connected: start sending what is queued."""
+        # The sessions were attached again (a snapshot, or a replay of what was missed): their
+        # chats say now whether a turn runs; a turn end lost with the old socket holds nothing.
+        for key in [k for k in self._turn_marks if profile_id in (None, k[0])]:
+            del self._turn_marks[key]
         self._offer_failed(profile_id)
         for e in self._store.outbox_entries(profile_id):
             self._kick(e.profile_id, e.session_key)
@@ -712,6 +716,8 @@ class Outbox:
         return done
 
     def _fail(self, entry: OutboxEntry, message: str) -> OutboxEntry:
+        # It did not run: no turn of it will end, the session's next prompt need not wait.
+        self._turn_marks.pop((entry.profile_id, entry.session_key), None)
         failed = self._set(entry, state=DeliveryState.FAILED, error=message)
         self._give_back(failed)
         return failed
