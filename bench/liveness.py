@@ -69,6 +69,9 @@ async def measure(data_dir: Path) -> tuple[float, float, float, float]:
         async def endpoint(self) -> Endpoint:
             return Endpoint(proxied, TOKEN)
 
+        def unresponsive(self, reason: str) -> None:
+            return None  # a proxy, not a child process: nothing to restart
+
         async def close(self) -> None:
             return None
 

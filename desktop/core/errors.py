@@ -69,13 +69,31 @@ class CallTimeoutError(GatewayError):
 
 
 class ConnectError(GatewayError):
-    """Opening a socket failed (refused, DNS, timeout, 5xx on the upgrade, ...)."""
+    """Opening a socket failed (refused, DNS, timeout, 5xx on the upgrade, ...).
 
-    def __init__(self, reason: str, *, retryable: bool = True, status: int | None = None) -> None:
+    `silent`: the peer said nothing at all in time (a timeout, not a refusal); for a gateway
+    child on this computer that means the process hangs.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        retryable: bool = True,
+        status: int | None = None,
+        silent: bool = False,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
         self.status = status
+        self.silent = silent
+
+
+# Why a live link was given up when the gateway went quiet past the liveness deadline.
+DEADLINE_PASSED = "heartbeat deadline passed"
+# Why a new link was given up when the gateway accepted it but never said gateway.ready.
+READY_TIMED_OUT = "timed out waiting for gateway.ready"
 
 
 class AuthError(ConnectError):

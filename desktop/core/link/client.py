@@ -17,6 +17,8 @@ from desktop.common.methods import GATEWAY_PING, READY_EVENT
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,
     CLOSE_TOO_BIG,
+    DEADLINE_PASSED,
+    READY_TIMED_OUT,
     AuthError,
     CallTimeoutError,
     ConnectError,
@@ -234,10 +236,14 @@ class JsonRpcGatewayClient:
                 if not link.dead or _cancelled_by_caller():
                     raise
                 # Our own invalidation (timeout, close, newer connect) cancelled the opener.
-                raise ConnectError(f"connecting to {self.url}: {link.death}") from None
+                raise ConnectError(
+                    f"connecting to {self.url}: {link.death}", silent=link.death == READY_TIMED_OUT
+                ) from None
             if link.dead:
                 self._spawn(self._close_quietly(transport))
-                raise ConnectError(f"connecting to {self.url}: {link.death}")
+                raise ConnectError(
+                    f"connecting to {self.url}: {link.death}", silent=link.death == READY_TIMED_OUT
+                )
             link.transport = transport
             self._last_inbound_at = self._clock.monotonic()
             self._spawn(self._read_loop(link, transport), link)
@@ -267,7 +273,7 @@ class JsonRpcGatewayClient:
 
     def _on_connect_timeout(self, link: _Link) -> None:
         if link is self._link and not link.dead:
-            self._fail_link(link, "timed out waiting for gateway.ready", None, notify=False)
+            self._fail_link(link, READY_TIMED_OUT, None, notify=False)
 
     async def _open_transport(self) -> Transport:
         return await self._factory(
@@ -319,8 +325,12 @@ class JsonRpcGatewayClient:
             abort = getattr(link.transport, "abort", None)
             if abort is not None:
                 # An abandoned socket is torn down at once (the peer sees FIN/RST): waiting
-                # for a close handshake on a dead link would keep it "live" for seconds.
-                abort()
+                # for a close handshake on a dead link would keep it "live" for seconds. The
+                # teardown must never raise past this point: on_closed below has to run.
+                try:
+                    abort()
+                except Exception as exc:
+                    log.warning("tearing down generation %d: %r", link.generation, exc)
             else:
                 self._spawn(self._close_quietly(link.transport))
         log.info("gateway %s generation %d closed: %s", self.url, link.generation, reason)
@@ -332,7 +342,9 @@ class JsonRpcGatewayClient:
     def _connect_failure(reason: str, code: int | None) -> ConnectError:
         if code in AUTH_CLOSE_CODES:
             return AuthError(f"gateway refused the connection: {reason}")
-        return ConnectError(f"connection lost before gateway.ready: {reason}")
+        return ConnectError(
+            f"connection lost before gateway.ready: {reason}", silent=reason == READY_TIMED_OUT
+        )
 
     async def _close_quietly(self, transport: Transport) -> None:
         try:
@@ -534,7 +546,7 @@ class JsonRpcGatewayClient:
             link.progress_at = now
             self._arm_deadline(link)
             return
-        self._fail_link(link, "heartbeat deadline passed", None, notify=True)
+        self._fail_link(link, DEADLINE_PASSED, None, notify=True)
 
     def _arm_heartbeat(self, link: _Link) -> None:
         if self._heartbeat_interval <= 0:

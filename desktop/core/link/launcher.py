@@ -101,6 +101,11 @@ class ProcessLauncher:
         self._lock = asyncio.Lock()
         self._closed = False
         self.starts = 0
+        # Set when the running child answered nothing in time: the next endpoint() kills it.
+        self._hung = ""
+        # How the last start failed before its ready line (exit code and last log line): the
+        # same failure twice in a row is no fluke, and retrying it forever helps nobody.
+        self._last_start_failure: str | None = None
 
     # A child that exits before its ready line: retried for the embedded gateway (a crash may be
     # a fluke), fatal for programs the user installed (a broken install stays broken).
@@ -133,14 +138,26 @@ class ProcessLauncher:
         return self._proc is not None and self._proc.returncode is None
 
     async def endpoint(self) -> Endpoint:
-        """Where the child listens, starting or restarting it first if it is not running."""
+        """Where the child listens, starting or restarting it first if it is not running (or
+        was found hung)."""
         async with self._lock:
             if self._closed:
                 raise ConnectError("launcher is closed", retryable=False)
+            if self._hung and self.running:
+                log.warning("gateway child pid %s hangs (%s): restarting it", self.pid, self._hung)
+                await self._stop_child(kill=True)
+            self._hung = ""
             if not self.running or self._url is None:
                 await self._stop_child()
                 self._url = await self._start_child()
             return Endpoint(self._url, self._token)
+
+    def unresponsive(self, reason: str) -> None:
+        """The running child answered nothing within the liveness deadline (stopped, deadlocked):
+        the next endpoint() kills it and starts a new one. A live process that says nothing is
+        never reconnected to for ever."""
+        if self.running:
+            self._hung = reason
 
     async def wait_exit(self) -> int | None:
         """Wait until the current child exits (crash or stop); its exit code, None if none."""
@@ -187,6 +204,7 @@ class ProcessLauncher:
             raise
         # Keep reading stdout so a chatty child never blocks on a full pipe.
         self._drain = asyncio.get_running_loop().create_task(self._drain_stdout(proc))
+        self._last_start_failure = None
         return url
 
     def _open_log(self) -> IO[bytes]:
@@ -202,7 +220,16 @@ class ProcessLauncher:
             raw = await proc.stdout.readline()
             if not raw:
                 code = await proc.wait()
-                reason = f"gateway exited with code {code} before ready: {self._tail()}"
+                tail = self._tail()
+                reason = f"gateway exited with code {code} before ready: {tail}"
+                failure = f"{code}:{_last_line(tail)}"
+                again = failure == self._last_start_failure
+                self._last_start_failure = failure
+                if again:
+                    raise LauncherStartError(
+                        f"the gateway stops at start with the same error each time (exit code "
+                        f"{code}): {_last_line(tail)}. Its log: {self._log_path}"
+                    )
                 if self.exit_before_ready_is_fatal:
                     raise LauncherStartError(reason)
                 raise LauncherError(reason)
@@ -216,13 +243,14 @@ class ProcessLauncher:
         while await proc.stdout.read(65536):
             pass
 
-    async def _stop_child(self) -> None:
+    async def _stop_child(self, *, kill: bool = False) -> None:
         proc, self._proc = self._proc, None
         self._url = None
         try:
             if proc is not None:
                 if proc.returncode is None:
-                    self._signal(proc, signal.SIGTERM)
+                    # A hung child (stopped, deadlocked) cannot act on SIGTERM: SIGKILL at once.
+                    self._signal(proc, signal.SIGKILL if kill else signal.SIGTERM)
                     try:
                         await asyncio.wait_for(proc.wait(), self._stop_timeout)
                     except TimeoutError:
@@ -353,3 +381,9 @@ class HermesServeLauncher(ProcessLauncher):
     def parse_ready(self, line: str) -> str | None:
         match = HERMES_READY.match(line)
         return f"ws://127.0.0.1:{match.group('port')}/api/ws" if match else None
+
+
+def _last_line(text: str) -> str:
+    """The last non-empty line of a log tail (where a Python traceback names its error)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else text.strip()

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from desktop.common.clock import Clock, TimerHandle
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,
+    DEADLINE_PASSED,
     AuthError,
     ConnectError,
     HermesQtError,
@@ -82,6 +83,8 @@ class LauncherPort(Protocol):
     """Starts (or restarts) the gateway a profile depends on and says where it listens."""
 
     async def endpoint(self) -> Endpoint: ...
+
+    def unresponsive(self, reason: str) -> None: ...
 
     async def close(self) -> None: ...
 
@@ -387,6 +390,8 @@ class ConnectionSupervisor:
             reason = _describe(exc)
             self._record(reason)
             self._drop_client(reason)
+            if self._launcher is not None and isinstance(exc, ConnectError) and exc.silent:
+                self._launcher.unresponsive(reason)  # our own child, silent on loopback: hung
             if is_fatal(exc):
                 self._emit(ConnectionState.FAILED, reason=reason)
                 return True
@@ -407,6 +412,8 @@ class ConnectionSupervisor:
             return False
         reason = self._lost_reason or "connection lost"
         self._record(reason)
+        if self._launcher is not None and reason == DEADLINE_PASSED:
+            self._launcher.unresponsive(reason)
         # No await between the loss and the RECONNECTING status: a dead peer's close handshake
         # can take the whole close timeout, and the user should not wait for it.
         self._drop_client(reason)

@@ -190,8 +190,10 @@ class WebSocketTransport:
         """Tear the socket down now, without a close handshake (the link is abandoned)."""
         self._closed = True
         transport = self._ws.transport
-        if transport is not None:
+        try:
             transport.abort()
+        except Exception as exc:  # already torn down (connection_lost has run), or no socket
+            log.debug("abort of a closed socket: %s", exc.__class__.__name__)
 
     async def close(self) -> None:
         self._closed = True
@@ -241,7 +243,7 @@ async def open_websocket(
     except InvalidHandshake as exc:
         raise ConnectError(f"handshake with {label} failed: {exc.__class__.__name__}") from exc
     except TimeoutError as exc:
-        raise ConnectError(f"opening {label} timed out") from exc
+        raise ConnectError(f"opening {label} timed out", silent=True) from exc
     except OSError as exc:
         # Refused, reset, unreachable, DNS failure (socket.gaierror is an OSError).
         raise ConnectError(f"cannot reach {label}: {exc.__class__.__name__}: {exc}") from exc

@@ -522,3 +522,20 @@ async def test_subscribing_during_dispatch_takes_effect_from_the_next_event() ->
         assert rec.types()[-2:] == ["message.start", "message.delta"]
     finally:
         await client.close()
+
+
+async def test_a_teardown_that_raises_still_reports_the_link_closed() -> None:
+    """An oversized frame closed the socket and its transport's abort() raises (connection_lost
+    already ran): the client must still say the link closed, or the supervisor stays ONLINE on
+    a dead socket with no heartbeat."""
+    client, gw, _clock, rec = await open_client()
+
+    def broken_abort() -> None:
+        raise AttributeError("'NoneType' object has no attribute 'abort'")
+
+    gw.peer.transport.abort = broken_abort  # type: ignore[attr-defined]
+    client.invalidate("frame too large", code=1009)
+    await settle()
+    assert [(reason, code) for reason, code, _ in rec.closed] == [("frame too large", 1009)]
+    assert client.state is ClientState.CLOSED
+    await client.close()
