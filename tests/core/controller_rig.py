@@ -80,7 +80,7 @@ class Gateway:
             return self.submit_error or {"ok": True}
         if method == "session.list":
             return {"sessions": self.listing}
-        if method in ("session.title", "session.delete", "session.interrupt"):
+        if method in ("session.title", "session.delete", "session.interrupt", "session.close"):
             return {}
         if method.endswith(".respond"):
             return {}

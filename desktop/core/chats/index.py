@@ -63,6 +63,9 @@ class SessionIndex:
         self._sessions = {r.key: SessionState(r.summary()) for r in store.sessions(profile_id)}
         self.open_key: str | None = None
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
+        # Deleted on the gateway this run: a session.list fetched before the delete must not
+        # bring them back (after a restart the gateway no longer lists them).
+        self._deleted: set[str] = set()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -134,6 +137,10 @@ class SessionIndex:
             self.open_key = None
         return True
 
+    def forget_listed(self, key: str) -> None:
+        """`key` was deleted on the gateway: never listed again from a `session.list` result."""
+        self._deleted.add(key)
+
     def note_prompt(self, key: str, text: str) -> None:
         """A prompt was queued in `key`: it moves to the top, previewed, titled if untitled."""
         state = self._sessions.get(key)
@@ -183,6 +190,8 @@ class SessionIndex:
             if not isinstance(row, dict) or not row.get("id"):
                 continue
             key = str(row["id"])
+            if key in self._deleted:
+                continue
             fields: dict[str, Any] = {
                 "title": str(row.get("title") or ""),
                 "preview": preview(str(row.get("preview") or "")),

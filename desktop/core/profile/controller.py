@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import Clock
-from desktop.common.methods import RESPOND, SESSION_DELETE, SESSION_INTERRUPT, SESSION_TITLE
+from desktop.common.methods import RESPOND, SESSION_INTERRUPT
 from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND
 from desktop.core.chats.router import SessionRouter
@@ -47,6 +47,7 @@ from desktop.core.models import (
 from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.profile.agent_commands import AgentCommands
 from desktop.core.profile.catchup import OnlineCatchUp
+from desktop.core.profile.chat_admin import ChatAdmin
 from desktop.core.profile.chat_events import SessionEvents
 from desktop.core.profile.composer_drafts import ComposerDrafts
 from desktop.core.profile.feed import ConversationFeed
@@ -128,6 +129,16 @@ class ProfileController:
         )
         self._commands = AgentCommands(
             supervisor, router, self._feed, notify, spawn=self._spawn, now=clock.wall
+        )
+        self._admin = ChatAdmin(
+            supervisor=supervisor,
+            router=router,
+            index=self._index,
+            feed=self._feed,
+            bubbles=self._bubbles,
+            is_online=self._port.is_online,
+            spawn=self._spawn,
+            notify=notify,
         )
         events = SessionEvents(router, self._index, notify)
         self._unsubs: list[Callable[[], None]] = [
@@ -281,23 +292,12 @@ class ProfileController:
             log.info("opening %s failed: %s", key, exc)
 
     def rename_session(self, key: str, title: str) -> None:
-        key = self._resolve(key)
-        if not self._index.rename(key, title) or is_temp_key(key):
-            return
-        runtime = self._router.runtime_id(key)
-        if runtime:
-            self._call_soon(SESSION_TITLE, {"session_id": runtime, "title": title})
+        """Retitle `key` here and on the gateway (by its runtime id); a refusal is told."""
+        self._admin.rename(self._resolve(key), title)
 
     def delete_session(self, key: str) -> None:
-        key = self._resolve(key)
-        runtime = self._router.runtime_id(key)
-        if not self._index.remove(key):
-            return
-        self._feed.forget(key)
-        self._bubbles.forget(key)
-        if runtime and not is_temp_key(key):
-            self._call_soon(SESSION_DELETE, {"session_id": runtime})
-        self._index.emit()
+        """Delete `key` on the gateway (by its stored id), then here; a refusal is told."""
+        self._admin.delete(self._resolve(key))
 
     def search(self, query: str) -> list[str]:
         return list(dict.fromkeys(hit.session_key for hit in self.search_hits(query)))

@@ -111,25 +111,6 @@ async def test_a_list_refresh_takes_new_titles_and_keeps_runtime_ids_and_marks(
         assert r.gw.calls("prompt.submit")[0]["session_id"] == "r1"
 
 
-async def test_deleting_a_session_removes_it_here_and_on_the_gateway(tmp_path: Path) -> None:
-    def seed(store: Store) -> None:
-        store.upsert_session("p", "s1", runtime_id="r1", title="Doomed")
-
-    async with rig(tmp_path, seed=seed) as r:
-        r.gw.runtime_of["s1"] = "r1"
-        await r.online()
-        r.ctl.open_session("s1")
-        await settle(lambda: bool(r.seen.of("on_session_messages")), "s1 resumed")
-
-        r.ctl.delete_session("s1")
-        await settle(lambda: bool(r.gw.calls("session.delete")), "deleted remotely")
-
-        assert r.ctl.sessions() == []
-        assert r.seen.of("on_sessions")[-1] == ([],)
-        assert r.gw.calls("session.delete") == [{"session_id": "r1"}]
-        assert r.store.session("p", "s1") is None
-
-
 # -- approvals and questions -------------------------------------------------------------------
 
 
