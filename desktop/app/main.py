@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,16 +158,46 @@ def run(paths: AppPaths, *, self_test: bool = False) -> int:
         return 0 if told and not self_test else 1
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    running = _Running()
     # Everything from here runs inside the loop: core objects may schedule work at once.
     try:
         with loop:
             code: int = loop.run_until_complete(
-                _run_window(app, loop, paths, instance, self_test=self_test)
+                _run_window(app, loop, paths, instance, running, self_test=self_test)
             )
+    except RuntimeError:
+        if running.core is None or running.finishing:
+            raise
+        # Qt ended its event loop by itself: it does so when the display goes away ("The X11
+        # connection broke"). Nothing can be shown any more; keep what the user typed.
+        code = _display_lost(running.core)
     finally:
         instance.release()
     QApplication.sendPostedEvents(None, 0)
     return code
+
+
+@dataclass
+class _Running:
+    """What the loop's coroutine built, for the way out when Qt stops the loop under it."""
+
+    core: Core | None = None
+    finishing: bool = False  # our own quit path (window, signal, self-test) ran
+
+
+def _display_lost(core: Core) -> int:
+    """Save drafts and the store without the loop; one line on stderr and in the log; exit 1."""
+    saved = core.drafts.flush()
+    core.store.close()
+    what = "drafts saved" if saved else "some drafts could not be saved"
+    log.error("the connection to the display was lost: hermes-qt stopped (%s)", what)
+    if sys.stderr is not None:
+        print(
+            f"hermes-qt: the connection to the display was lost; stopped ({what})",
+            file=sys.stderr,
+            flush=True,
+        )
+    return 1
 
 
 async def _run_window(
@@ -174,6 +205,7 @@ async def _run_window(
     loop: asyncio.AbstractEventLoop,
     paths: AppPaths,
     instance: SingleInstance,
+    running: _Running,
     *,
     self_test: bool,
 ) -> int:
@@ -195,6 +227,7 @@ async def _run_window(
     restore_hooks = install_exception_hooks(reporter)
     install_loop_handler(loop, reporter)
     core = Core(paths)
+    running.core = core
     prefs = core.preferences
     profiles = prefs.profiles()
     controllers = [core.controller_for(p) for p in profiles]
@@ -242,6 +275,7 @@ async def _run_window(
     done: asyncio.Future[int] = loop.create_future()
 
     def finish(code: int) -> None:
+        running.finishing = True
         if not done.done():
             done.set_result(code)
 

@@ -82,8 +82,8 @@ def test_dialog_only_where_someone_can_see_it() -> None:
     assert dialog_possible({"WAYLAND_DISPLAY": "wayland-0"})
 
 
-@pytest.fixture
-def xvfb() -> Iterator[str]:
+@contextlib.contextmanager
+def _xvfb_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     if not (shutil.which("Xvfb") and shutil.which("xdotool")):
         pytest.skip("needs Xvfb and xdotool (apt-get install xvfb xdotool)")
     # -displayfd: the server picks a free display and writes its number once it accepts clients.
@@ -99,10 +99,59 @@ def xvfb() -> Iterator[str]:
         with os.fdopen(read_end) as ready:
             number = ready.readline().strip()
         assert number, "Xvfb did not start"
-        yield f":{number}"
+        yield f":{number}", server
     finally:
         server.terminate()
         server.wait(10)
+
+
+@pytest.fixture
+def xvfb() -> Iterator[str]:
+    with _xvfb_server() as (display, _server):
+        yield display
+
+
+def _xdotool(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        ["xdotool", *args], env=env, capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_losing_the_display_ends_the_app_cleanly_with_the_draft_saved(tmp_path: Path) -> None:
+    """The X server dies under a running app with a half-typed message: one line saying so,
+    exit code 1, no traceback, and the draft is in the store (it used to stop with
+    'RuntimeError: Event loop stopped before Future completed')."""
+    root = tmp_path / "app"
+    with _xvfb_server() as (display, server):
+        env = _env(tmp_path, DISPLAY=display)
+        env.pop("QT_QPA_PLATFORM")
+        app = subprocess.Popen(
+            [sys.executable, "-m", "desktop", "--data-dir", str(root)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            window = _xdotool(env, "search", "--sync", "--onlyvisible", "--name", "^Hermes$")
+            _xdotool(env, "windowfocus", "--sync", window.split()[-1])
+            _xdotool(env, "type", "half a thought")
+            server.kill()
+            _, stderr = app.communicate(timeout=30)
+        finally:
+            if app.poll() is None:
+                app.kill()
+                app.wait()
+    assert app.returncode == 1
+    ours = [line for line in stderr.splitlines() if line.startswith("hermes-qt:")]
+    assert ours == ["hermes-qt: the connection to the display was lost; stopped (drafts saved)"]
+    assert "Traceback" not in stderr and "RuntimeError" not in stderr
+    with sqlite3.connect(root / "data" / "hermes-qt.sqlite3") as db:
+        texts = [row[0] for row in db.execute("SELECT text FROM drafts")]
+    assert "half a thought" in texts
 
 
 @pytest.mark.slow
