@@ -20,6 +20,15 @@ PROMPT_SUBMIT = "prompt.submit"
 ATTACHMENTS_CLEAR = "attachments.clear"
 IMAGE_ATTACH_BYTES = "image.attach_bytes"
 FILE_ATTACH_BYTES = "file.attach_bytes"
+# Hermes 0.22: ask to be sent the agent's questions as server->client requests (per socket).
+CLIENT_CAPABILITIES = "client.capabilities"
+# Hermes 0.22: an approval card is on screen (the gateway's approval timeout runs from here).
+APPROVAL_RECEIVED = "approval.received"
+# A server->client request, handed to session listeners as an event of this type (never on
+# the wire: the payload is `{id, method, params}`, like a snapshot's `open_requests` items).
+SERVER_REQUEST_EVENT = "server.request"
+# Hermes 0.22: a server->client request withdrawn (`{id, method, reason}`).
+REQUEST_CANCEL_EVENT = "request.cancel"
 # Hermes' own (the embedded gateway does not serve them).
 COMMANDS_CATALOG = "commands.catalog"
 SLASH_EXEC = "slash.exec"

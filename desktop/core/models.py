@@ -109,6 +109,20 @@ class Draft:
 
 
 @dataclass(frozen=True, slots=True)
+class Question:
+    """One question of a clarify request (Hermes 0.22 asks up to five in one card).
+
+    `choices` are the agent's suggestions as it labelled them (the first may end in
+    "(Recommended)"); a free-text answer is always allowed. `qid` keys the answer.
+    """
+
+    qid: str
+    text: str
+    choices: tuple[str, ...] = ()
+    multi_select: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     """A request the agent blocks on until the user answers it.
 
@@ -124,10 +138,22 @@ class ApprovalRequest:
     choices: tuple[str, ...] = ()
     # False when the gateway gave no request id (0.19 approvals): one was made up here.
     server_id: bool = True
+    # Asked as a server->client request (Hermes 0.22): the JSON-RPC id the answer replies to
+    # (also `request_id` then); "" when asked by an event and answered by a `*.respond` call.
+    reply_to: str = ""
+    # The gateway's own id of an approval (`params.request_id`), for `approval.received`.
+    gateway_id: str = ""
+    # A clarify request's questions, each answered by its qid (empty: one question, `title`).
+    questions: tuple[Question, ...] = ()
 
     @property
     def masked(self) -> bool:
         return self.kind in ("sudo", "secret")
+
+
+# What the user answers a request with: an approval choice (or True/False), one text (a
+# clarify answer, password, secret), or a multi-question clarify's `{qid: text}`.
+RequestAnswer = str | bool | dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,9 @@ from desktop.core.models import (
     Diagnostics,
     Draft,
     ModelChoice,
+    Question,
     ReconnectRecord,
+    RequestAnswer,
     SessionInfo,
     SessionSummary,
 )
@@ -27,7 +29,9 @@ __all__ = [
     "ChatBackend",
     "Diagnostics",
     "Draft",
+    "Question",
     "ReconnectRecord",
+    "RequestAnswer",
     "SearchHit",
 ]
 
@@ -109,9 +113,10 @@ class ChatBackend(Protocol):
         """Remove an unsent prompt and return it for editing in the composer."""
         ...
 
-    def respond(self, key: str, request_id: str, answer: str | bool) -> None:
-        """Answer a request: an approval choice (once/session/always/deny), a clarify answer,
-        a password or secret ("" skips), or "stop" for a turn waiting on what cannot be shown."""
+    def respond(self, key: str, request_id: str, answer: RequestAnswer) -> None:
+        """Answer a request: an approval choice (once/session/always/deny), a clarify answer
+        (one text, or `{qid: text}` for several questions), a password or secret ("" skips),
+        or "stop" for a turn waiting on what cannot be shown."""
 
     def commands(self) -> list[tuple[str, str]]:
         """The gateway's slash commands (name, description) as last listed; empty: none yet."""

@@ -227,6 +227,9 @@ class FakeGatewayPeer:
                 clock.call_later(
                     self.gateway.pong_delay, lambda: self.reply(msg["id"], {"ok": True})
                 )
+        elif method == "client.capabilities" and handler is None:
+            # Like a gateway that does not send requests (0.19, 0.20.1, embedded): unknown.
+            self.reply_error(msg["id"], -32601, "unknown method: client.capabilities")
         elif handler is not None:
             try:
                 self.reply(msg["id"], handler(msg.get("params") or {}))

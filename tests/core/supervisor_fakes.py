@@ -37,6 +37,7 @@ class FakeNet:
     caps: FakeCaps = field(default_factory=FakeCaps)
     handler: Handler | None = None
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    replies: list[tuple[int | str, Any]] = field(default_factory=list)
 
     @property
     def live(self) -> int:
@@ -89,6 +90,11 @@ class FakeClient:
         self.dialect = self.net.caps
         return self.net.caps
 
+    async def reply(self, request_id: int | str, result: Any) -> None:
+        if not self.connected:
+            raise NotConnectedError("not connected")
+        self.net.replies.append((request_id, result))
+
     async def call(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
     ) -> Any:
@@ -110,6 +116,10 @@ class FakeClient:
         self, type_: str, session_id: str | None = None, seq: int | None = None, **payload: Any
     ) -> None:
         event = Event(type_, session_id, payload, seq)
+        for listener in list(self._listeners):
+            listener(event, self.generation)
+
+    def emit_event(self, event: Event) -> None:
         for listener in list(self._listeners):
             listener(event, self.generation)
 

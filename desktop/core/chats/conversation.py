@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from desktop.common.methods import REQUEST_CANCEL_EVENT, SERVER_REQUEST_EVENT
 from desktop.core.chats.requests import (
     BLOCKING_KINDS,
     EXPIRE_EVENTS,
@@ -16,6 +17,7 @@ from desktop.core.chats.requests import (
     WAITING_KIND,
     reports_pending,
     request_from,
+    server_request,
     snapshot_requests,
     waiting_request,
 )
@@ -237,6 +239,32 @@ class Conversation:
         self.pending[request.request_id] = request
         return True
 
+    def _on_server_request(self, payload: dict[str, Any]) -> bool:
+        # Hermes 0.22 asks by a server->client request, keyed by its JSON-RPC id: the same
+        # request seen again (buffered during a reattach, then in the snapshot) shows once.
+        request = server_request(payload)
+        if request is None or request.request_id in self.pending:
+            return False
+        self.pending.pop(f"{self.key}:waiting", None)
+        self.pending[request.request_id] = request
+        return True
+
+    def _on_request_cancel(self, payload: dict[str, Any]) -> bool:
+        # The gateway withdrew it (interrupted, timed out, answered elsewhere).
+        raw = payload.get("id")
+        return self.pending.pop(str(raw), None) is not None if raw else False
+
+    def adopt_requests(self, snapshot: dict[str, Any]) -> None:
+        """What a snapshot says the agent waits on, when the rest of it is not loaded (the
+        session caught up by replay): a request asked while offline is never sent again,
+        only listed there (0.22's `open_requests`)."""
+        if snapshot.get("running") is not True:
+            return
+        before = dict(self.pending)
+        self._adopt_pending(snapshot)
+        if self.pending != before:
+            self._changed()
+
     def _on_expire(self, payload: dict[str, Any]) -> bool:
         request_id = _text(payload.get("request_id"))
         return self.pending.pop(request_id, None) is not None
@@ -339,7 +367,12 @@ class Conversation:
             if result is not None:
                 call.output = result if isinstance(result, str) else json.dumps(result)
             call.done = True
-            call.error = bool(payload.get("error"))
+            # Hermes 0.22 reports a failure inside the tool's own result object.
+            inner = payload.get("result")
+            failure = inner.get("error") if isinstance(inner, dict) else None
+            call.error = bool(payload.get("error")) or bool(failure)
+            if isinstance(failure, str) and failure.strip():
+                call.output = failure
         return True
 
     # -- load errors ---------------------------------------------------------------------
@@ -426,7 +459,9 @@ class Conversation:
         waiting = snapshot.get("status") == "waiting"
         kept: dict[str, ApprovalRequest] = {}
         for rid, request in self.pending.items():
-            if rid in listed or request.kind == WAITING_KIND:
+            if rid in listed or request.kind == WAITING_KIND or request.reply_to:
+                # Asked as a server request: such a gateway lists every open one, so one
+                # not listed is gone.
                 continue
             if request.kind in BLOCKING_KINDS:
                 # Not listed: still open only if the gateway says something blocks and it
@@ -439,7 +474,9 @@ class Conversation:
                 # that give approvals ids list the open ones in the snapshot.
                 kept[rid] = request
         kept.update(listed)
-        if waiting and not any(r.kind in BLOCKING_KINDS for r in kept.values()):
+        # "waiting" with nothing to show: the notice. Not when the gateway listed what it
+        # waits on (0.22's open approval makes the status "waiting" too).
+        if waiting and not listed and not any(r.kind in BLOCKING_KINDS for r in kept.values()):
             notice = waiting_request(self.key)
             kept[notice.request_id] = notice
         self.pending = kept
@@ -747,6 +784,8 @@ _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
     # reasoning.available carries the whole answer on 0.19: never rendered, not even as thinking.
     **{etype: partial(Conversation._on_request_event, etype) for etype in REQUEST_EVENTS},
     **{etype: Conversation._on_expire for etype in EXPIRE_EVENTS},
+    SERVER_REQUEST_EVENT: Conversation._on_server_request,
+    REQUEST_CANCEL_EVENT: Conversation._on_request_cancel,
 }
 
 

@@ -366,6 +366,8 @@ class SessionRouter:
                     self._suspects.discard(routed.stored_id)
                     if snap.get("running") is not True:
                         conv.set_running(False)  # stale busy: the server is idle
+                    # A question asked while offline is not replayed, only listed (0.22).
+                    conv.adopt_requests(snap)
                     self._emit_snapshot(routed.stored_id, snap)
                     return
                 conv.reset_watermark()

@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from desktop.common.clock import AsyncioClock, Clock, TimerHandle
-from desktop.common.methods import GATEWAY_PING, READY_EVENT
+from desktop.common.methods import CLIENT_CAPABILITIES, GATEWAY_PING, READY_EVENT
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,
     CLOSE_TOO_BIG,
@@ -33,7 +33,10 @@ from desktop.core.link.protocol import (
     Event,
     Invalid,
     Reply,
+    RequestId,
+    ServerRequest,
     decode_frame,
+    encode_reply,
     encode_request,
 )
 from desktop.core.link.transport import (
@@ -248,6 +251,7 @@ class JsonRpcGatewayClient:
             self._last_inbound_at = self._clock.monotonic()
             self._spawn(self._read_loop(link, transport), link)
             caps = await link.ready
+            await self._ask_for_server_requests(link, caps)
         except BaseException as exc:
             if link is self._link and not link.dead:
                 reason = str(exc) if isinstance(exc, GatewayError) else "connect cancelled"
@@ -270,6 +274,39 @@ class JsonRpcGatewayClient:
             caps.protocol_version,
         )
         return caps
+
+    async def _ask_for_server_requests(self, link: _Link, dialect: Dialect) -> None:
+        """Say, on this socket, that we answer the agent's questions as server->client
+        requests (Hermes 0.22 sends them only to a socket that said so, and withdraws an
+        approval at once otherwise). Done before connect() returns, so before any session is
+        reactivated on it. A gateway without the method (-32601) is left as it is."""
+        try:
+            result = await self._call_on(
+                link, CLIENT_CAPABILITIES, {"server_requests": True}, self._connect_timeout
+            )
+        except RpcError as exc:
+            dialect.learn(CLIENT_CAPABILITIES, None, exc.code, exc.message)
+            return
+        except CallTimeoutError:
+            log.info("%s: no answer to %s; going on without", self.url, CLIENT_CAPABILITIES)
+            return
+        except ConnectionLostError as exc:
+            raise ConnectError(f"connecting to {self.url}: {exc.reason}") from exc
+        asked = result.get("server_requests") if isinstance(result, dict) else None
+        if isinstance(asked, list):
+            dialect.server_requests = frozenset(m for m in asked if isinstance(m, str))
+
+    async def reply(self, request_id: RequestId, result: Any) -> None:
+        """Answer a server->client request (`ServerRequest.id`) with `result`. No reply comes
+        back; a request the gateway still holds after a reconnect is answered by its old id
+        from the new socket. NotConnectedError when there is no open socket to send it on."""
+        link = self._link
+        transport = link.transport if link is not None else None
+        if link is None or link.dead or transport is None or not self.is_open:
+            raise NotConnectedError("reply to a gateway request: not connected")
+        await self._send(link, transport, encode_reply(request_id, result))
+        if link.dead:
+            raise ConnectionLostError(link.death, generation=link.generation)
 
     def _on_connect_timeout(self, link: _Link) -> None:
         if link is self._link and not link.dead:
@@ -480,12 +517,15 @@ class JsonRpcGatewayClient:
             self.stats.oversized_frames += 1
             log.warning("ignored an oversized frame of %d chars", len(frame))
 
-    def _on_decoded(self, link: _Link, decoded: Event | Reply | Invalid) -> None:
+    def _on_decoded(self, link: _Link, decoded: Event | Reply | ServerRequest | Invalid) -> None:
         if isinstance(decoded, Invalid):
             self.stats.malformed_frames += 1
             log.warning("ignored an invalid frame: %s", decoded.reason)
         elif isinstance(decoded, Reply):
             self._on_reply(link, decoded)
+        elif isinstance(decoded, ServerRequest):
+            # Routed like a session event (by params.session_id); answered through reply().
+            self._on_event(link, decoded.as_event())
         else:
             self._on_event(link, decoded)
 

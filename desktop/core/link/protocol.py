@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from desktop.common.codec import dumps, loads
+from desktop.common.methods import SERVER_REQUEST_EVENT
 
 RequestId = int | str
 
@@ -49,7 +50,29 @@ class Invalid:
     reason: str
 
 
-Frame = Reply | Event | Invalid
+@dataclass(frozen=True, slots=True)
+class ServerRequest:
+    """A request the gateway asks of us (Hermes 0.22: `approval`, `clarify`, `sudo`, `secret`,
+    ids `srq-…`); answered by a reply frame to `id` (`encode_reply`), never by a call."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+    @property
+    def session_id(self) -> str | None:
+        """The runtime id of the session that asks (`params.session_id`)."""
+        sid = self.params.get("session_id")
+        return sid if isinstance(sid, str) and sid else None
+
+    def as_event(self) -> Event:
+        """The request as a session event (`SERVER_REQUEST_EVENT`): routed like any event
+        by its session id, with the payload a snapshot's `open_requests` items have."""
+        payload = {"id": self.id, "method": self.method, "params": self.params}
+        return Event(SERVER_REQUEST_EVENT, self.session_id, payload, None, payload)
+
+
+Frame = Reply | Event | ServerRequest | Invalid
 
 
 def encode_request(request_id: RequestId, method: str, params: dict[str, Any] | None = None) -> str:
@@ -105,6 +128,20 @@ def _decode_reply(msg: dict[str, Any]) -> Frame:
         return Invalid("error object without an integer code")
     message = err.get("message")
     return Reply(rid, error=ErrorObject(err["code"], str(message or ""), err.get("data")))
+
+
+def _decode_server_request(msg: dict[str, Any]) -> Frame:
+    method = msg["method"]
+    if not isinstance(method, str) or not method:
+        return Invalid("server request without a method name")
+    if "id" not in msg or not _is_id(msg["id"]):
+        return Invalid("unexpected notification from the server")
+    params = msg.get("params")
+    if params is None:
+        params = {}
+    elif not isinstance(params, dict):
+        return Invalid("server request params are not an object")
+    return ServerRequest(msg["id"], method, params)
 
 
 def _decode_event(msg: dict[str, Any]) -> Frame:
@@ -195,5 +232,5 @@ def decode_checked(msg: Any) -> Frame:
     if msg.get("method") == "event" and "id" not in msg:
         return _decode_event(msg)
     if "method" in msg:
-        return Invalid("unexpected request from the server")
+        return _decode_server_request(msg)
     return Invalid("neither a reply nor an event")

@@ -70,6 +70,8 @@ class GatewayClientPort(Protocol):
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
     ) -> Any: ...
 
+    async def reply(self, request_id: int | str, result: Any) -> None: ...
+
     def subscribe(self, listener: Callable[[Any, int], None]) -> Callable[[], None]: ...
 
     def on_closed(self, callback: Callable[[str, int | None, int], None]) -> Any: ...
@@ -243,6 +245,13 @@ class ConnectionSupervisor:
         if timeout is None:
             return await client.call(method, params)
         return await client.call(method, params, timeout=timeout)
+
+    async def reply(self, request_id: int | str, result: Any) -> None:
+        """Answer a server->client request on the live client; NotConnectedError when none."""
+        client = self.client
+        if client is None:
+            raise NotConnectedError(f"{self._profile.name}: not connected")
+        await client.reply(request_id, result)
 
     # -- intents -------------------------------------------------------------------------
 

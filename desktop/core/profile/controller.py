@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import Clock
-from desktop.common.methods import RESPOND, SESSION_INTERRUPT
+from desktop.common.methods import APPROVAL_RECEIVED, RESPOND, SESSION_INTERRUPT
 from desktop.core.chats.index import SessionIndex
-from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND
+from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND, clarify_result
 from desktop.core.chats.router import SessionRouter
 from desktop.core.delivery.outbox import Outbox
 from desktop.core.delivery.port import SupervisorPort
@@ -41,6 +41,7 @@ from desktop.core.models import (
     Draft,
     ModelChoice,
     ReconnectRecord,
+    RequestAnswer,
     SessionInfo,
     SessionSummary,
 )
@@ -91,7 +92,11 @@ class ProfileController:
         self._listeners: Observers[BackendListener] = Observers("backend")
         notify = self._listeners.emit
         self._index = SessionIndex(profile_id, store, clock, notify)
-        self._feed = ConversationFeed(router, self._index, clock, notify)
+        self._feed = ConversationFeed(
+            router, self._index, clock, notify, on_request_shown=self._request_shown
+        )
+        # Approvals whose card was announced to the gateway (`approval.received`): once each.
+        self._received: set[str] = set()
         self._drafts = ComposerDrafts(profile_id, drafts, store, notify)
         self._bubbles = PromptBubbles(
             profile_id,
@@ -350,7 +355,7 @@ class ProfileController:
     def edit_unsent(self, message_id: str) -> Draft | None:
         return self._bubbles.edit_unsent(message_id)
 
-    def respond(self, key: str, request_id: str, answer: str | bool) -> None:
+    def respond(self, key: str, request_id: str, answer: RequestAnswer) -> None:
         key = self._resolve(key)
         runtime = self._router.runtime_id(key)
         conv = self._feed.get(key)
@@ -358,8 +363,13 @@ class ProfileController:
         request = conv.answered(request_id) if conv is not None else None
         if request is None:
             self._listeners.emit(lambda listener: listener.on_approval_closed(key, request_id))
+        if request is not None and request.reply_to:
+            self._reply_soon(request, answer)
+            return
         if not runtime:
             return
+        if isinstance(answer, dict):
+            answer = next(iter(answer.values()), "")
         kind = request.kind if request is not None else None
         if kind is None:
             is_choice = isinstance(answer, bool) or answer in APPROVAL_CHOICES
@@ -385,6 +395,45 @@ class ProfileController:
         else:
             params["answer"] = str(answer)
             self._call_soon(RESPOND["clarify"], params)
+
+    def _reply_soon(self, request: ApprovalRequest, answer: RequestAnswer) -> None:
+        """Answer a server->client request (Hermes 0.22) by a reply to its id: the same id
+        answers it from a newer socket after a reconnect. Never logged (secrets)."""
+        result: dict[str, Any]
+        if request.kind == "approval":
+            if isinstance(answer, bool):
+                answer = "once" if answer else "deny"
+            result = {"choice": answer if answer in APPROVAL_CHOICES else "deny"}
+        elif request.kind == "clarify":
+            result = clarify_result(request, answer)
+        else:
+            result = {"value": "" if isinstance(answer, bool | dict) else answer}
+        self._spawn(self._reply_quietly(request.reply_to, result))
+
+    async def _reply_quietly(self, reply_to: str, result: dict[str, Any]) -> None:
+        try:
+            await self._sup.reply(reply_to, result)
+        except GatewayError as exc:
+            # Still open on the gateway: the next snapshot lists it and the card comes back.
+            notice(
+                self._listeners.emit,
+                "",
+                f"The answer was not sent ({exc}); asked again when the connection is back",
+            )
+
+    def _request_shown(self, key: str, request: ApprovalRequest) -> None:
+        """A card is on screen: a 0.22 approval's timeout runs from `approval.received`."""
+        if request.kind != "approval" or not request.gateway_id:
+            return
+        if request.request_id in self._received:
+            return
+        runtime = self._router.runtime_id(key)
+        if not runtime:
+            return
+        self._received.add(request.request_id)
+        self._call_soon(
+            APPROVAL_RECEIVED, {"session_id": runtime, "request_id": request.gateway_id}
+        )
 
     # -- what the agent offers (slash commands, models) --------------------------------------
 

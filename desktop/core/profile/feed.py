@@ -22,9 +22,16 @@ class ConversationFeed:
     """
 
     def __init__(
-        self, router: SessionRouter, index: SessionIndex, clock: Clock, notify: Notify
+        self,
+        router: SessionRouter,
+        index: SessionIndex,
+        clock: Clock,
+        notify: Notify,
+        *,
+        on_request_shown: Callable[[str, ApprovalRequest], None] | None = None,
     ) -> None:
         self._router = router
+        self._on_request_shown = on_request_shown
         self._index = index
         self._clock = clock
         self._notify = notify
@@ -193,6 +200,8 @@ class ConversationFeed:
 
     def _request_shown(self, key: str, request: ApprovalRequest) -> None:
         self._notify(lambda listener: listener.on_approval_request(key, request))
+        if self._on_request_shown is not None:
+            self._on_request_shown(key, request)
 
 
 def _changed_in_place(

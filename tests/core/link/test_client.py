@@ -539,3 +539,51 @@ async def test_a_teardown_that_raises_still_reports_the_link_closed() -> None:
     assert [(reason, code) for reason, code, _ in rec.closed] == [("frame too large", 1009)]
     assert client.state is ClientState.CLOSED
     await client.close()
+
+
+async def test_every_socket_asks_for_server_requests_and_a_request_reaches_listeners() -> None:
+    gw = FakeGateway()
+    gw.handlers["client.capabilities"] = lambda params: {"server_requests": ["approval", "clarify"]}
+    client, gw, _, rec = await open_client(gw)
+    try:
+        # Asked before connect() returned: before any session is reactivated on this socket.
+        [asked] = gw.peer.requests("client.capabilities")
+        assert asked["params"] == {"server_requests": True}
+        assert client.dialect is not None
+        assert client.dialect.server_requests == {"approval", "clarify"}
+        gw.peer.push(
+            {
+                "jsonrpc": "2.0",
+                "id": "srq-1",
+                "method": "approval",
+                "params": {"session_id": "s1", "request_id": "r1", "command": "rm -rf /x"},
+            }
+        )
+        await settle()
+        [(event, _)] = [(e, g) for e, g in rec.events if e.type == "server.request"]
+        assert event.session_id == "s1" and event.payload["id"] == "srq-1"
+        assert client.stats.malformed_frames == 0
+        await client.reply("srq-1", {"choice": "once"})
+        await settle()
+        assert gw.peer.received[-1] == {
+            "jsonrpc": "2.0",
+            "id": "srq-1",
+            "result": {"choice": "once"},
+        }
+        # The next socket asks again (the capability is per connection).
+        await client.connect()
+        assert len(gw.peer.requests("client.capabilities")) == 1 and len(gw.peers) == 2
+    finally:
+        await client.close()
+
+
+async def test_a_gateway_without_server_requests_is_learned_as_missing() -> None:
+    client, _, _, _ = await open_client()
+    try:
+        assert client.state is ClientState.OPEN
+        assert client.dialect is not None and client.dialect.server_requests == frozenset()
+        assert not client.dialect.has("client.capabilities")
+    finally:
+        await client.close()
+    with pytest.raises(NotConnectedError):
+        await client.reply("srq-1", {"choice": "deny"})

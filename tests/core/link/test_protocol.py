@@ -20,6 +20,7 @@ from desktop.core.link.protocol import (
     Event,
     Invalid,
     Reply,
+    ServerRequest,
     decode_frame,
     encode_event,
     encode_reply,
@@ -102,7 +103,11 @@ def test_event_decodes_type_session_payload_and_seq() -> None:
         '{"jsonrpc":"2.0","method":"event","params":{"payload":{}}}',  # no type
         '{"jsonrpc":"2.0","method":"event","params":{"type":"x","seq":"7"}}',
         '{"jsonrpc":"2.0","method":"event","params":{"type":"x","payload":[1]}}',
-        '{"jsonrpc":"2.0","id":9,"method":"server.request","params":{}}',
+        # A notification other than `event`, and server requests we cannot answer.
+        '{"jsonrpc":"2.0","method":"approval","params":{}}',
+        '{"jsonrpc":"2.0","id":true,"method":"approval","params":{}}',
+        '{"jsonrpc":"2.0","id":"srq-1","method":"approval","params":[1]}',
+        '{"jsonrpc":"2.0","id":"srq-1","method":7}',
     ],
 )
 def test_invalid_frames_are_values_not_exceptions(text: str) -> None:
@@ -137,12 +142,39 @@ def test_invalid_frames_are_values_not_exceptions(text: str) -> None:
 )
 def test_decode_never_raises_on_arbitrary_input(text: str) -> None:
     frame = decode_frame(text)
-    assert isinstance(frame, Reply | Event | Invalid)
+    assert isinstance(frame, Reply | Event | ServerRequest | Invalid)
+    if isinstance(frame, ServerRequest):
+        assert isinstance(frame.method, str) and isinstance(frame.params, dict)
     if isinstance(frame, Reply):
         assert (frame.error is None) or isinstance(frame.error.code, int)
     if isinstance(frame, Event):
         assert isinstance(frame.type, str) and frame.type
         assert isinstance(frame.payload, dict)
+
+
+def test_a_server_request_decodes_and_routes_as_a_session_event() -> None:
+    # Hermes 0.22's approval request, as captured on the wire (abridged).
+    text = (
+        '{"jsonrpc":"2.0","id":"srq-1d39a961bfc6","method":"approval","params":'
+        '{"session_id":"d87c333f","command":"rm -rf /x","request_id":"09d4",'
+        '"choices":["once","session","always","deny"]}}'
+    )
+    frame = decode_frame(text)
+    assert isinstance(frame, ServerRequest)
+    assert (frame.id, frame.method, frame.session_id) == (
+        "srq-1d39a961bfc6",
+        "approval",
+        "d87c333f",
+    )
+    event = frame.as_event()
+    assert (event.type, event.session_id, event.seq) == ("server.request", "d87c333f", None)
+    assert event.payload == {"id": frame.id, "method": "approval", "params": frame.params}
+    # The answer is a plain JSON-RPC result reply to the srq id.
+    assert json.loads(encode_reply(frame.id, {"choice": "once"})) == {
+        "jsonrpc": "2.0",
+        "id": "srq-1d39a961bfc6",
+        "result": {"choice": "once"},
+    }
 
 
 def test_current_ready_capabilities_are_read_field_by_field() -> None:
