@@ -41,7 +41,9 @@ does not have).
 Row A5 runs the gateway with a 0.5 s idle-session timeout (production 120 s).
 Rows A7 and A8 run the profile controller against real Hermes 0.20.1 / 0.19.0 whose scripted
 provider streams a `terminal` / `clarify` tool call while the fault proxy resets every
-connection; the client reconnects once the gateway blocks on the request.
+connection; the client reconnects once the gateway blocks on the request. Rows A7/A7c/A8
+ending -0.22 do the same on Hermes 0.22.2 (`approvals: {mode: manual}`), which asks by
+server->client requests (approval, a two-question clarify).
 Rows 16, 16-hermes and A1 use a 64 KiB frame limit (production 8 MiB) and a x20 virtual minute.
 """
 
@@ -95,6 +97,9 @@ EXPECTED: dict[str, str] = {
     "A6": "test_launch.py::test_a6_hermes_missing_or_broken_fails_once_with_the_reason",
     "A7-hermes-0.20.1": "test_agent.py::test_a7_approval_asked_offline_shown_after_reconnect",
     "A8-hermes": "test_agent.py::test_a8_question_asked_offline_on_legacy_hermes_is_stated",
+    "A7-hermes-0.22": "test_agent.py::test_a7_approval_asked_offline_on_hermes_022",
+    "A7c-hermes-0.22": "test_agent.py::test_a7c_approval_asked_connected_on_hermes_022",
+    "A8-hermes-0.22": "test_agent.py::test_a8_two_questions_asked_offline_on_hermes_022",
     "P1": "test_provider.py::test_p1_idle_keepalive_closed_by_provider",
     "P2": "test_provider.py::test_p2_provider_blackhole_mid_stream",
     "P3-503": "test_provider.py::test_p3_provider_reset_refused_5xx[503]",

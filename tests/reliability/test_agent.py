@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.core import test_hermes_requests as requests_022
 from tests.core.test_hermes_agent import DONE, agent, chmod_turn, clarify_turn, mode
 from tests.reliability.conftest import RecordFigure
-from tests.support.hermes_env import HERMES_019, HERMES_0201
+from tests.support.hermes_env import HERMES_019, HERMES_0201, HERMES_022
 
 pytestmark = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -69,3 +70,52 @@ async def test_a8_question_asked_offline_on_legacy_hermes_is_stated(
             f"cards {kinds}; running {a.conv(key).running}; replies {len(replies)}",
             kinds == ["waiting"] and not a.conv(key).running and len(replies) <= 1,
         )
+
+
+async def test_a7_approval_asked_offline_on_hermes_022(
+    tmp_path: Path, record_figure: RecordFigure
+) -> None:
+    got = await requests_022.approval_offline(tmp_path, HERMES_022)
+    record_figure(
+        "A7-hermes-0.22",
+        "0.22 approval (a server request) asked while offline: one card after the reconnect "
+        "(from open_requests, no 'cannot show' card); approving by the old srq id runs it once",
+        f"cards {got['cards']}, shown {got['shown_after']:.2f} s after reattach; replies "
+        f"{got['replies']}; command ran {got['ran']}",
+        got["cards"] == ["approval"] and got["replies"] == [requests_022.DONE] and got["ran"],
+    )
+
+
+async def test_a7c_approval_asked_connected_on_hermes_022(
+    tmp_path: Path, record_figure: RecordFigure
+) -> None:
+    got = await requests_022.approval_connected(tmp_path, HERMES_022)
+    record_figure(
+        "A7c-hermes-0.22",
+        "0.22 approval asked while connected: one card, approval.received sent once; "
+        "approving runs the command and the turn completes once",
+        f"cards {got['cards']}; approval.received x{got['received']}; replies "
+        f"{got['replies']}; command ran {got['ran']}",
+        got["cards"] == ["approval"]
+        and got["received"] == 1
+        and got["replies"] == [requests_022.DONE]
+        and got["ran"],
+    )
+
+
+async def test_a8_two_questions_asked_offline_on_hermes_022(
+    tmp_path: Path, record_figure: RecordFigure
+) -> None:
+    got = await requests_022.clarify_offline(tmp_path, HERMES_022)
+    answers = [r.get("user_response") for r in got["result"]["responses"]]
+    record_figure(
+        "A8-hermes-0.22",
+        "0.22 clarify with two questions asked while offline: one card with both; both "
+        "answers reach the agent; one reply",
+        f"cards {got['cards']}, questions {len(got['card'].questions)}; answers {answers}; "
+        f"replies {got['replies']}",
+        got["cards"] == ["clarify"]
+        and len(got["card"].questions) == 2
+        and answers[0] == "prod"
+        and got["replies"] == ["Deploying."],
+    )

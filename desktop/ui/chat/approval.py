@@ -4,24 +4,35 @@ Keyboard first: a new card takes focus (its first action, or its answer field), 
 between its actions, Enter activates the focused one and Esc takes the card's way out (Deny
 an approval, Skip a password or secret). Passwords and secrets are typed masked and the
 field is cleared the moment the answer is sent.
+
+A clarify request with several questions (Hermes 0.22 asks up to five at once), or one whose
+answer may pick several choices, is a form: per question its choices (radio buttons, or
+check boxes when several may be picked) and a free-text field, then Send answers. Tab walks
+through it, Space picks, Enter in a field or on Send sends the form.
 """
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QApplication,
+    QButtonGroup,
+    QCheckBox,
     QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QRadioButton,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.ui.backend import ApprovalRequest
+from desktop.ui.backend import ApprovalRequest, Question
 
 # approval choice -> (button label, accessible description)
 CHOICE_LABELS = {
@@ -39,6 +50,13 @@ _HEADINGS = {
 }
 # Sentinel answer of the "waiting" card's only button.
 STOP = "stop"
+# Sentinel value of a clarify form's Send: the answer is read from the whole form.
+_FORM = object()
+
+
+def _is_form(request: ApprovalRequest) -> bool:
+    """Several questions, or one whose answer may pick several choices: shown as a form."""
+    return len(request.questions) > 1 or any(q.multi_select for q in request.questions)
 
 
 class ApprovalCard(QFrame):
@@ -46,8 +64,9 @@ class ApprovalCard(QFrame):
 
     Signals:
         answered(str, object): request id and the answer: the approval choice (once,
-            session, always, deny), the clarify answer, the password/secret ("" skips), or
-            "stop" for a turn waiting on a request this app cannot show.
+            session, always, deny), the clarify answer (a form's: `{qid: text}`, several
+            picks as a JSON list), the password/secret ("" skips), or "stop" for a turn
+            waiting on a request this app cannot show.
     """
 
     answered = Signal(str, object)
@@ -83,6 +102,8 @@ class ApprovalCard(QFrame):
         row = QHBoxLayout()
         self.answer_edit: QLineEdit | None = None
         self.buttons: list[QPushButton] = []
+        # A clarify form: per question its choice buttons and its free-text field.
+        self._form: list[tuple[Question, list[QAbstractButton], QLineEdit]] = []
         self._escape: object | None = None
         self._done = False
         self.answered_with_focus = False
@@ -98,6 +119,11 @@ class ApprovalCard(QFrame):
             self._add(row, "Send", "Send it to the agent; it is not stored here", None)
             self._add(row, "Skip", "Answer nothing", "")
             self._escape = ""
+        elif request.kind == "clarify" and _is_form(request):
+            for question in request.questions:
+                self._question(lay, question)
+            row.addStretch(1)
+            self._add(row, "Send answers", "Send every answer to the agent", _FORM)
         elif request.kind == "waiting":
             row.addStretch(1)
             for label in request.choices or ("Stop the turn",):
@@ -111,7 +137,11 @@ class ApprovalCard(QFrame):
 
     def focus_first(self) -> None:
         """Keyboard focus to where the answer starts: the field, else the first action."""
-        target: QWidget | None = self.answer_edit or (self.buttons[0] if self.buttons else None)
+        first: QWidget | None = None
+        if self._form:
+            _, picks, edit = self._form[0]
+            first = picks[0] if picks else edit
+        target = first or self.answer_edit or (self.buttons[0] if self.buttons else None)
         (target or self).setFocus(Qt.FocusReason.OtherFocusReason)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -139,6 +169,51 @@ class ApprovalCard(QFrame):
         row.addWidget(edit, 3)
         return edit
 
+    def _question(self, lay: QVBoxLayout, question: Question) -> None:
+        label = QLabel(self)
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setText(question.text)
+        label.setWordWrap(True)
+        label.setObjectName("clarifyQuestion")
+        lay.addWidget(label)
+        picks: list[QAbstractButton] = []
+        # One choice: radio buttons, one Tab stop, arrows move, Space picks. Several: check
+        # boxes, each its own Tab stop (a button group would make them one stop).
+        group = QButtonGroup(self) if not question.multi_select else None
+        for choice in question.choices:
+            pick: QAbstractButton = (
+                QCheckBox(choice, self) if question.multi_select else QRadioButton(choice, self)
+            )
+            pick.setAccessibleName(f"{question.text} {choice}")
+            pick.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+            pick.installEventFilter(self)
+            if group is not None:
+                group.addButton(pick)
+            lay.addWidget(pick)
+            picks.append(pick)
+        edit = QLineEdit(self)
+        hint = "Or your own answer" if question.choices else "Your answer"
+        edit.setPlaceholderText(f"{hint}…")
+        edit.setAccessibleName(f"{question.text}: {hint.lower()}")
+        edit.returnPressed.connect(lambda: self._answer(_FORM))
+        edit.installEventFilter(self)
+        lay.addWidget(edit)
+        self._form.append((question, picks, edit))
+
+    def _form_answers(self) -> dict[str, str]:
+        """What the form says, per qid: a question left empty is left out (skipped)."""
+        out: dict[str, str] = {}
+        for question, picks, edit in self._form:
+            typed = edit.text().strip()
+            picked = [b.text() for b in picks if b.isChecked()]
+            if question.multi_select:
+                chosen = picked + ([typed] if typed else [])
+                if chosen:
+                    out[question.qid] = json.dumps(chosen, ensure_ascii=False)
+            elif typed or picked:
+                out[question.qid] = typed or picked[0]
+        return out
+
     def _add(self, row: QHBoxLayout, text: str, description: str, value: object) -> QPushButton:
         b = QPushButton(text, self)
         b.setAccessibleName(text)
@@ -158,7 +233,11 @@ class ApprovalCard(QFrame):
     def _answer(self, value: object) -> None:
         if self._done:
             return
-        if value is None:
+        if value is _FORM:
+            value = self._form_answers()
+            if not value:
+                return
+        elif value is None:
             value = self.answer_edit.text() if self.answer_edit is not None else ""
             if self.request.kind == "clarify":
                 value = str(value).strip()
@@ -170,6 +249,10 @@ class ApprovalCard(QFrame):
         self.answered_with_focus = focused is not None and self.isAncestorOf(focused)
         for b in self.buttons:
             b.setEnabled(False)
+        for _, picks, edit in self._form:
+            for pick in picks:
+                pick.setEnabled(False)
+            edit.setEnabled(False)
         if self.answer_edit is not None:
             if self.request.masked:
                 self.answer_edit.clear()  # the secret leaves the widget with the answer

@@ -1115,7 +1115,7 @@ class MainWindow(QMainWindow):
         key = self._session_key
         if backend is None or key is None:
             return
-        assert isinstance(answer, (bool, str))
+        assert isinstance(answer, bool | str | dict)
         backend.respond(key, request_id, answer)  # core drops the request: its card goes
         card = self.sender()
         had_focus = isinstance(card, ApprovalCard) and card.answered_with_focus
