@@ -194,7 +194,17 @@ async def test_14_gapped_and_reordered_seq(tmp_path: Path, record_figure: Record
 
 
 async def test_15_malformed_frames_ignored(tmp_path: Path, record_figure: RecordFigure) -> None:
-    garbage = ["{", "[]", '{"jsonrpc":"1.0"}', '{"jsonrpc":"2.0","id":true,"result":1}', "\x00"]
+    # The last one: an escaped emoji (Hermes writes ASCII JSON) 600 levels deep, which once
+    # raised out of the decoder and ended the reader with the link still looking alive.
+    deep = '{"a":' * 600 + '"\\ud83d\\ude00"' + "}" * 600
+    garbage = [
+        "{",
+        "[]",
+        '{"jsonrpc":"1.0"}',
+        '{"jsonrpc":"2.0","id":true,"result":1}',
+        "\x00",
+        '{"jsonrpc":"2.0","method":"event","params":{"type":"x","payload":' + deep + "}}",
+    ]
     injected = 0
 
     def inject(frame: str | bytes) -> list[str | bytes]:

@@ -495,14 +495,23 @@ class JsonRpcGatewayClient:
                 return
             self._last_inbound_at = monotonic()
             link.bytes_seen = transport.bytes_received
-            if type(frame) is str and len(frame) <= max_size:
-                decoded = decode_frame(frame)
-                if type(decoded) is Event:
-                    self._on_event(link, decoded)
-                    continue
-                self._on_decoded(link, decoded)
-            else:
-                self._on_odd_frame(frame)
+            try:
+                if type(frame) is str and len(frame) <= max_size:
+                    decoded = decode_frame(frame)
+                    if type(decoded) is Event:
+                        self._on_event(link, decoded)
+                        continue
+                    self._on_decoded(link, decoded)
+                else:
+                    self._on_odd_frame(frame)
+            except Exception as exc:
+                # Nothing may end the reader and leave the link looking alive (no frames read,
+                # the deadline fed by pongs): the link fails, and the next one re-syncs.
+                log.error("a frame could not be handled", exc_info=exc)
+                self._on_transport_lost(
+                    link, f"a frame could not be handled ({exc.__class__.__name__})", None
+                )
+                return
 
     def _on_transport_lost(self, link: _Link, reason: str, code: int | None) -> None:
         if link.dead or link is not self._link:

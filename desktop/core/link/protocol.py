@@ -195,7 +195,11 @@ def decode_frame(text: str | bytes) -> Frame:
     if _may_escape_a_surrogate(text):
         # A gateway may escape a lone surrogate (Hermes writes ASCII JSON): it could be
         # neither stored nor sent on, so it becomes U+FFFD here, once, for the whole client.
-        msg = _without_lone_surrogates(msg)
+        try:
+            msg = _without_lone_surrogates(msg)
+        except RecursionError:
+            # Hundreds of levels deep (no real frame is): refused like malformed JSON.
+            return Invalid("frame nested too deeply")
     # Hot path: a well-formed event, checked on exactly the fields an Event carries. The
     # decoder only makes plain dict/str/int, so `type() is` is exact (and keeps bools out).
     if type(msg) is dict and msg.get("method") == "event":

@@ -587,3 +587,20 @@ async def test_a_gateway_without_server_requests_is_learned_as_missing() -> None
         await client.close()
     with pytest.raises(NotConnectedError):
         await client.reply("srq-1", {"choice": "deny"})
+
+
+async def test_a_frame_that_breaks_the_handler_fails_the_link_instead_of_freezing() -> None:
+    """Whatever goes wrong handling one frame, the link is failed (and the supervisor
+    reconnects and re-syncs): the reader never just stops with the link looking alive."""
+    client, gw, _clock, rec = await open_client()
+
+    def broken(*_args: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    client._on_decoded = broken  # type: ignore[method-assign]
+    gw.peer.push({"jsonrpc": "2.0", "id": 999, "result": {}})
+    await settle()
+    assert [reason for reason, _, _ in rec.closed] == [
+        "a frame could not be handled (RecursionError)"
+    ]
+    await client.close()

@@ -306,3 +306,11 @@ def test_a_lone_surrogate_from_a_gateway_becomes_a_replacement_character() -> No
         dumps(event.payload).encode("utf-8")  # storable and sendable
     reply = decode_frame('{"jsonrpc":"2.0","id":1,"result":{"\\udfff":"v"}}')
     assert isinstance(reply, Reply) and reply.result == {"\ufffd": "v"}
+
+
+def test_a_deeply_nested_frame_with_an_escaped_surrogate_is_refused_not_raised() -> None:
+    """Hermes writes ASCII JSON, so an emoji arrives as "\\ud83d\\ude00"; 600 levels deep that
+    used to raise RecursionError out of decode_frame (which promises never to raise)."""
+    deep = '{"a":' * 600 + '"\\ud83d\\ude00"' + "}" * 600
+    frame = '{"jsonrpc":"2.0","method":"event","params":{"type":"x","payload":' + deep + "}}"
+    assert decode_frame(frame) == Invalid("frame nested too deeply")
