@@ -1,4 +1,5 @@
-"""Exactly-once delivery and follow-ups on every real Hermes line (0.19.0, 0.20.1.2, 0.22.2).
+"""Exactly-once delivery and follow-ups on every real Hermes line (0.19.0, 0.20.1.2, 0.22.2,
+0.21.5).
 
 One gateway per line; in one session, through the fault proxy:
 
@@ -13,6 +14,12 @@ One gateway per line; in one session, through the fault proxy:
   runs as its own turn: two bubbles, each with its own full reply, and the gateway's history
   holds both prompts once each, each followed by its own reply (0.20.1/0.22 would otherwise
   fold it into the running turn; 0.19 would interrupt it).
+
+- E1: after each of the three reconnects the earlier turns (each prompt and its reply, in
+  order) are still on screen (`Conversation.messages`) and in the local cache (`Store.messages`,
+  written as the app does: on each snapshot and at each turn end). 0.20.1 and 0.22 answer the
+  reconnect's activate with an omitted snapshot, which is no empty history. On 0.22.2 and
+  0.21.5 user rows are lost (EARLIER_LOST): an expected failure there until fixed.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from typing import Any
 
 import pytest
 
+from desktop.common.clock import AsyncioClock
+from desktop.core.chats.index import SessionIndex
 from desktop.core.delivery.outbox import HELD
 from desktop.core.models import Role
 from tests.reliability.conftest import RecordFigure
@@ -36,6 +45,7 @@ from tests.support.fault_proxy import FaultProxy
 from tests.support.hermes_env import (
     HERMES_019,
     HERMES_0201,
+    HERMES_0215,
     HERMES_022,
     HermesDist,
     hermes_gateway,
@@ -48,6 +58,7 @@ LINES = [
     pytest.param(HERMES_019, id="0.19.0"),
     pytest.param(HERMES_0201, id="0.20.1"),
     pytest.param(HERMES_022, id="0.22.2"),
+    pytest.param(HERMES_0215, id="0.21.5"),
 ]
 
 
@@ -95,6 +106,73 @@ def version(dist: HermesDist) -> str:
     return dist.version.split(".post")[0]
 
 
+Turns = list[tuple[str, str]]
+# Lines where the earlier turns are known not to survive a reconnect (E1 is an expected
+# failure there until fixed; an E1 that passes is recorded as a normal row).
+EARLIER_LOST = {
+    "0.22.2": "user rows of earlier turns gone from screen and cache after the reconnect",
+    "0.21.5": "user rows of earlier turns gone from screen and cache after the reconnect",
+}
+
+
+def cache_like_the_app(r: Rig, key: str) -> None:
+    """Write the chat to the local cache as the app does: on every snapshot the router takes,
+    and whenever no turn runs (a turn end)."""
+    index = SessionIndex(r.opt.profile_id, r.store, AsyncioClock(), lambda _call: None)
+    conv = r.router.conversation(key)
+    assert conv is not None
+
+    def changed(_conv: object) -> None:
+        if not conv.running:
+            index.cache_conversation(key, conv)
+
+    conv.add_listener(changed)
+    r.router.on_snapshot(lambda k, _snap: index.cache_conversation(k, conv) if k == key else None)
+
+
+def shown(r: Rig, key: str) -> Turns:
+    conv = r.router.conversation(key)
+    assert conv is not None
+    return [(m.role.value, m.text) for m in conv.messages if not m.streaming]
+
+
+def cached(r: Rig, key: str) -> Turns:
+    return [(m.role, m.text) for m in r.store.messages(r.opt.profile_id, key)]
+
+
+def kept(rows: Turns, earlier: Turns) -> int:
+    """How many of the earlier (role, text) rows are there, in order (a subsequence)."""
+    found, it = 0, iter(rows)
+    for want in earlier:
+        if any(row == want for row in it):
+            found += 1
+        else:
+            break
+    return found
+
+
+async def earlier_kept(r: Rig, key: str, earlier: Turns) -> tuple[str, bool]:
+    """After a reconnect: the earlier turns on screen and in the cache (waits for a history
+    the router fetches after an omitted snapshot); the figure's words and whether all are."""
+
+    def whole() -> bool:
+        return kept(shown(r, key), earlier) == kept(cached(r, key), earlier) == len(earlier)
+
+    with contextlib.suppress(AssertionError):  # the figure says what is missing
+        await until(whole, "earlier turns on screen and cached", 20)
+    words = (
+        f"earlier rows on screen {kept(shown(r, key), earlier)}/{len(earlier)}, "
+        f"cached {kept(cached(r, key), earlier)}/{len(earlier)}"
+    )
+    if not whole():
+        words += f" (on screen {_brief(shown(r, key))}, cached {_brief(cached(r, key))})"
+    return words, whole()
+
+
+def _brief(rows: Turns) -> list[tuple[str, str]]:
+    return [(role, text[:24]) for role, text in rows[-6:]]
+
+
 @pytest.mark.parametrize("dist", LINES)
 async def test_hermes_delivery_exactly_once_and_follow_ups(
     tmp_path: Path, dist: HermesDist, record_figure: RecordFigure
@@ -104,8 +182,11 @@ async def test_hermes_delivery_exactly_once_and_follow_ups(
     async with line_rig(tmp_path, dist) as (r, fake):
         key = await r.create_session()
         # A first turn: the agent is built (12-14 s) and the session has an earlier turn.
+        cache_like_the_app(r, key)
         r.submit(key, "warm up please")
         await r.wait_reply(key, "warm-up answer", 90)
+        earlier: Turns = [("user", "warm up please"), ("assistant", "warm-up answer")]
+        after: list[tuple[str, str, bool]] = []  # (cut, what was kept, all of it)
 
         # 20a: it ran and completed while the reply was held; then the link is cut.
         fake.script = [{"content": "cut answer one"}]
@@ -123,6 +204,8 @@ async def test_hermes_delivery_exactly_once_and_follow_ups(
         )
         rows = await gateway_rows(r, key)
         op = r.history.ops[cut.submission_ref]
+        earlier += [("user", cut.text), ("assistant", "cut answer one")]
+        after.append(("20a", *await earlier_kept(r, key, earlier)))
         record_figure(
             f"20a@{tag}",
             "cut after the gateway got prompt.submit, turn completed: confirmed, never "
@@ -156,6 +239,8 @@ async def test_hermes_delivery_exactly_once_and_follow_ups(
         await r.wait_reply(key, "held answer two", 60)
         rows = await gateway_rows(r, key)
         op = r.history.ops[held.submission_ref]
+        earlier += [("user", held.text), ("assistant", "held answer two")]
+        after.append(("20a-running", *await earlier_kept(r, key, earlier)))
         record_figure(
             f"20a-running@{tag}",
             "cut while the turn still runs (provider gate): confirmed, never restored; "
@@ -183,6 +268,7 @@ async def test_hermes_delivery_exactly_once_and_follow_ups(
         )
         rows = await gateway_rows(r, key)
         op = r.history.ops[lost.submission_ref]
+        after.append(("20b", *await earlier_kept(r, key, earlier)))
         record_figure(
             f"20b@{tag}",
             "cut before the gateway got prompt.submit: restored to the composer, not run",
@@ -244,6 +330,19 @@ async def test_hermes_delivery_exactly_once_and_follow_ups(
             and tail == expected_tail
             and submits(r, first.text) == 1
             and submits(r, second.text) == 1,
+        )
+
+        # E1: what each of the three reconnects above left of the earlier turns.
+        measured = "; ".join(f"after {cut}: {words}" for cut, words, _ in after)
+        whole = all(ok for _, _, ok in after)
+        if not whole and tag in EARLIER_LOST:
+            pytest.xfail(f"E1@{tag} ({EARLIER_LOST[tag]}): {measured}")
+        record_figure(
+            f"E1@{tag}",
+            "after each reconnect (20a, 20a-running, 20b) every earlier prompt and reply is "
+            "still on screen and in the local cache, in order",
+            measured,
+            whole,
         )
 
 
