@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 MIB = 1024 * 1024
 # The largest frame either side accepts (UTF-8 bytes). One constant so the embedded gateway
 # never sends what the client would refuse: a refused frame closes the socket (1009).
@@ -10,3 +12,43 @@ MAX_FRAME_BYTES = 8 * MIB
 MAX_IMAGE_BYTES = 10 * MIB
 # Largest other file staged with file.attach_bytes (inlined into the prompt when text).
 MAX_FILE_BYTES = 5 * MIB
+# A file the gateway reads as text (UTF-8, no NUL byte) is inlined into the prompt: at most this
+# many bytes. The composer refuses a larger one with this reason, before anything is staged.
+MAX_INLINE_TEXT_BYTES = 256 * 1024
+# Attachments one prompt (one turn) may carry; the gateway refuses the next one it is given.
+MAX_ATTACHMENTS = 10
+
+
+def is_inline_text(data: bytes) -> bool:
+    """Whether the gateway takes these file bytes for text (inlined, so MAX_INLINE_TEXT_BYTES)."""
+    sniffer = TextSniffer()
+    sniffer.feed(data)
+    return sniffer.done()
+
+
+class TextSniffer:
+    """Follows a file's bytes: is it all UTF-8 without a NUL byte (what the gateway inlines)?"""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._text = True
+
+    def feed(self, chunk: bytes) -> None:
+        if not self._text:
+            return
+        if b"\x00" in chunk:
+            self._text = False
+            return
+        try:
+            self._decoder.decode(chunk)
+        except UnicodeDecodeError:
+            self._text = False
+
+    def done(self) -> bool:
+        """True when every byte fed was text."""
+        if self._text:
+            try:
+                self._decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                self._text = False
+        return self._text

@@ -9,12 +9,18 @@ import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop.common.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
+from desktop.common.limits import (
+    MAX_ATTACHMENTS,
+    MAX_FILE_BYTES,
+    MAX_IMAGE_BYTES,
+    MAX_INLINE_TEXT_BYTES,
+    is_inline_text,
+)
 from desktop.gateway.faults import invalid_params
 from desktop.gateway.text import scrub
 
-MAX_INLINE_TEXT_BYTES = 256 * 1024
-MAX_STAGED = 10
+# The client checks the same limits before staging (one source: desktop/common/limits.py).
+MAX_STAGED = MAX_ATTACHMENTS
 _IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
@@ -108,7 +114,7 @@ def decode_attachment(
         mime = sniffed
         kind = "image"
     else:
-        kind = "text" if _is_text(data) else "binary"
+        kind = "text" if is_inline_text(data) else "binary"
         if kind == "text" and len(data) > MAX_INLINE_TEXT_BYTES:
             raise invalid_params(f"text file too large to inline (limit {MAX_INLINE_TEXT_BYTES})")
     meta = AttachmentMeta(
@@ -131,13 +137,3 @@ def _sniff_image(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
-
-
-def _is_text(data: bytes) -> bool:
-    if b"\x00" in data:
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True

@@ -107,6 +107,13 @@ EXPECTED: dict[str, str] = {
     "P3-reset": "test_provider.py::test_p3_provider_reset_refused_5xx[reset]",
     "P4": "test_provider.py::test_p4_provider_flap_soak",
     "P4/soak": "test_soak.py::test_soak_flapping_under_load",
+    # Issue 25, item 2 (engineer delivery): refused attachments never ride along.
+    "25-2a": "test_refused_attachments.py::"
+    "test_a_refused_attachment_leaves_nothing_staged_for_the_next_prompt",
+    "25-2b": "test_refused_attachments.py::"
+    "test_an_eleventh_attachment_is_refused_before_anything_is_staged",
+    "25-2c": "test_refused_attachments.py::"
+    "test_a_text_file_over_the_inline_limit_is_refused_with_its_reason",
 }
 NODE_PREFIX = "tests/reliability/"
 

@@ -17,6 +17,7 @@ from desktop.common.codes import (
     SESSION_BUSY,
     SESSION_NOT_FOUND,
 )
+from desktop.common.limits import MAX_ATTACHMENTS, MAX_INLINE_TEXT_BYTES, is_inline_text
 from desktop.common.methods import (
     ATTACHMENTS_CLEAR,
     FILE_ATTACH_BYTES,
@@ -543,11 +544,21 @@ class Outbox:
         self._sending.add(ref)
         try:
             if entry.attachments:
+                # Checked against the gateway's limits first: one refused attachment must not
+                # leave the ones before it staged, to ride along with the next prompt.
+                if len(entry.attachments) > MAX_ATTACHMENTS:
+                    raise _Fail(f"a message can carry at most {MAX_ATTACHMENTS} attachments")
+                methods = [_attach_method(att, caps) for att in entry.attachments]
                 if entry.wire >= Wire.STAGED:
                     await self._clear_staged(port, runtime_id)
                 entry = self._set(entry, wire=max(entry.wire, Wire.STAGED))
-                for att in entry.attachments:
-                    await self._stage(port, runtime_id, att, caps)
+                for att, method in zip(entry.attachments, methods, strict=True):
+                    attach = {
+                        "session_id": runtime_id,
+                        "content_base64": base64.b64encode(_read(att)).decode("ascii"),
+                        "filename": att.filename,
+                    }
+                    await port.call(method, attach, timeout=self.call_timeout)
             marks = self._marks_before_write(port, entry, caps)
             entry = self._set(entry, wire=Wire.SUBMITTED, attempts=entry.attempts + 1, **marks)
             # `queued`: should the session be busy after all (another client's turn), 0.20.1
@@ -573,6 +584,9 @@ class Outbox:
         except RpcError as exc:
             # A definite answer: this attempt's prompt did not run (so no turn of it ends).
             self._turn_marks.pop((entry.profile_id, entry.session_key), None)
+            if entry.attachments and entry.wire >= Wire.STAGED:
+                # What this attempt staged would go with the session's next prompt.
+                await self._clear_refused(port, runtime_id)
             self._set(entry, wire=max(prior_wire, _staged(entry)))
             return await self._on_rpc_error(entry, exc)
         except (AttachmentError, _Fail) as exc:
@@ -655,25 +669,13 @@ class Outbox:
             if exc.code != METHOD_NOT_FOUND:
                 raise
 
-    async def _stage(
-        self, port: GatewayPort, runtime_id: str, att: Attachment, caps: Dialect | None
-    ) -> None:
-        if is_image(att):
-            method = IMAGE_ATTACH_BYTES
-        else:
-            if caps is None or not caps.file_attachments:
-                raise _Fail(f"this gateway does not accept file attachments ({att.filename})")
-            method = FILE_ATTACH_BYTES
+    async def _clear_refused(self, port: GatewayPort, runtime_id: str) -> None:
+        """Clear what a refused submit staged; a lost link leaves it to the next attempt's
+        clear (an UNCONFIRMED or retried entry clears before staging again)."""
         try:
-            data = _read_local(att.path)
-        except OSError as exc:
-            raise _Fail(f"{att.filename}: the attachment's stored copy is missing") from exc
-        params = {
-            "session_id": runtime_id,
-            "content_base64": base64.b64encode(data).decode("ascii"),
-            "filename": att.filename,
-        }
-        await port.call(method, params, timeout=self.call_timeout)
+            await self._clear_staged(port, runtime_id)
+        except GatewayError as exc:
+            log.info("could not clear refused attachments: %s", exc)
 
     def _runtime_id(self, entry: OutboxEntry) -> str:
         cached = self._store.session(entry.profile_id, entry.session_key)
@@ -826,6 +828,27 @@ def _same(a: str, b: str) -> bool:
 def _staged(entry: OutboxEntry) -> int:
     """The wire mark after an attempt whose prompt.submit was not written."""
     return min(entry.wire, Wire.STAGED if entry.attachments else Wire.NOTHING)
+
+
+def _attach_method(att: Attachment, caps: Dialect | None) -> str:
+    """The attach method for one attachment; `_Fail` when the gateway would refuse it."""
+    if is_image(att):
+        return IMAGE_ATTACH_BYTES
+    if caps is None or not caps.file_attachments:
+        raise _Fail(f"this gateway does not accept file attachments ({att.filename})")
+    if att.size > MAX_INLINE_TEXT_BYTES and is_inline_text(_read(att)):
+        raise _Fail(
+            f"{att.filename} is a text file of {att.size // 1024} KiB; text files can be at "
+            f"most {MAX_INLINE_TEXT_BYTES // 1024} KiB"
+        )
+    return FILE_ATTACH_BYTES
+
+
+def _read(att: Attachment) -> bytes:
+    try:
+        return _read_local(att.path)
+    except OSError as exc:
+        raise _Fail(f"{att.filename}: the attachment's stored copy is missing") from exc
 
 
 def _read_local(path: str) -> bytes:

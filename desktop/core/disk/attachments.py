@@ -11,7 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from desktop.common.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES, MIB
+from desktop.common.limits import (
+    MAX_FILE_BYTES,
+    MAX_IMAGE_BYTES,
+    MAX_INLINE_TEXT_BYTES,
+    MIB,
+    TextSniffer,
+)
 from desktop.core.disk.store import Store
 from desktop.core.errors import HermesQtError
 from desktop.core.models import Attachment
@@ -63,11 +69,14 @@ class AttachmentStore:
         # The embedded gateway's own limits: what it would refuse is refused here, at once.
         max_image_bytes: int = MAX_IMAGE_BYTES,
         max_file_bytes: int = MAX_FILE_BYTES,
+        max_text_bytes: int = MAX_INLINE_TEXT_BYTES,
     ) -> None:
         self.root = Path(data_dir) / "attachments"
         self._store = store
         self.max_image_bytes = max_image_bytes
         self.max_file_bytes = max_file_bytes
+        # A text file is inlined into the prompt by the gateway, which takes less of it.
+        self.max_text_bytes = max_text_bytes
 
     def path_for(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
@@ -145,6 +154,9 @@ class AttachmentStore:
         self.root.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
         size = 0
+        # Whether the gateway will take it for text (UTF-8, no NUL, as limits.TextSniffer says),
+        # followed chunk by chunk; only a file over the text limit needs the answer.
+        text = TextSniffer() if mime not in IMAGE_MIMES else None
         fd, tmp_name = tempfile.mkstemp(prefix=".incoming-", dir=self.root)
         tmp = Path(tmp_name)
         try:
@@ -154,7 +166,15 @@ class AttachmentStore:
                     if size > limit:  # the file grew while we copied it
                         raise self._too_big(name, mime, size)
                     digest.update(chunk)
+                    if text is not None:
+                        text.feed(chunk)
                     out.write(chunk)
+                if text is not None and size > self.max_text_bytes and text.done():
+                    raise AttachmentError(
+                        f"{name} is a text file of {size / 1024:.0f} KiB; text files can be "
+                        f"at most {self.max_text_bytes // 1024} KiB (the gateway puts them "
+                        "into the message)"
+                    )
                 out.flush()
                 os.fsync(out.fileno())
             sha = digest.hexdigest()

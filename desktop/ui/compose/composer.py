@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.common.limits import MAX_ATTACHMENTS
 from desktop.core.disk.attachments import AttachmentError, is_image
 from desktop.core.models import Attachment
 from desktop.ui.backend import Draft
@@ -485,10 +486,19 @@ class Composer(QWidget):
         self.image_to_attach.emit(data, f"pasted-{self._paste_count}.png")
 
     def show_attached(self, attachments: Sequence[Attachment], refused: Sequence[str]) -> None:
-        """Chips for what was attached; what was refused is shown with the reasons."""
+        """Chips for what was attached; what was refused is shown with the reasons. More
+        than the gateway takes in one message (MAX_ATTACHMENTS) are refused here, by name."""
+        reasons = list(refused)
         for attachment in attachments:
+            known = any(a.sha256 == attachment.sha256 for a in self._attachments)
+            if not known and len(self._attachments) >= MAX_ATTACHMENTS:
+                reasons.append(
+                    f"{attachment.filename}: a message can carry at most "
+                    f"{MAX_ATTACHMENTS} attachments"
+                )
+                continue
             self.add_attachment(attachment)
-        self._show_refused(refused)
+        self._show_refused(reasons)
 
     def _show_refused(self, reasons: Sequence[str]) -> None:
         self.attach_warning.setText("Not attached: " + "; ".join(reasons) if reasons else "")

@@ -187,3 +187,35 @@ def test_a_failed_prompt_bubble_is_wide_enough_for_its_whole_cause(qtbot: Any) -
     assert lay.error_rect is not None
     assert lay.error_rect.width() >= QFontMetricsF(font).horizontalAdvance(text)
     assert lay.error_rect.right() <= lay.bubble.right()
+
+
+def test_files_the_gateway_would_refuse_are_refused_here_with_the_reason(
+    qtbot: Any, tmp_path: Any
+) -> None:
+    # Real files through the app's AttachmentStore (the gateway's limits, desktop/common/limits).
+    from desktop.common.limits import MAX_ATTACHMENTS, MAX_INLINE_TEXT_BYTES
+    from desktop.core.disk.attachments import AttachmentStore
+
+    c = Composer()
+    qtbot.addWidget(c)
+    files = AttachmentStore(tmp_path / "data")
+    wire_attachments(c, files.add, files.add)
+    c.show()
+    log = tmp_path / "log.txt"
+    log.write_text("x" * (MAX_INLINE_TEXT_BYTES + 1), "utf-8")
+    c.attach_files([str(log)])
+    assert c.attachments == ()
+    assert c.attach_warning.isVisible()
+    assert "log.txt" in c.attach_warning.text()
+    assert "text files can be at most 256 KiB" in c.attach_warning.text()
+    paths = []
+    for n in range(MAX_ATTACHMENTS + 1):
+        path = tmp_path / f"note-{n}.txt"
+        path.write_text(f"note {n}", "utf-8")
+        paths.append(str(path))
+    c.attach_files(paths)
+    assert [a.filename for a in c.attachments] == [f"note-{n}.txt" for n in range(10)]
+    assert c.attach_warning.isVisible()
+    assert c.attach_warning.text() == (
+        "Not attached: note-10.txt: a message can carry at most 10 attachments"
+    )
