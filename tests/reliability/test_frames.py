@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from desktop.core.link.client import JsonRpcGatewayClient
-from desktop.core.link.protocol import Event
+from desktop.core.link.protocol import Event, encode_event
 from desktop.core.link.transport import Transport, open_websocket
 from desktop.gateway.server import GatewayConfig, GatewayServer
 from tests.reliability.conftest import RecordFigure
@@ -248,4 +248,62 @@ async def test_17_backend_without_heartbeat(tmp_path: Path, record_figure: Recor
             "no gateway.ping sent; drop detected <= deadline x 1.03 via WebSocket pings",
             f"{app_pings} gateway.ping, detected {elapsed:.3f} s (ratio {elapsed / 1.0:.3f})",
             app_pings == 0 and elapsed <= 1.03,
+        )
+
+
+def _reseq(frame: str | bytes, seq: int) -> str:
+    kind, params = frame_kind(frame)
+    return encode_event(
+        kind, dict(params.get("payload") or {}), session_id=params.get("session_id"), seq=seq
+    )
+
+
+@pytest.mark.parametrize("fault", ["delta-after-complete", "seq-1e12", "seq-restart"])
+async def test_14b_impossible_event_order_is_a_gap(
+    tmp_path: Path, record_figure: RecordFigure, fault: str
+) -> None:
+    """A gateway that breaks event order once: a delta after message.complete, one event
+    numbered 10^12, or numbering that starts over without a new replay epoch. Each used to
+    freeze the chat (a second bubble streaming for ever; every later event dropped as old);
+    now the chat is rebuilt from a snapshot and the next turn shows whole."""
+    state: dict[str, Any] = {"deltas": 0, "completes": 0, "offset": None}
+
+    def breaks_order(frame: str | bytes) -> list[str | bytes]:
+        kind, params = frame_kind(frame)
+        seq = params.get("seq")
+        if fault == "seq-restart" and state["offset"] is not None and isinstance(seq, int):
+            return [_reseq(frame, seq - state["offset"])]  # numbered from 1 again
+        if kind == "message.delta":
+            state["deltas"] += 1
+            if fault == "seq-1e12" and state["deltas"] == 3:
+                return [frame, _reseq(frame, 10**12)]
+        if kind == "message.complete" and isinstance(seq, int):
+            state["completes"] += 1
+            if state["completes"] == 1 and fault == "delta-after-complete":
+                sid = params.get("session_id")
+                return [frame, encode_event("message.delta", {"text": " stray"}, session_id=sid)]
+            if state["completes"] == 1 and fault == "seq-restart":
+                state["offset"] = seq
+        return [frame]
+
+    async with rig(tmp_path, words=12, word_interval=0.01) as r:
+        await r.wait_online()
+        key = await r.create_session()
+        r.inbound_filter = breaks_order
+        conv = r.router.conversation(key)
+        assert conv is not None
+        r.submit(key, "first")
+        await until(lambda: not conv.running and len(r.replies(key)) == 1, "first turn", 20)
+        r.submit(key, "second")
+        await until(lambda: not conv.running and len(r.replies(key)) == 2, "second turn", 20)
+        await r.settled()
+        replies = r.replies(key)
+        streaming = [m for m in conv.messages if m.streaming]
+        wanted = [expected_reply("first", 12), expected_reply("second", 12)]
+        record_figure(
+            f"14b-{fault}",
+            "chat rebuilt from a snapshot, never frozen: both replies exact, none streaming",
+            f"replies exact={replies == wanted}, {len(streaming)} streaming, "
+            f"running={conv.running}",
+            replies == wanted and not streaming and not conv.running and not r.deaths,
         )

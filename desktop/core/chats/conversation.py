@@ -7,7 +7,7 @@ import json
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from desktop.common.methods import REQUEST_CANCEL_EVENT, SERVER_REQUEST_EVENT
 from desktop.core.chats.requests import (
@@ -39,6 +39,9 @@ ChangeListener = Callable[["Conversation"], None]
 _ROLES = {r.value: r for r in Role}
 # Ids of user bubbles the client created itself (queued prompts) start with this.
 LOCAL_PREFIX = "out:"
+# How far a seq may be from the watermark and still be taken as it is: no duplicate comes
+# from further back, no real gap is wider (replay buffers hold hundreds of events).
+SEQ_WINDOW = 10_000
 # Local user bubbles the gateway has not confirmed yet survive a snapshot reload.
 _UNSETTLED = {DeliveryState.PENDING, DeliveryState.UNCONFIRMED, DeliveryState.FAILED}
 
@@ -73,6 +76,11 @@ class Conversation:
         self.status_text = ""
         self.title = ""
         self.last_seq = 0
+        # Set when events arrived in an order no gateway sends: "gap" (caught up by replay, or
+        # from a snapshot) or "restart" (rebuilt from a snapshot); the router clears it.
+        self.resync_wanted: Literal["", "gap", "restart"] = ""
+        # A reply just completed and no turn has started since (see _on_delta).
+        self._completed = False
         # How many turns have ended here (complete, error, interrupted, an idle snapshot): no
         # gateway names its turns, so the outbox holds a follow-up until this count moves past
         # the value it had when the previous prompt was written (its turn is over).
@@ -177,11 +185,28 @@ class Conversation:
     # -- events --------------------------------------------------------------------------
 
     def apply(self, event: Event) -> bool:
-        """Fold one event in; False when it was a duplicate or changed nothing."""
-        if event.seq is not None:
-            if event.seq <= self.last_seq:
+        """Fold one event in; False when it was a duplicate or changed nothing.
+
+        An impossible sequence is a gap, never a new normal: a `seq` far ahead of the
+        watermark (one bad number would make every later event look old) is not adopted
+        (`resync_wanted` "gap": the router catches up); numbering that started over without a
+        new replay epoch (a seq far behind, or a turn starting under an old number while
+        idle: no duplicate is that) resets the watermark and asks for a rebuild from a
+        snapshot ("restart").
+        """
+        seq = event.seq
+        if seq is not None:
+            if seq <= self.last_seq:
+                restarted = self.last_seq - seq > SEQ_WINDOW or (
+                    event.type == "message.start" and not self.running
+                )
+                if not restarted:
+                    return False  # a duplicate (replay overlap, a frame sent twice)
+                self.resync_wanted = "restart"
+            elif self.last_seq and seq - self.last_seq > SEQ_WINDOW:
+                self.resync_wanted = self.resync_wanted or "gap"
                 return False
-            self.last_seq = event.seq
+            self.last_seq = seq
         handler = _HANDLERS.get(event.type)
         if handler is None:
             return False
@@ -194,6 +219,7 @@ class Conversation:
 
     def _on_start(self, payload: dict[str, Any]) -> bool:
         self.running = True
+        self._completed = False
         current = self.streaming_message
         if current is None or current.text or current.tools:
             self._seal("complete")
@@ -206,6 +232,11 @@ class Conversation:
     def _on_delta(self, payload: dict[str, Any]) -> bool:
         text = _text(payload.get("text"))
         if not text:
+            return False
+        if self._completed and self.streaming_message is None:
+            # Text after message.complete and before the next message.start: out of order
+            # (every turn starts with message.start). Not a new bubble that streams for ever.
+            self.resync_wanted = self.resync_wanted or "gap"
             return False
         self.running = True
         self._live().text += text
@@ -297,6 +328,7 @@ class Conversation:
         msg.status = status if status in {"complete", "error", "interrupted"} else "complete"
         msg.streaming = False
         self.running = False
+        self._completed = True
         self._turn_over()
         self._touched = (msg,)
         return True
@@ -414,6 +446,8 @@ class Conversation:
         lost while detached comes back and text already shown is not doubled; later deltas
         append to it. A snapshot that is idle clears a stale busy state.
         """
+        self.resync_wanted = ""  # a snapshot is the re-sync
+        self._completed = False
         running = snapshot.get("running") is True
         inflight = snapshot.get("inflight")
         inflight = inflight if isinstance(inflight, dict) else None

@@ -662,7 +662,36 @@ class SessionRouter:
             text = event.payload.get("text")
             if live is not None and isinstance(text, str) and text and live.text.endswith(text):
                 return
-        routed.conversation.apply(event)
+        conv = routed.conversation
+        conv.apply(event)
+        if conv.resync_wanted and not routed.pending:
+            self._resync(routed)
+
+    def _resync(self, routed: RoutedSession) -> None:
+        """Events came in an order no gateway sends (see Conversation.apply): catch up by
+        replay from the last good seq, or, when the numbering started over, rebuild the chat
+        from a snapshot; events arriving meanwhile wait and are applied after it."""
+        conv = routed.conversation
+        restart = conv.resync_wanted == "restart"
+        conv.resync_wanted = ""
+        routed.pending = True
+        log.warning(
+            "session %s: events out of order (%s); re-syncing it",
+            routed.stored_id,
+            "numbering started over" if restart else "impossible gap",
+        )
+        dialect = self._sup.dialect
+        replay = not restart and dialect is not None and dialect.event_replay
+        self._spawn(self._rebuild(routed, self._sup.epoch, replay=replay, restart=restart))
+
+    async def _rebuild(
+        self, routed: RoutedSession, epoch: int, *, replay: bool, restart: bool
+    ) -> None:
+        try:
+            await self._reactivate(routed, epoch, replay=replay, epoch_changed=restart)
+        finally:
+            if epoch == self._sup.epoch:
+                self._flush(routed)
 
     def _adopt_runtime(self, routed: RoutedSession, runtime_id: str) -> None:
         if routed.runtime_id == runtime_id:
