@@ -8,6 +8,23 @@ MIB = 1024 * 1024
 # The largest frame either side accepts (UTF-8 bytes). One constant so the embedded gateway
 # never sends what the client would refuse: a refused frame closes the socket (1009).
 MAX_FRAME_BYTES = 8 * MIB
+# The largest prompt text (UTF-8 bytes): its prompt.submit frame must stay under the frame
+# limit, or the gateway closes the socket (1009) and the prompt would be sent again at every
+# start. The rest of the frame (ids, keys, escaping headroom) fits in what is left.
+MAX_PROMPT_BYTES = MAX_FRAME_BYTES - 256 * 1024
+
+
+def prompt_too_large(text: str) -> str:
+    """Why `text` cannot be sent as one prompt, in words; "" when it can."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= MAX_PROMPT_BYTES:
+        return ""
+    return (
+        f"this message is {size / MIB:.1f} MB and a message can be at most "
+        f"{MAX_PROMPT_BYTES / MIB:.1f} MB: shorten it, or send it in parts"
+    )
+
+
 # Largest image staged with image.attach_bytes (sent to vision models as a data URL).
 MAX_IMAGE_BYTES = 10 * MIB
 # Largest other file staged with file.attach_bytes (inlined into the prompt when text).

@@ -17,7 +17,12 @@ from desktop.common.codes import (
     SESSION_BUSY,
     SESSION_NOT_FOUND,
 )
-from desktop.common.limits import MAX_ATTACHMENTS, MAX_INLINE_TEXT_BYTES, is_inline_text
+from desktop.common.limits import (
+    MAX_ATTACHMENTS,
+    MAX_INLINE_TEXT_BYTES,
+    is_inline_text,
+    prompt_too_large,
+)
 from desktop.common.methods import (
     ATTACHMENTS_CLEAR,
     FILE_ATTACH_BYTES,
@@ -184,8 +189,12 @@ class Outbox:
 
         `history_len` is how many messages `session.history` holds now; it lets reconcile tell
         this prompt from an identical older one. Defaults to the cached session's count.
-        Raises StorageError when it cannot be persisted: then nothing was sent.
+        Raises StorageError when it cannot be persisted: then nothing was sent; OutboxError
+        for a prompt larger than one frame may carry (the composer refuses it first).
         """
+        too_large = prompt_too_large(text)
+        if too_large:
+            raise OutboxError(f"Not sent: {too_large}")
         if history_len is None:
             cached = self._store.session(profile_id, session_key)
             history_len = cached.message_count if cached else 0
@@ -543,6 +552,11 @@ class Outbox:
         runtime_id = self._runtime_id(entry)
         self._sending.add(ref)
         try:
+            # One persisted before the limit was checked (an older version) would close every
+            # new connection (1009) at every start: it fails here instead, with the reason.
+            too_large = prompt_too_large(entry.text)
+            if too_large:
+                raise _Fail(too_large)
             if entry.attachments:
                 # Checked against the gateway's limits first: one refused attachment must not
                 # leave the ones before it staged, to ride along with the next prompt.

@@ -20,7 +20,7 @@ from desktop.common.methods import APPROVAL_RECEIVED, RESPOND, SESSION_INTERRUPT
 from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND, clarify_result
 from desktop.core.chats.router import SessionRouter
-from desktop.core.delivery.outbox import Outbox
+from desktop.core.delivery.outbox import Outbox, OutboxError
 from desktop.core.delivery.port import SupervisorPort
 from desktop.core.disk.attachments import AttachmentStore
 from desktop.core.disk.drafts import DraftKeeper
@@ -322,8 +322,8 @@ class ProfileController:
         runtime = self._feed.runtime_hint(key) or ""
         try:
             self._outbox.submit(self._id, key, runtime, text, attachments)
-        except StorageError as exc:
-            # Nothing was sent; the prompt goes straight back to the composer.
+        except (StorageError, OutboxError) as exc:
+            # Nothing was sent (not stored, or too large); the prompt goes back to the composer.
             draft, error = Draft(text, len(text), attachments), str(exc)
             self._listeners.emit(lambda listener: listener.on_prompt_restored(key, draft, error))
             return

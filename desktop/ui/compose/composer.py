@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.common.limits import MAX_ATTACHMENTS
+from desktop.common.limits import MAX_ATTACHMENTS, prompt_too_large
 from desktop.core.disk.attachments import AttachmentError, is_image
 from desktop.core.models import Attachment
 from desktop.ui.backend import Draft
@@ -452,6 +452,12 @@ class Composer(QWidget):
     def _on_edit_submit(self) -> None:
         text = self.edit.toPlainText()
         if not (text.strip() or self._attachments):
+            return
+        too_large = prompt_too_large(text)
+        if too_large:
+            # Refused here, with its size, and kept: never persisted, never sent.
+            self.attach_warning.setText(f"Not sent: {too_large}.")
+            self.attach_warning.show()
             return
         attachments = self.attachments
         self.banner.hide()

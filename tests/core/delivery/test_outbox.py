@@ -630,3 +630,36 @@ async def test_aclose_cancels_workers_and_timers(store: Store) -> None:
     (e,) = outbox.entries()
     assert e.wire == Wire.SUBMITTED  # a restart will treat it as ambiguous
     assert clock.pending == 0
+
+
+async def test_a_prompt_over_the_frame_limit_is_refused_and_one_already_stored_fails(
+    store: Store,
+) -> None:
+    """A pasted 17 MB prompt: refused before it is stored (its frame would close the socket,
+    1009, at every start); one an older version already stored fails with its size and the
+    limit, and nothing of it is sent."""
+    huge = "x" * (17 * 1024 * 1024)
+    gw = FakeGateway(dedup=False)
+    outbox = _make(store, gw)
+    rec = Recorder(outbox, store)
+    with pytest.raises(OutboxError, match=r"this message is 17\.0 MB .* at most 7\.8 MB"):
+        outbox.submit("p", "s1", "rt1", huge)
+    assert store.outbox_entries("p") == [] and gw.calls == []
+    store.outbox_add(
+        OutboxEntry(
+            submission_ref="old-ref",
+            seq=0,
+            profile_id="p",
+            session_key="s1",
+            runtime_id="rt1",
+            text=huge,
+            attachments=(),
+            created_at=0.0,
+            history_mark=0,
+        )
+    )
+    outbox.on_online("p")
+    await outbox.idle()
+    failed = [e for _, s, e in rec.states if s is DeliveryState.FAILED]
+    assert len(failed) == 1 and "at most 7.8 MB" in failed[0]
+    assert gw.calls == []  # never written: the connection stays up

@@ -219,3 +219,19 @@ def test_files_the_gateway_would_refuse_are_refused_here_with_the_reason(
     assert c.attach_warning.text() == (
         "Not attached: note-10.txt: a message can carry at most 10 attachments"
     )
+
+
+def test_a_message_over_the_frame_limit_is_refused_with_its_size_and_kept(qtbot: Any) -> None:
+    """A pasted 9 MB log: Enter does not send it (its frame would close the connection); the
+    composer says how large it is and what the limit is, and keeps every character."""
+    c, _ = _composer(qtbot)
+    huge = "log line\n" * (1024 * 1024)  # 9 MB
+    c.edit.setPlainText(huge)
+    with qtbot.assert_not_emitted(c.send_requested):
+        QTest.keyClick(c.edit, Qt.Key.Key_Return)
+    assert c.attach_warning.isVisible()
+    assert c.attach_warning.text() == (
+        "Not sent: this message is 9.0 MB and a message can be at most 7.8 MB: "
+        "shorten it, or send it in parts."
+    )
+    assert c.edit.toPlainText() == huge
