@@ -36,6 +36,10 @@ MODEL_OPTIONS = "model.options"
 CONFIG_SET = "config.set"
 # The embedded gateway's, only when started with --debug.
 DEBUG_STATS = "debug.stats"
+# The server->client requests (Hermes 0.22) this app shows and answers; any other kind (tour,
+# preview.act, theme.pick, vault.*, ...) is refused at once, so the agent is not left waiting
+# for a timeout.
+SERVER_REQUEST_KINDS = frozenset({"approval", "clarify", "sudo", "secret"})
 # The answer to each kind of request the agent asks the user.
 RESPOND: dict[str, str] = {
     "approval": "approval.respond",

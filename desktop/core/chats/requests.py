@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from desktop.common.methods import SERVER_REQUEST_KINDS
 from desktop.core.models import ApprovalRequest, Question
 
 # Hermes' approval.respond choices, in the order the card offers them.
@@ -38,8 +39,6 @@ SNAPSHOT_FIELDS = {
     "pending_sudo": "sudo",
     "pending_secret": "secret",
 }
-# The kinds of server->client request this app shows and answers (others are refused).
-SERVER_REQUEST_KINDS = frozenset({"approval", "clarify", "sudo", "secret"})
 # Snapshot field (0.22, also `session.events.since`): `[{id, method, params}]` still open.
 OPEN_REQUESTS = "open_requests"
 # Kinds whose snapshot presence is only told by status "waiting" on gateways without fields.

@@ -13,7 +13,13 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from desktop.common.clock import AsyncioClock, Clock, TimerHandle
-from desktop.common.methods import CLIENT_CAPABILITIES, GATEWAY_PING, READY_EVENT
+from desktop.common.codes import METHOD_NOT_FOUND
+from desktop.common.methods import (
+    CLIENT_CAPABILITIES,
+    GATEWAY_PING,
+    READY_EVENT,
+    SERVER_REQUEST_KINDS,
+)
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,
     CLOSE_TOO_BIG,
@@ -36,6 +42,7 @@ from desktop.core.link.protocol import (
     RequestId,
     ServerRequest,
     decode_frame,
+    encode_error,
     encode_reply,
     encode_request,
 )
@@ -533,6 +540,19 @@ class JsonRpcGatewayClient:
         elif isinstance(decoded, Reply):
             self._on_reply(link, decoded)
         elif isinstance(decoded, ServerRequest):
+            if decoded.method not in SERVER_REQUEST_KINDS:
+                # Nothing here would ever answer it: say so now rather than let the agent
+                # wait for its own timeout.
+                log.info("refused a gateway request this app does not answer: %s", decoded.method)
+                transport = link.transport
+                if transport is not None:
+                    refusal = encode_error(
+                        decoded.id,
+                        METHOD_NOT_FOUND,
+                        f"{decoded.method}: not supported by this client",
+                    )
+                    self._spawn(self._send(link, transport, refusal), link)
+                return
             # Routed like a session event (by params.session_id); answered through reply().
             self._on_event(link, decoded.as_event())
         else:

@@ -88,6 +88,11 @@ def encode_reply(request_id: RequestId, result: Any) -> str:
     return dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
+def encode_error(request_id: RequestId, code: int, message: str) -> str:
+    """An error reply: the client refusing a server->client request it cannot answer."""
+    return dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+
+
 def encode_event(
     type_: str,
     payload: dict[str, Any] | None = None,

@@ -604,3 +604,25 @@ async def test_a_frame_that_breaks_the_handler_fails_the_link_instead_of_freezin
         "a frame could not be handled (RecursionError)"
     ]
     await client.close()
+
+
+async def test_a_gateway_request_of_a_kind_the_app_does_not_answer_is_refused_at_once() -> None:
+    """Hermes 0.22 also asks `tour`, `preview.act`, `theme.pick`, ... once a socket said it
+    takes server requests: refused there and then (-32601), so the agent goes on instead of
+    waiting 10-45 s for its own timeout; nothing reaches the chat."""
+    gw = FakeGateway()
+    gw.handlers["client.capabilities"] = lambda params: {"server_requests": ["approval", "tour"]}
+    client, gw, _, rec = await open_client(gw)
+    try:
+        gw.peer.push(
+            {"jsonrpc": "2.0", "id": "srq-9", "method": "tour", "params": {"session_id": "s1"}}
+        )
+        await settle()
+        assert gw.peer.received[-1] == {
+            "jsonrpc": "2.0",
+            "id": "srq-9",
+            "error": {"code": -32601, "message": "tour: not supported by this client"},
+        }
+        assert [e for e, _ in rec.events if e.type == "server.request"] == []
+    finally:
+        await client.close()
