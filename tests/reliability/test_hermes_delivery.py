@@ -102,10 +102,6 @@ async def provider_hits(fake: FakeOpenAIServer, n: int) -> None:
     await until(lambda: len(fake.requests) >= n, f"{n} provider requests", 90)
 
 
-def version(dist: HermesDist) -> str:
-    return dist.version.split(".post")[0]
-
-
 Turns = list[tuple[str, str]]
 # Lines where the earlier turns are known not to survive a reconnect (E1 is an expected
 # failure there until fixed; an E1 that passes is recorded as a normal row).
@@ -178,7 +174,7 @@ async def test_hermes_delivery_exactly_once_and_follow_ups(
     tmp_path: Path, dist: HermesDist, record_figure: RecordFigure
 ) -> None:
     require_hermes(dist)
-    tag = version(dist)
+    tag = dist.line  # the gateway of rows S@L in tests/reliability/report.py
     async with line_rig(tmp_path, dist) as (r, fake):
         key = await r.create_session()
         # A first turn: the agent is built (12-14 s) and the session has an earlier turn.

@@ -191,7 +191,7 @@ async def test_16_hermes_oversized_snapshot_is_no_loop(
             r.submit(small, "still here")
             await until(lambda: len(r.replies(small)) == 1, "the other chat replies", 60)
             record_figure(
-                "16-hermes",
+                "16@0.19.0",
                 "0.19, history over the frame limit: <= 2 closes (1009), then 0 "
                 "reconnects; that chat says why, the others keep working",
                 f"{len(too_big)} closes with 1009, then {deaths_after} in a virtual minute; "
