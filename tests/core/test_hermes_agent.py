@@ -1,4 +1,5 @@
-"""The agent, not just the chat, against real Hermes 0.19.0 and 0.20.1 with a scripted provider.
+"""The agent, not just the chat, against real Hermes 0.19.0, 0.20.1 (and 0.22.2 where the wire
+allows it) with a scripted provider.
 
 Each test drives the profile controller (what the window talks to) over a fault proxy to a real
 `hermes serve` / `hermesx serve`: a streamed `terminal` tool call Hermes flags for approval, the
@@ -35,13 +36,22 @@ from desktop.core.models import ApprovalRequest, ConnectionState, ModelChoice, R
 from desktop.core.profile.controller import ProfileController, is_temp_key
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fault_proxy import FaultProxy
-from tests.support.hermes_env import HERMES_019, HERMES_0201, HermesDist, hermes_gateway
+from tests.support.hermes_env import (
+    HERMES_019,
+    HERMES_0201,
+    HERMES_022,
+    HermesDist,
+    hermes_gateway,
+)
 from tests.support.hermes_env import require_hermes as _require
 from tests.support.waiting import wait_notified
 
 pytestmark = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.timeout(240)]
 
+# Approvals and clarify: 0.19 and 0.20.1 here; 0.22 asks them as server->client requests.
 DISTS = [pytest.param(HERMES_019, id="0.19.0"), pytest.param(HERMES_0201, id="0.20.1")]
+# What every line's wire allows (0.22.2 included).
+ALL_LINES = [*DISTS, pytest.param(HERMES_022, id="0.22.2")]
 DONE = "Permissions changed."
 # 0.19 times an unanswered approval out after approvals.timeout (60 s by default).
 SHORT_APPROVAL_TIMEOUT = "approvals:\n  timeout: 8\n"
@@ -346,12 +356,24 @@ async def test_clarify_emitted_while_disconnected(tmp_path: Path, dist: HermesDi
             assert len(a.replies(key)) <= 1 and a.conv(key).pending == {}
 
 
-@pytest.mark.parametrize("dist", DISTS)
-async def test_slash_commands_and_model_switch(tmp_path: Path, dist: HermesDist) -> None:
+@pytest.mark.parametrize("dist", ALL_LINES)
+async def test_tool_row_reasoning_slash_commands_and_model_switch(
+    tmp_path: Path, dist: HermesDist
+) -> None:
     async with agent(tmp_path, dist) as a:
-        a.fake.script = [{"content": "hello"}]
+        # A tool no approval policy flags, so this runs on every line (0.22 asks approvals as
+        # server->client requests, tested on their own).
+        a.fake.script = [
+            {"reasoning": "Let me look", "tool_calls": [("terminal", {"command": "echo hi"})]},
+            {"content": "hello"},
+        ]
         key = await a.start_chat("hi")
         await a.completed(key, "first turn")
+        [reply] = [m for m in a.conv(key).messages if m.role is Role.ASSISTANT]
+        assert reply.text == "hello"
+        assert [(t.name, t.done) for t in reply.tools] == [("terminal", True)]
+        assert reply.thinking == "Let me look"
+        assert reply.usage.get("context_max") == 131072 and reply.usage.get("output")
         a.ctl.load_commands(key)
         await a.until(lambda: bool(a.seen.of("on_commands")), "the command catalog")
         names = [name for name, _ in a.seen.of("on_commands")[-1][1]]
@@ -368,8 +390,10 @@ async def test_slash_commands_and_model_switch(tmp_path: Path, dist: HermesDist)
         models = a.seen.of("on_models")[-1][1]
         current = [m for m in models if m.current]
         assert [(m.provider, m.model) for m in current] == [("custom", "fake-model")]
-        # A model the provider lacks: Hermes answers with the model it kept and says why.
+        # A model the provider lacks: 0.19/0.20.1 answer with the model they kept and say why;
+        # 0.22 switches without asking the provider. Either way the chat shows what Hermes uses.
         a.ctl.set_model(key, ModelChoice("custom", "Custom", "fake-model-2"))
         await a.until(lambda: bool(a.seen.of("on_notice")), "config.set answered")
-        assert "fake-model" in a.seen.of("on_notice")[-1][1]
-        assert conv.info.get("model") == "fake-model"
+        used = "fake-model-2" if dist is HERMES_022 else "fake-model"
+        assert used in a.seen.of("on_notice")[-1][1]
+        await a.until(lambda: conv.info.get("model") == used, "the model Hermes uses, shown")
