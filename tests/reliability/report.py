@@ -82,6 +82,7 @@ def scenario_of(row: str) -> str:
     return row.partition("@")[0]
 
 
+HISTORY = "test_hermes_history.py::test_hermes_history_kept_across_reconnects"
 DELIVERY = "test_hermes_delivery.py::test_hermes_delivery_exactly_once_and_follow_ups"
 # row id -> the test (under tests/reliability/) that records its figure.
 EXPECTED: dict[str, str] = {
@@ -153,6 +154,12 @@ EXPECTED: dict[str, str] = {
     **per_line("6", "test_hermes.py::test_hermes_06_slow_drip"),
     **per_line("15", "test_hermes.py::test_hermes_15_malformed_frames"),
     **per_line("18", "test_hermes.py::test_hermes_18_auth_refused"),
+    # Earlier turns kept on screen and in the cache across reopen, reset, blackhole, restart.
+    **{
+        f"{scenario}@{line}": f"{HISTORY}[{line}]"
+        for scenario in ("H1-reopen", "H2-reset", "H3-blackhole", "H4-restart")
+        for line in LINES
+    },
     # Exactly-once delivery, follow-ups and earlier turns kept (one test per line records all;
     # E1 is an expected failure on 0.22.2/0.21.5 until fixed: MISSING there, with the reason).
     **{

@@ -68,13 +68,20 @@ def _recorded_scenarios() -> dict[str, str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef):
                 continue
-            for call in ast.walk(node):
-                if (
-                    isinstance(call, ast.Call)
-                    and getattr(call.func, "id", "") == "record_figure"
-                    and (row := _row_id(call.args[0])) is not None
-                ):
+            calls = [
+                call
+                for call in ast.walk(node)
+                if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "record_figure"
+            ]
+            for call in calls:
+                if (row := _row_id(call.args[0])) is not None:
                     found[row] = f"{path.name}::{node.name}"
+            if calls:
+                # Ids built first and recorded in a loop: any f"S@{line}" in the test.
+                for text in ast.walk(node):
+                    row = _row_id(text) if isinstance(text, ast.JoinedStr) else None
+                    if row and re.fullmatch(r"[\w+.-]+@\{\}", row):
+                        found[row] = f"{path.name}::{node.name}"
     return found
 
 
