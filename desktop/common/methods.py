@@ -29,6 +29,10 @@ APPROVAL_RECEIVED = "approval.received"
 SERVER_REQUEST_EVENT = "server.request"
 # Hermes 0.22: a server->client request withdrawn (`{id, method, reason}`).
 REQUEST_CANCEL_EVENT = "request.cancel"
+# Hermes 0.22 broadcasts (session_id ""): the stored session list changed (refetch it), and
+# an idle session was unloaded (`{session_id, stored_session_id, reason}`: its runtime id is dead).
+SESSIONS_CHANGED_EVENT = "sessions.changed"
+SESSION_RECLAIMED_EVENT = "session.reclaimed"
 # Hermes' own (the embedded gateway does not serve them).
 COMMANDS_CATALOG = "commands.catalog"
 SLASH_EXEC = "slash.exec"

@@ -157,14 +157,32 @@ RequestAnswer = str | bool | dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)
+class TodoItem:
+    """One entry of the agent's task list (Hermes 0.22 `todo.updated`)."""
+
+    content: str
+    # pending | in_progress | completed | cancelled
+    status: str = "pending"
+
+
+@dataclass(frozen=True, slots=True)
 class SessionInfo:
     """What the gateway says about a session's agent, for the chat header and status line."""
 
     model: str = ""
     provider: str = ""
     approval_mode: str = ""
-    # Hermes' transient spinner text (thinking.delta / status.update); "" when idle.
+    # Hermes' transient spinner text (thinking.delta / status.update / message.interim); ""
+    # when idle.
     activity: str = ""
+    # How full the model's context is, 0-100, from the latest usage the gateway sent
+    # (`session.usage` ticks, `message.complete`, the snapshot's info); None when unknown.
+    context_percent: int | None = None
+    # The same in tokens, when the gateway said (for a tooltip): used, of at most.
+    context_used: int | None = None
+    context_max: int | None = None
+    # The agent's latest task list (empty: it keeps none).
+    todos: tuple[TodoItem, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any, Literal
 
 from desktop.common.methods import REQUEST_CANCEL_EVENT, SERVER_REQUEST_EVENT
+from desktop.core.chats.progress import context_of, todo_state
 from desktop.core.chats.requests import (
     BLOCKING_KINDS,
     EXPIRE_EVENTS,
@@ -28,6 +29,7 @@ from desktop.core.models import (
     DeliveryState,
     Role,
     SessionInfo,
+    TodoItem,
     ToolCall,
 )
 from desktop.core.observers import Observers, Unsubscribe
@@ -66,7 +68,9 @@ class Conversation:
     `pending` holds the requests the agent blocks on (approval, clarify, sudo, secret), keyed
     by request id so an event and a snapshot naming the same request show it once; a
     snapshot that no longer names one, an expiry or the end of the turn removes it.
-    `status_text` is the transient spinner line (`thinking.delta`, `status.update`).
+    `status_text` is the transient spinner line (`thinking.delta`, `status.update`,
+    `message.interim`). `usage` is the latest usage the gateway reported for the session and
+    `todos` the agent's latest task list (Hermes 0.22).
     """
 
     def __init__(self, key: str, *, now: Callable[[], float] | None = None) -> None:
@@ -101,6 +105,11 @@ class Conversation:
         self.pending: dict[str, ApprovalRequest] = {}
         # session.info / snapshot info: model, provider, approval mode, ...
         self.info: dict[str, Any] = {}
+        # The latest usage (session.usage tick, message.complete, snapshot info.usage).
+        self.usage: dict[str, Any] = {}
+        # The agent's task list and its revision (a stale todo.updated is not taken).
+        self.todos: tuple[TodoItem, ...] = ()
+        self._todo_revision = -1
         self._now = now or (lambda: 0.0)
         self._ids = itertools.count(1)
         self._listeners: Observers[ChangeListener] = Observers("conversation")
@@ -113,11 +122,16 @@ class Conversation:
 
     def session_info(self) -> SessionInfo:
         """Model, provider and approval mode as last reported, with the spinner line."""
+        percent, used, most = context_of(self.usage)
         return SessionInfo(
             model=_text(self.info.get("model")),
             provider=_text(self.info.get("provider")),
             approval_mode=_text(self.info.get("approval_mode")),
             activity=self.status_text if self.running else "",
+            context_percent=percent,
+            context_used=used,
+            context_max=most,
+            todos=self.todos,
         )
 
     def add_listener(self, listener: ChangeListener) -> Unsubscribe:
@@ -147,6 +161,7 @@ class Conversation:
     def reset_watermark(self) -> None:
         """The gateway restarted (new replay_epoch): its seq numbering starts over."""
         self.last_seq = 0
+        self._todo_revision = -1  # a new runtime's todo store counts again too
 
     # -- local edits ---------------------------------------------------------------------
 
@@ -301,6 +316,9 @@ class Conversation:
         return self.pending.pop(request_id, None) is not None
 
     def _on_info(self, payload: dict[str, Any]) -> bool:
+        usage = payload.get("usage")
+        if isinstance(usage, dict) and usage:
+            self.usage = dict(usage)  # 0.22's session.info carries the session's usage too
         merged = {**self.info, **payload}
         if merged == self.info:
             return False
@@ -324,6 +342,8 @@ class Conversation:
         usage = payload.get("usage")
         if isinstance(usage, dict):
             msg.usage = dict(usage)
+            if usage:
+                self.usage = dict(usage)  # the authoritative final figure of the turn
         status = _text(payload.get("status")) or "complete"
         msg.status = status if status in {"complete", "error", "interrupted"} else "complete"
         msg.streaming = False
@@ -365,6 +385,35 @@ class Conversation:
         if text == self.status_text:
             return False
         self.status_text = text
+        return True
+
+    def _on_interim(self, payload: dict[str, Any]) -> bool:
+        # What the agent says beside its tool calls while it works: the status line, never
+        # the reply (streamed text is in the reply already; the rest is commentary).
+        text = " ".join(_text(payload.get("text")).split())
+        if not text or text == self.status_text:
+            return False
+        self.status_text = text
+        return True
+
+    def _on_usage(self, payload: dict[str, Any]) -> bool:
+        usage = payload.get("usage")
+        if not isinstance(usage, dict) or not usage or usage == self.usage:
+            return False
+        self.usage = dict(usage)  # each tick is the whole snapshot
+        return True
+
+    def _on_todos(self, payload: dict[str, Any]) -> bool:
+        state = todo_state(payload)
+        if state is None:
+            return False
+        items, revision = state
+        if revision < self._todo_revision:
+            return False  # older than the list shown (revisions only grow)
+        self._todo_revision = revision
+        if items == self.todos:
+            return False
+        self.todos = items
         return True
 
     def _on_title(self, payload: dict[str, Any]) -> bool:
@@ -455,6 +504,13 @@ class Conversation:
         info = snapshot.get("info")
         if isinstance(info, dict):
             self.info = {**self.info, **info}
+            usage = info.get("usage")
+            if isinstance(usage, dict) and usage:
+                self.usage = dict(usage)
+        # The gateway's own list when it keeps one (0.22 `todo_state`): authoritative.
+        todos = todo_state(snapshot.get("todo_state"))
+        if todos is not None:
+            self.todos, self._todo_revision = todos
         if not keep_messages and isinstance(messages, list):
             # Local bubbles survive; a load error does not (the history is here now).
             local = [m for m in self.messages if m.role is Role.USER and m.delivery in _UNSETTLED]
@@ -810,6 +866,9 @@ _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
     "message.complete": Conversation._on_complete,
     "error": Conversation._on_error,
     "status.update": Conversation._on_status,
+    "message.interim": Conversation._on_interim,
+    "session.usage": Conversation._on_usage,
+    "todo.updated": Conversation._on_todos,
     "session.title": Conversation._on_title,
     "tool.generating": lambda c, p: c._on_tool("generating", p),
     "tool.start": lambda c, p: c._on_tool("start", p),

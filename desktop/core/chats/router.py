@@ -15,6 +15,7 @@ from desktop.common.methods import (
     SESSION_CREATE,
     SESSION_EVENTS_SINCE,
     SESSION_HISTORY,
+    SESSION_RECLAIMED_EVENT,
     SESSION_RESUME,
 )
 from desktop.core.chats.conversation import Conversation
@@ -295,7 +296,12 @@ class SessionRouter:
             self._spawn(self._reactivate_all(status.epoch, sessions))
 
     def _on_supervisor_event(self, event: Any, epoch: int) -> None:
-        if self._closed or not isinstance(event, Event) or not event.session_id:
+        if self._closed or not isinstance(event, Event):
+            return
+        if event.type == SESSION_RECLAIMED_EVENT:
+            self._on_reclaimed(event.payload)
+            return
+        if not event.session_id:
             return
         key = self._by_runtime.get(event.session_id)
         routed = self._sessions.get(key) if key else None
@@ -310,6 +316,25 @@ class SessionRouter:
             self._spawn(self._catch_up(routed, epoch))
             return
         self._deliver(routed, event)
+
+    def _on_reclaimed(self, payload: dict[str, Any]) -> None:
+        """Hermes 0.22 unloaded an idle session (`session.reclaimed`, a broadcast): its runtime
+        id is dead. Forget it, so the next use resumes by stored id at once instead of first
+        failing an activate with 4001; nothing is resumed now (that would undo the unload)."""
+        runtime = payload.get("session_id")
+        stored = payload.get("stored_session_id")
+        key = self._by_runtime.get(runtime) if isinstance(runtime, str) and runtime else None
+        routed = self._sessions.get(key or (stored if isinstance(stored, str) else ""))
+        if routed is None or not routed.runtime_id:
+            return
+        if isinstance(runtime, str) and runtime and routed.runtime_id != runtime:
+            return  # an older runtime of this session: the current one lives
+        reason = payload.get("reason")
+        log.info("session %s was unloaded by the gateway (%s)", routed.stored_id, reason)
+        self._by_runtime.pop(routed.runtime_id, None)
+        routed.runtime_id = None
+        # The runtime it is resumed as numbers its events from 1 again.
+        routed.conversation.reset_watermark()
 
     # -- reactivation ----------------------------------------------------------------------
 

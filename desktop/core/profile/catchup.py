@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from desktop.common.clock import Clock, TimerHandle
 from desktop.common.methods import SESSION_LIST
 from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.router import SessionRouter
@@ -27,6 +28,9 @@ FIRST_PAGE = 200
 PAGE_GROWTH = 5
 MAX_LISTED = 100_000
 MERGE_CHUNK = 250
+# A `sessions.changed` burst (Hermes 0.22 sends one per state.db move, at most every 2 s, and
+# several clients' turns move it often) is gathered this long into one `session.list`.
+LIST_CHANGED_DEBOUNCE = 0.5
 
 
 class OnlineCatchUp:
@@ -35,6 +39,9 @@ class OnlineCatchUp:
     In order: sessions typed into offline are created, prompts whose delivery is uncertain are
     settled against the snapshots just received (or the history), queued prompts are sent, and
     the session list is refreshed. A result from an older epoch is dropped.
+
+    The list is also refreshed when the gateway says it changed (`list_changed`, Hermes 0.22's
+    `sessions.changed` broadcast): a session another client made shows without asking.
     """
 
     def __init__(
@@ -49,6 +56,7 @@ class OnlineCatchUp:
         outbox: Outbox,
         spawn: Spawn,
         notify: Notify,
+        clock: Clock,
     ) -> None:
         self._id = profile_id
         self._sup = supervisor
@@ -61,10 +69,47 @@ class OnlineCatchUp:
         self._notify = notify
         self._snapshots: dict[str, dict[str, Any]] = {}  # session key -> latest snapshot
         self._closed = False
+        self._clock = clock
+        # sessions.changed: the debounce timer, a refresh running, another one wanted after it.
+        self._changed_timer: TimerHandle | None = None
+        self._refreshing = False
+        self._changed_again = False
 
     def close(self) -> None:
         """From now on a finished re-attachment starts nothing."""
         self._closed = True
+        if self._changed_timer is not None:
+            self._changed_timer.cancel()
+            self._changed_timer = None
+
+    def list_changed(self) -> None:
+        """The gateway's session list changed: refetch it, once for a whole burst.
+
+        The first signal starts a short timer and those within it ride along; one arriving
+        while the refetch runs asks for one more after it (it may have missed that change).
+        """
+        if self._closed:
+            return
+        if self._refreshing:
+            self._changed_again = True
+        elif self._changed_timer is None:
+            self._changed_timer = self._clock.call_later(LIST_CHANGED_DEBOUNCE, self._list_due)
+
+    def _list_due(self) -> None:
+        self._changed_timer = None
+        if self._closed:
+            return
+        self._refreshing = True
+        self._spawn(self._refresh_changed(self._sup.epoch))
+
+    async def _refresh_changed(self, epoch: int) -> None:
+        try:
+            await self._refresh_list(epoch)
+        finally:
+            self._refreshing = False
+        if self._changed_again and not self._stale(epoch):
+            self._changed_again = False
+            self.list_changed()
 
     def on_router_synced(self, epoch: int) -> None:
         if self._closed or epoch != self._sup.epoch:

@@ -131,6 +131,7 @@ class ProfileController:
             outbox=outbox,
             spawn=self._spawn,
             notify=notify,
+            clock=clock,
         )
         self._commands = AgentCommands(
             supervisor, router, self._feed, notify, spawn=self._spawn, now=clock.wall
@@ -145,7 +146,9 @@ class ProfileController:
             spawn=self._spawn,
             notify=notify,
         )
-        events = SessionEvents(router, self._index, notify)
+        events = SessionEvents(
+            router, self._index, notify, on_list_changed=self._catchup.list_changed
+        )
         self._unsubs: list[Callable[[], None]] = [
             supervisor.add_status_listener(self._on_status),
             supervisor.subscribe(events.on_supervisor_event),

@@ -1,10 +1,12 @@
-"""A reply's footer line: its time, and the tokens and context it used (message.complete usage)."""
+"""A reply's footer line (its time, and the tokens and context it used: message.complete usage),
+the header's context use and the agent's task-list line (Hermes 0.22 session.usage and
+todo.updated)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from desktop.core.models import ChatMessage, Role
+from desktop.core.models import ChatMessage, Role, SessionInfo, TodoItem
 from desktop.ui.render.dates import clock_time
 
 
@@ -48,3 +50,33 @@ def footer_text(msg: ChatMessage) -> str:
         used = usage_line(msg.usage)
         stamp = f"{used} · {stamp}" if stamp and used else (used or stamp)
     return stamp
+
+
+def context_text(info: SessionInfo) -> tuple[str, str]:
+    """The header's 'context 42 %' and its tooltip ('2.8k of 131k tokens'); ("", "") when
+    the gateway said nothing of it."""
+    if info.context_percent is None:
+        return "", ""
+    tip = f"The model's context is {info.context_percent} % full"
+    if info.context_used is not None and info.context_max:
+        tip += f" ({_short(info.context_used)} of {_short(info.context_max)} tokens)"
+    return f"context {info.context_percent} %", tip
+
+
+_TODO_MARKS = {"completed": "✓", "in_progress": "▸", "cancelled": "✗", "pending": "○"}
+
+
+def todo_text(todos: tuple[TodoItem, ...]) -> tuple[str, str]:
+    """The line above the composer for the agent's task list: 'Tasks: 2 of 5 done · now:
+    <the one in progress>', with every item in the tooltip; ("", "") when there is none.
+    Cancelled items count neither as done nor as to do."""
+    if not todos:
+        return "", ""
+    live = [t for t in todos if t.status != "cancelled"]
+    done = sum(1 for t in live if t.status == "completed")
+    text = f"Tasks: {done} of {len(live)} done"
+    current = next((t for t in todos if t.status == "in_progress"), None)
+    if current is not None:
+        text += f" · now: {current.content}"
+    tip = "\n".join(f"{_TODO_MARKS.get(t.status, '○')} {t.content}" for t in todos)
+    return text, tip

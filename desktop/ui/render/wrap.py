@@ -46,7 +46,13 @@ class ElidingLabel(QLabel):
     tooltip then), and never asks the layout for more than a few characters' width."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        self._tip = ""
         super().__init__(text, parent)
+
+    def set_tip(self, tip: str) -> None:
+        """A tooltip of its own, shown whether or not the text is cut ("": the cut text)."""
+        self._tip = tip
+        self._update_tip()
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
@@ -66,6 +72,9 @@ class ElidingLabel(QLabel):
         return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, width)
 
     def _update_tip(self) -> None:
+        if self._tip:
+            self.setToolTip(self._tip)
+            return
         self.setToolTip(self.text() if self._elided() != self.text() else "")
 
     def paintEvent(self, event: QPaintEvent) -> None:

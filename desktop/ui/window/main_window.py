@@ -50,6 +50,7 @@ from desktop.ui.platform.announce import announce
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
 from desktop.ui.render.markdown import plain_text
+from desktop.ui.render.usage import context_text, todo_text
 from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
 from desktop.ui.sessions.session_list import (
     KEY_ROLE,
@@ -241,7 +242,13 @@ class MainWindow(QMainWindow):
         self.model_menu.setAccessibleName("Switch model")
         st = QHBoxLayout(status_area)
         st.setContentsMargins(16, 8, 12, 8)
+        # How full the model's context is (Hermes 0.22 session.usage), beside the model.
+        self.context_label = ElidingLabel("", status_area)
+        self.context_label.setObjectName("contextLabel")
+        self.context_label.setAccessibleName("Context used")
+        self.context_label.hide()
         st.addWidget(self.title_label, 1)
+        st.addWidget(self.context_label)
         st.addWidget(self.model_label)
         st.addWidget(self.connection)
         self.notice_label = WrappingLabel("", pane)
@@ -264,6 +271,12 @@ class MainWindow(QMainWindow):
         self.activity_label.setAccessibleName("Agent status")
         self.activity_label.setContentsMargins(20, 2, 16, 2)
         self.activity_label.hide()
+        # The agent's task list (Hermes 0.22 todo.updated): one line, every item in its tooltip.
+        self.todo_label = ElidingLabel("", pane)
+        self.todo_label.setObjectName("todoLabel")
+        self.todo_label.setAccessibleName("Agent tasks")
+        self.todo_label.setContentsMargins(20, 2, 16, 2)
+        self.todo_label.hide()
         self.approvals = QWidget(pane)
         self.approvals.setAccessibleName("Pending requests")
         self.approvals_layout = QVBoxLayout(self.approvals)
@@ -287,6 +300,7 @@ class MainWindow(QMainWindow):
         self._find_match = -1
         right.addWidget(self.find_bar)
         right.addWidget(self.chat_view, 1)
+        right.addWidget(self.todo_label)
         right.addWidget(self.activity_label)
         right.addWidget(self.approvals)
         right.addWidget(self.composer)
@@ -1086,6 +1100,15 @@ class MainWindow(QMainWindow):
         self.model_label.setMenu(self.model_menu if len(models) > 1 else None)  # type: ignore[arg-type]
         self.activity_label.setText(info.activity)
         self.activity_label.setVisible(bool(info.activity))
+        context, context_tip = context_text(info)
+        self.context_label.setText(context)
+        self.context_label.set_tip(context_tip)
+        self.context_label.setVisible(bool(context))
+        todos, todo_tip = todo_text(info.todos)
+        self.todo_label.setText(todos)
+        self.todo_label.set_tip(todo_tip)
+        self.todo_label.setAccessibleDescription(todo_tip)
+        self.todo_label.setVisible(bool(todos))
 
     def _show_approvals(self) -> None:
         """Cards follow the pending requests of the viewed session; a new one takes focus."""

@@ -378,3 +378,28 @@ def test_a_message_cut_to_fit_a_frame_says_so_and_a_cut_completion_keeps_the_str
     done = {"text": "the whole", "truncated": True, "status": "complete"}
     conv.apply(Event("message.complete", "r", done, 3))
     assert conv.messages[-1].text == "the whole streamed reply" and not conv.running
+
+
+async def test_a_reclaimed_session_is_resumed_by_stored_id_without_a_failed_activate() -> None:
+    """Hermes 0.22 broadcasts `session.reclaimed {session_id, stored_session_id, reason}` when
+    it unloads an idle detached session: the next attach resumes by stored id at once (no 4001
+    first), and the new runtime's events (numbered from 1) show, the earlier reply kept."""
+    net, gw, sup = await online()
+    router, conv = await attached(sup)
+    conv.apply(ev("message.start", seq=5))
+    conv.apply(ev("message.complete", seq=6, text="first reply"))
+    gw.gone_runtime.add("r1")
+    gw.stored["s1"] = "r2"
+    payload = {"session_id": "r1", "stored_session_id": "s1", "reason": "ws_orphan_reap"}
+    net.clients[-1].emit_event(Event("session.reclaimed", "", payload, None))
+    await until(lambda: router.runtime_id("s1") is None, "runtime id forgotten")
+    before = len(activates(net))
+    await router.reattach("s1")
+    assert len(activates(net)) == before  # straight to resume: no activate refused with 4001
+    assert router.runtime_id("s1") == "r2"
+    net.clients[-1].emit("message.start", "r2", 1)
+    net.clients[-1].emit("message.delta", "r2", 2, text="second")
+    await until(lambda: conv.messages[-1].text == "second", "the new runtime's reply shows")
+    assert [m.text for m in conv.messages] == ["first reply", "second"]
+    await router.close()
+    await sup.close()

@@ -75,3 +75,20 @@ async def test_after_a_connect_new_chats_are_created_before_their_prompts_go_out
         methods = [m for m, _ in r.net.calls if m in ("session.create", "prompt.submit")]
         assert methods == ["session.create", "prompt.submit"]
         assert r.gw.calls("prompt.submit")[0]["session_id"] == "r1"
+
+
+async def test_sessions_changed_refreshes_the_list_once_for_a_burst(tmp_path: Path) -> None:
+    """Hermes 0.22 broadcasts `sessions.changed` (session_id "", payload {}) when its session
+    store moved: a session another client made shows without this app asking on its own."""
+    async with rig(tmp_path) as r:
+        await r.online()
+        await settle(lambda: len(r.gw.calls("session.list")) == 1, "the list after connect")
+        r.gw.listing = [{"id": "other-1", "title": "Made elsewhere", "updated_at": 5.0}]
+        for _ in range(5):
+            r.net.clients[-1].emit("sessions.changed", "", None)
+        await settle(lambda: r.clock.pending > 0, "the debounce timer set")
+        assert len(r.gw.calls("session.list")) == 1  # gathered, not one call per signal
+        r.clock.advance(1.0)
+        await settle(lambda: "other-1" in [s.key for s in r.ctl.sessions()], "listed")
+        assert len(r.gw.calls("session.list")) == 2
+        assert r.seen.of("on_sessions")[-1][0][0].title == "Made elsewhere"

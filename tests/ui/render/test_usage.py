@@ -20,3 +20,30 @@ def test_a_finished_reply_shows_its_usage_in_the_footer() -> None:
     assert footer_text(msg) == ""  # while it streams the numbers are not known yet
     user = ChatMessage("u", Role.USER, "hi", usage={"input": 10})
     assert footer_text(user) == ""
+
+
+def test_header_context_and_task_line_texts() -> None:
+    from desktop.core.models import SessionInfo, TodoItem
+    from desktop.ui.render.usage import context_text, todo_text
+
+    info = SessionInfo(context_percent=42, context_used=55_000, context_max=131_072)
+    assert context_text(info) == (
+        "context 42 %",
+        "The model's context is 42 % full (55k of 131k tokens)",
+    )
+    assert context_text(SessionInfo()) == ("", "")
+    todos = (
+        TodoItem("Read the config", "completed"),
+        TodoItem("Fix the parser", "in_progress"),
+        TodoItem("Run the tests"),
+        TodoItem("Old idea", "cancelled"),
+    )
+    text, tip = todo_text(todos)
+    assert text == "Tasks: 1 of 3 done · now: Fix the parser"
+    assert tip.splitlines() == [
+        "✓ Read the config",
+        "▸ Fix the parser",
+        "○ Run the tests",
+        "✗ Old idea",
+    ]
+    assert todo_text(()) == ("", "")
