@@ -95,6 +95,20 @@ L = TypeVar("L")
 RestoreListener = Callable[[OutboxEntry], bool | None]
 
 
+# How long a prompt just written may take to show its turn's message.start before the next
+# prompt stops waiting for that turn (its events may have been lost with a socket).
+TURN_START_GRACE = 10.0
+
+
+@dataclass(slots=True)
+class _TurnMark:
+    """Our last prompt of a session: the chat's turns-ended count when it was written."""
+
+    ended: int
+    written_at: float
+    started: bool = False  # its turn was seen running
+
+
 class OutboxError(HermesQtError):
     """An outbox request the entry's state does not allow (e.g. editing a sent prompt)."""
 
@@ -147,7 +161,7 @@ class Outbox:
         self._resumed: set[str] = set()
         # Per session: the turns-ended count of its chat when our last prompt was written. Until
         # the count moves past it that prompt's turn is not over and the next one is held.
-        self._turn_marks: dict[tuple[str, str], int] = {}
+        self._turn_marks: dict[tuple[str, str], _TurnMark] = {}
         self._watches: dict[tuple[str, str], Unsubscribe] = {}
         self._settle_watches: dict[tuple[str, str], Unsubscribe] = {}
         self._settling: set[asyncio.Task[None]] = set()
@@ -500,8 +514,16 @@ class Outbox:
         if state is None:
             return False
         running, ended = state
-        mark = self._turn_marks.get((profile_id, session_key))
-        return running or (mark is not None and ended <= mark)
+        key = (profile_id, session_key)
+        mark = self._turn_marks.get(key)
+        if running or mark is None or ended > mark.ended:
+            return running
+        if not mark.started and self._clock.monotonic() - mark.written_at > TURN_START_GRACE:
+            # Its turn never showed a start: it ran unseen (its events lost) or not at all. A
+            # hold with nothing left to end it would keep the next prompt for ever.
+            self._turn_marks.pop(key, None)
+            return False
+        return True
 
     def _hold(self, port: GatewayPort, entry: OutboxEntry) -> bool:
         """Keep a prompt while its session's turn runs; True when it was held."""
@@ -517,9 +539,20 @@ class Outbox:
             if unwatch is None:
                 return False  # the chat is not followed: nothing would ever release it
             self._watches[key] = unwatch
+        mark = self._turn_marks.get(key)
+        if mark is not None and not mark.started and key not in self._timers:
+            # Looked at again once the grace for its turn to start has passed.
+            left = mark.written_at + TURN_START_GRACE - self._clock.monotonic()
+            self._timers[key] = self._clock.call_later(
+                max(0.0, left) + 0.001, lambda: self._on_turn_news(port, key)
+            )
         return True
 
     def _on_turn_news(self, port: GatewayPort, key: tuple[str, str]) -> None:
+        mark = self._turn_marks.get(key)
+        state = port.turn_state(key[1])
+        if mark is not None and state is not None and state[0]:
+            mark.started = True  # its turn is under way: it ends with a message.complete
         if self._busy(port, *key):
             return
         unwatch = self._watches.pop(key, None)
@@ -621,7 +654,7 @@ class Outbox:
         if state is None:
             self._turn_marks.pop(key, None)
         else:
-            self._turn_marks[key] = state[1]
+            self._turn_marks[key] = _TurnMark(state[1], self._clock.monotonic())
         if not _by_user_rows(caps):
             return {}  # a paging gateway: the mark is a row position, set when queued
         return {"history_mark": self._user_rows(port, entry)}

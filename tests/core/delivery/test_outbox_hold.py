@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from desktop.common.clock import ManualClock
-from desktop.core.delivery.outbox import HELD, Outbox
+from desktop.core.delivery.outbox import HELD, TURN_START_GRACE, Outbox
 from desktop.core.disk.store import Store, Wire
 from desktop.core.models import DeliveryState
 from tests.core.delivery.test_outbox import FakeGateway, Recorder
@@ -156,3 +156,46 @@ async def test_a_lost_turn_end_releases_the_follow_up_when_the_link_comes_back(
     await outbox.idle()
     assert gw.sent() == ["first", "second"]
     assert outbox.entries() == []
+
+
+@pytest.mark.parametrize("after", [0.5, 5.0, 9.5])
+async def test_a_follow_up_is_not_held_for_ever_when_its_turn_never_shows(
+    store: Store, after: float
+) -> None:
+    """The first prompt's turn never shows a message.start (its events were lost with a socket
+    that came back in between, or it never ran): the follow-up waits at most TURN_START_GRACE,
+    then goes out once. Found by the flapping soak (P4/soak): a prompt held for ever. Swept
+    over when the follow-up is typed within the grace."""
+    gw = FollowedChat()
+    clock = ManualClock()
+    outbox = Outbox(store, lambda _profile: gw, clock)
+    outbox.submit("p", "s1", "rt1", "first")
+    await outbox.idle()
+    clock.advance(after)
+    outbox.submit("p", "s1", "rt1", "second")
+    await outbox.idle()
+    assert gw.sent() == ["first"]  # still within the grace: it may yet start
+    clock.advance(TURN_START_GRACE - after + 0.01)
+    await outbox.idle()
+    assert gw.sent() == ["first", "second"]
+    clock.advance(TURN_START_GRACE * 3)
+    await outbox.idle()
+    assert gw.sent() == ["first", "second"]
+
+
+async def test_a_turn_that_started_holds_past_the_grace_until_it_ends(store: Store) -> None:
+    gw = FollowedChat()
+    clock = ManualClock()
+    outbox = Outbox(store, lambda _profile: gw, clock)
+    outbox.submit("p", "s1", "rt1", "first")
+    await outbox.idle()
+    outbox.submit("p", "s1", "rt1", "second")
+    await outbox.idle()
+    gw.turn_starts()  # a long reply: it streams far past the grace
+    clock.advance(TURN_START_GRACE * 5)
+    gw.changed()
+    await outbox.idle()
+    assert gw.sent() == ["first"]
+    gw.turn_ends()
+    await outbox.idle()
+    assert gw.sent() == ["first", "second"]
