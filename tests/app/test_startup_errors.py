@@ -198,35 +198,3 @@ def test_with_a_display_the_failure_also_shows_a_dialog(tmp_path: Path, xvfb: st
             app.wait()
         if app.stderr is not None:
             app.stderr.close()
-
-
-@contextlib.contextmanager
-def _read_only_copy(src: Path, at: Path) -> Iterator[Path]:
-    """`src` copied onto a tmpfs remounted read-only (root only: skipped elsewhere)."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root and mount(8) for a read-only file system")
-    at.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(at)], check=True)
-    try:
-        shutil.copytree(src, at, dirs_exist_ok=True)
-        subprocess.run(["mount", "-o", "remount,ro", str(at)], check=True)
-        yield at
-    finally:
-        subprocess.run(["umount", str(at)], check=False)
-
-
-def test_a_read_only_data_folder_is_named_as_read_only(tmp_path: Path) -> None:
-    """A disk remounted read-only under a data dir that holds chats: one line naming the folder
-    and the cause (it used to be an unrelated error from the lock or the log file)."""
-    src = tmp_path / "src"
-    (src / "data").mkdir(parents=True)
-    (src / "data" / "kept.txt").write_text("a chat")
-    with _read_only_copy(src, tmp_path / "ro") as root:
-        proc = _app("--data-dir", str(root), env=_env(tmp_path))
-        assert proc.returncode == 1
-        (line,) = proc.stderr.strip().splitlines()
-        assert line.startswith(
-            f"hermes-qt: could not start: the data folder {root / 'data'} is on a read-only disk:"
-        ), line
-        assert "--data-dir" in line and "Error" not in line.split("(details")[0]
-        assert (root / "data" / "kept.txt").read_text() == "a chat"

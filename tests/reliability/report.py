@@ -138,6 +138,13 @@ EXPECTED: dict[str, str] = {
     "P3-reset": "test_provider.py::test_p3_provider_reset_refused_5xx[reset]",
     "P4": "test_provider.py::test_p4_provider_flap_soak",
     "P4/soak": "test_soak.py::test_soak_flapping_under_load",
+    # Issue 25 (test_hardening.py): hostile and unlucky use, each red before its fix.
+    "25-3": "test_hardening.py::test_25_3_an_oversized_stored_prompt_fails_and_the_link_stays_up",
+    "25-4": "test_hardening.py::test_25_4_settings_the_app_cannot_fully_read_lose_nothing",
+    "25-5a": "test_hardening.py::test_25_5a_a_hung_gateway_child_is_killed_and_replaced",
+    "25-5b": "test_hardening.py::"
+    "test_25_5b_a_child_that_dies_at_start_the_same_way_twice_fails_with_the_reason",
+    "25-8": "test_hardening.py::test_25_8_a_read_only_data_folder_is_named_as_read_only",
     # Issue 25, item 2 (engineer delivery): refused attachments never ride along.
     "25-2a": "test_refused_attachments.py::"
     "test_a_refused_attachment_leaves_nothing_staged_for_the_next_prompt",

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.common.clock import AsyncioClock, ManualClock
-from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.common.clock import ManualClock
 from desktop.core.link.epochs import MemoryEpochStore
 from desktop.core.link.launcher import (
     EmbeddedGatewayLauncher,
@@ -21,7 +20,7 @@ from desktop.core.link.launcher import (
     hermes_home_for,
 )
 from desktop.core.link.profiles import Profile, ProfileKind
-from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ConnectionState
 from tests.core.supervisor_fakes import FakeNet, until
 from tests.support.waiting import wait_notified
@@ -290,74 +289,3 @@ async def test_a_configured_hermes_that_is_missing_or_dies_at_once_is_fatal(
     broken = fake_hermes(tmp_path / "bin", "echo 'No module named hermes_cli' >&2; exit 1")
     reason = await hermes_failure(tmp_path, hermes=str(broken))
     assert "exited with code 1" in reason and "No module named hermes_cli" in reason
-
-
-def _real_client(endpoint: Endpoint) -> JsonRpcGatewayClient:
-    # Liveness scaled down (production: 15 s / 45 s) so a hung child is found in seconds.
-    return JsonRpcGatewayClient(
-        endpoint.url,
-        token=endpoint.token,
-        clock=AsyncioClock(),
-        heartbeat_interval=0.3,
-        heartbeat_deadline=1.2,
-        connect_timeout=2.0,
-    )
-
-
-def _real_supervisor(launcher: EmbeddedGatewayLauncher) -> ConnectionSupervisor:
-    return ConnectionSupervisor(
-        Profile(id="emb", name="Embedded", kind=ProfileKind.EMBEDDED),
-        client_factory=_real_client,
-        epoch_store=MemoryEpochStore(),
-        clock=AsyncioClock(),
-        random=lambda: 0.0,
-        launcher=launcher,
-    )
-
-
-async def _state(sup: ConnectionSupervisor, wanted: ConnectionState, what: str) -> None:
-    await wait_notified(
-        lambda: sup.status.state is wanted, [sup.add_status_listener], what, timeout=60
-    )
-
-
-@pytest.mark.slow
-async def test_a_hung_gateway_child_is_killed_and_replaced(data_dir: Path) -> None:
-    """The real embedded gateway stopped with SIGSTOP (as a deadlock would leave it): the
-    heartbeat finds it dead and the launcher kills it and starts a new one, instead of
-    reconnecting to a process that accepts sockets and never answers."""
-    launcher = EmbeddedGatewayLauncher(data_dir, ready_timeout=30.0)
-    sup = _real_supervisor(launcher)
-    sup.start()
-    try:
-        await _state(sup, ConnectionState.ONLINE, "first connect")
-        hung = launcher.pid
-        assert hung is not None
-        os.kill(hung, signal.SIGSTOP)
-        await _state(sup, ConnectionState.RECONNECTING, "the silence noticed")
-        await _state(sup, ConnectionState.ONLINE, "online on a new child")
-        assert launcher.pid != hung and launcher.starts == 2
-        assert gone(hung)
-    finally:
-        await sup.close()
-
-
-@pytest.mark.slow
-async def test_a_gateway_that_dies_at_start_the_same_way_twice_fails_with_the_reason(
-    data_dir: Path,
-) -> None:
-    """A store file the embedded gateway cannot read: it exits before its ready line on every
-    start. Once is retried (a fluke); the same error twice is FAILED with that error and the
-    log's path, instead of 'Reconnecting' for ever."""
-    (data_dir / "gateway.sqlite3").write_bytes(b"this is not a database" * 100)
-    launcher = EmbeddedGatewayLauncher(data_dir, ready_timeout=30.0)
-    sup = _real_supervisor(launcher)
-    sup.start()
-    try:
-        await _state(sup, ConnectionState.FAILED, "gave up")
-        reason = sup.status.reason
-        assert "stops at start with the same error each time" in reason, reason
-        assert "file is not a database" in reason and str(data_dir) in reason
-        assert launcher.starts == 2
-    finally:
-        await sup.close()
