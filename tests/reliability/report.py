@@ -139,6 +139,7 @@ EXPECTED: dict[str, str] = {
     "P4": "test_provider.py::test_p4_provider_flap_soak",
     "P4/soak": "test_soak.py::test_soak_flapping_under_load",
     # Issue 25 (test_hardening.py): hostile and unlucky use, each red before its fix.
+    "25-1": "test_hardening.py::test_25_1_follow_ups_queued_behind_a_reply_survive_a_quit",
     "25-3": "test_hardening.py::test_25_3_an_oversized_stored_prompt_fails_and_the_link_stays_up",
     "25-4": "test_hardening.py::test_25_4_settings_the_app_cannot_fully_read_lose_nothing",
     "25-5a": "test_hardening.py::test_25_5a_a_hung_gateway_child_is_killed_and_replaced",

@@ -1,10 +1,11 @@
-"""Issue 25 rows: what hostile and unlucky use broke, each on the real stack (a real gateway
-child, real sockets, real files) and each red before its fix.
+"""Issue 25 rows: what hostile and unlucky use broke, each on the real stack (a real gateway,
+real sockets, real files) and each red before its fix.
 
-25-3 an oversized prompt stored by an older version, 25-4 settings files the app cannot fully
-read, 25-5a a hung gateway child, 25-5b a gateway child that dies at start the same way each
-time, 25-8 a read-only data folder. (25-2 is test_refused_attachments.py, 25-6 extends row 15
-and 25-7 is row 14b in test_frames.py.)
+25-1 follow-ups queued behind a reply through a quit, 25-3 an oversized prompt stored by an
+older version, 25-4 settings files the app cannot fully read, 25-5a a hung gateway child,
+25-5b a gateway child that dies at start the same way each time, 25-8 a read-only data folder.
+(25-2 is test_refused_attachments.py, 25-6 extends row 15 and 25-7 is row 14b in
+test_frames.py.)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from desktop.common.clock import AsyncioClock
+from desktop.core.delivery.outbox import HELD
 from desktop.core.disk.store import OutboxEntry
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.epochs import MemoryEpochStore
@@ -265,4 +267,47 @@ def test_25_8_a_read_only_data_folder_is_named_as_read_only(
         "exit 1 with one line naming the read-only folder and --data-dir; nothing lost",
         f"exit {proc.returncode}, {len(lines)} line(s), names the folder={named}, kept={kept}",
         proc.returncode == 1 and named and "--data-dir" in proc.stderr and kept,
+    )
+
+
+async def test_25_1_follow_ups_queued_behind_a_reply_survive_a_quit(
+    tmp_path: Path, record_figure: RecordFigure
+) -> None:
+    """Q1's long reply streams; Q2 and Q3 are typed meanwhile; the app (and its gateway) quit
+    before the reply ends. Both used to be answered "queued" by the gateway and dropped from
+    the outbox as delivered, and never ran after the restart. Now they wait in the outbox until
+    their own turns and, after the restart, each runs once with its own reply."""
+    async with rig(tmp_path, words=400, word_interval=0.02) as r:
+        await r.wait_online()
+        key = await r.create_session()
+        conv = r.router.conversation(key)
+        assert conv is not None
+        r.submit(key, "Q1")
+        await until(lambda: conv.streaming_message is not None, "Q1 streaming", 20)
+        r.submit(key, "Q2")
+        r.submit(key, "Q3")
+        await until(
+            lambda: (
+                [e.error for e in r.store.outbox_entries(r.opt.profile_id)] == [HELD, ""]
+                or [e.error for e in r.store.outbox_entries(r.opt.profile_id)] == [HELD, HELD]
+            ),
+            "Q2 and Q3 waiting",
+            20,
+        )
+        waiting = [e.text for e in r.store.outbox_entries(r.opt.profile_id)]
+        assert conv.running  # quit while Q1's reply still streams
+    async with rig(tmp_path, words=4) as again:
+        await again.wait_online()
+        conv = await again.router.open(key)
+        wanted = [expected_reply("Q2", 4), expected_reply("Q3", 4)]
+        await until(lambda: all(w in again.replies(key) for w in wanted), "Q2 and Q3 answered", 30)
+        await again.settled()
+        assert again.gateway is not None
+        asked = [m.text for m in again.gateway.store.messages(key) if m.role == "user"]
+        left = again.store.outbox_entries(again.opt.profile_id)
+    record_figure(
+        "25-1",
+        "Q2 and Q3 wait in the outbox through the quit, then run once each with their replies",
+        f"waiting at quit {waiting}; user rows after restart {asked}; outbox left {len(left)}",
+        waiting == ["Q2", "Q3"] and asked.count("Q2") == 1 and asked.count("Q3") == 1 and not left,
     )
