@@ -120,9 +120,15 @@ class PromptBubbles:
             # A snapshot already brought the gateway's copy of this prompt: keep only that.
             self._feed.remove_message(key, message_id)
             return
+        # Kept: it is this prompt's user row now. A gateway that catches up by replay (0.22,
+        # 0.21.5) sends no history after a reconnect, so no gateway copy replaces it.
         bubble.delivery = DeliveryState.CONFIRMED
         bubble.delivery_error = ""
         self._notify(lambda listener: listener.on_message_changed(key, bubble))
+        # Cached now: the chat is written at snapshots and turn ends, and a prompt settled
+        # after a cut link is confirmed after both (its turn ended while it was unconfirmed,
+        # which is never cached); offline, the chat would show that reply without its prompt.
+        self._index.cache_conversation(key, conv)
 
     # -- user intents ----------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,34 @@ async def test_retrying_a_failed_prompt_sends_it_again_from_a_single_bubble(
         refs = [c.get("submission_ref") for c in r.gw.calls("prompt.submit")]
         assert refs[0] == refs[1], "a retry goes out under the prompt's original idempotency key"
         assert r.outbox.entries("p") == [], "nothing is left to be offered again on reconnect"
+
+
+async def test_a_prompt_confirmed_after_its_turn_ended_stays_and_is_cached_with_its_reply(
+    tmp_path: Path,
+) -> None:
+    # A cut link: the turn ran and ended (replayed by a 0.22 gateway, no history after it)
+    # while the prompt was still unconfirmed; it is settled only then.
+    async with rig(tmp_path, seed=one_chat) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.ctl.open_session("s1")
+        await r.online()
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        scripted = r.net.handler
+        assert scripted is not None
+        r.net.handler = lambda m, p: answer if m == "prompt.submit" else scripted(m, p)
+        r.ctl.send("s1", "did it run?", ())
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 1, "prompt sent")
+        r.emit("message.start", "r1")
+        r.emit("message.complete", "r1", text="it ran", status="complete")
+        assert [m.role for m in r.store.messages("p", "s1")] == ["assistant"]
+
+        answer.set_result({"ok": True})
+        await r.outbox.idle()
+
+        shown = [(m.role.value, m.text, m.delivery) for m in r.ctl.open_session("s1")]
+        assert [row[:2] for row in shown] == [("user", "did it run?"), ("assistant", "it ran")]
+        assert shown[0][2] is DeliveryState.CONFIRMED
+        cached = [(m.role, m.text) for m in r.store.messages("p", "s1")]
+        assert cached == [("user", "did it run?"), ("assistant", "it ran")], (
+            "offline, the reply would show without its prompt"
+        )
