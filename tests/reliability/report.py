@@ -168,8 +168,7 @@ EXPECTED: dict[str, str] = {
         for scenario in ("H1-reopen", "H2-reset", "H3-blackhole", "H4-restart")
         for line in LINES
     },
-    # Exactly-once delivery, follow-ups and earlier turns kept (one test per line records all;
-    # E1 is an expected failure on 0.22.2/0.21.5 until fixed: MISSING there, with the reason).
+    # Exactly-once delivery, follow-ups and earlier turns kept (one test per line records all).
     **{
         f"{scenario}@{line}": f"{DELIVERY}[{line}]"
         for scenario in ("20a", "20a-running", "20b", "F1", "E1")

@@ -16,10 +16,12 @@ One gateway per line; in one session, through the fault proxy:
   fold it into the running turn; 0.19 would interrupt it).
 
 - E1: after each of the three reconnects the earlier turns (each prompt and its reply, in
-  order) are still on screen (`Conversation.messages`) and in the local cache (`Store.messages`,
-  written as the app does: on each snapshot and at each turn end). 0.20.1 and 0.22 answer the
-  reconnect's activate with an omitted snapshot, which is no empty history. On 0.22.2 and
-  0.21.5 user rows are lost (EARLIER_LOST): an expected failure there until fixed.
+  order) are still on screen (`Conversation.messages`, with the app's own prompt bubbles) and
+  in the local cache (`Store.messages`, written by the app's parts: at each snapshot the router
+  takes, at each turn end, and when a kept bubble's prompt is confirmed). 0.20.1 and 0.22
+  answer the reconnect's activate with an omitted snapshot, which is no empty history; 0.22
+  and 0.21.5 catch up by replay and send no history at all, so a prompt's user row there is
+  its confirmed bubble (a cut prompt is confirmed after its turn ended, after both caches).
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ import pytest
 from desktop.common.clock import AsyncioClock
 from desktop.core.chats.index import SessionIndex
 from desktop.core.delivery.outbox import HELD
-from desktop.core.models import Role
+from desktop.core.models import Role, SessionSummary
+from desktop.core.profile.feed import ConversationFeed
+from desktop.core.profile.prompt_bubbles import PromptBubbles
 from tests.reliability.conftest import RecordFigure
 from tests.reliability.history import Outcome
 from tests.reliability.rig import Rig, rig, until
@@ -103,27 +107,30 @@ async def provider_hits(fake: FakeOpenAIServer, n: int) -> None:
 
 
 Turns = list[tuple[str, str]]
-# Lines where the earlier turns are known not to survive a reconnect (E1 is an expected
-# failure there until fixed; an E1 that passes is recorded as a normal row).
-EARLIER_LOST = {
-    "0.22.2": "user rows of earlier turns gone from screen and cache after the reconnect",
-    "0.21.5": "user rows of earlier turns gone from screen and cache after the reconnect",
-}
 
 
-def cache_like_the_app(r: Rig, key: str) -> None:
-    """Write the chat to the local cache as the app does: on every snapshot the router takes,
-    and whenever no turn runs (a turn end)."""
-    index = SessionIndex(r.opt.profile_id, r.store, AsyncioClock(), lambda _call: None)
-    conv = r.router.conversation(key)
-    assert conv is not None
+def show_like_the_app(r: Rig, key: str) -> None:
+    """The app's parts between the outbox and the screen, as ProfileController wires them:
+    prompt bubbles (a prompt's user row from the moment it is queued), the session index
+    writing the chat to the local cache at each turn end (through the feed) and at every
+    snapshot the router takes (as OnlineCatchUp does)."""
+    pid, clock = r.opt.profile_id, AsyncioClock()
+    index = SessionIndex(pid, r.store, clock, lambda _call: None)
+    index.add(SessionSummary(key=key, title="reliability"))
+    feed = ConversationFeed(r.router, index, clock, lambda _call: None)
+    bubbles = PromptBubbles(
+        pid, index=index, feed=feed, outbox=r.outbox, resolve=str, notify=lambda _call: None
+    )
+    r.outbox.on_state(bubbles.on_outbox_state, pid)
+    r.outbox.on_removed(bubbles.on_outbox_removed, pid)
+    conv = feed.ensure(key)
 
-    def changed(_conv: object) -> None:
-        if not conv.running:
-            index.cache_conversation(key, conv)
+    def snapshot(k: str, snap: dict[str, Any]) -> None:
+        if k == key:
+            index.cache_snapshot(k, snap)
+            index.cache_conversation(k, conv)
 
-    conv.add_listener(changed)
-    r.router.on_snapshot(lambda k, _snap: index.cache_conversation(k, conv) if k == key else None)
+    r.router.on_snapshot(snapshot)
 
 
 def shown(r: Rig, key: str) -> Turns:
@@ -147,18 +154,31 @@ def kept(rows: Turns, earlier: Turns) -> int:
     return found
 
 
+def doubled(rows: Turns, earlier: Turns) -> int:
+    """How many of the earlier prompts show more than once (a kept bubble beside the
+    gateway's copy of it)."""
+    prompts = users(rows)
+    return sum(prompts[text] > 1 for role, text in earlier if role == "user")
+
+
 async def earlier_kept(r: Rig, key: str, earlier: Turns) -> tuple[str, bool]:
-    """After a reconnect: the earlier turns on screen and in the cache (waits for a history
-    the router fetches after an omitted snapshot); the figure's words and whether all are."""
+    """After a reconnect: the earlier turns on screen and in the cache, each prompt once
+    (waits for a history the router fetches after an omitted snapshot); the figure's words
+    and whether all are."""
 
     def whole() -> bool:
-        return kept(shown(r, key), earlier) == kept(cached(r, key), earlier) == len(earlier)
+        on_screen, in_cache = shown(r, key), cached(r, key)
+        return (
+            kept(on_screen, earlier) == kept(in_cache, earlier) == len(earlier)
+            and doubled(on_screen, earlier) == doubled(in_cache, earlier) == 0
+        )
 
     with contextlib.suppress(AssertionError):  # the figure says what is missing
         await until(whole, "earlier turns on screen and cached", 20)
     words = (
         f"earlier rows on screen {kept(shown(r, key), earlier)}/{len(earlier)}, "
-        f"cached {kept(cached(r, key), earlier)}/{len(earlier)}"
+        f"cached {kept(cached(r, key), earlier)}/{len(earlier)}, prompts shown twice "
+        f"{doubled(shown(r, key), earlier)}, cached twice {doubled(cached(r, key), earlier)}"
     )
     if not whole():
         words += f" (on screen {_brief(shown(r, key))}, cached {_brief(cached(r, key))})"
@@ -178,7 +198,7 @@ async def test_hermes_delivery_exactly_once_and_follow_ups(
     async with line_rig(tmp_path, dist) as (r, fake):
         key = await r.create_session()
         # A first turn: the agent is built (12-14 s) and the session has an earlier turn.
-        cache_like_the_app(r, key)
+        show_like_the_app(r, key)
         r.submit(key, "warm up please")
         await r.wait_reply(key, "warm-up answer", 90)
         earlier: Turns = [("user", "warm up please"), ("assistant", "warm-up answer")]
@@ -331,12 +351,10 @@ async def test_hermes_delivery_exactly_once_and_follow_ups(
         # E1: what each of the three reconnects above left of the earlier turns.
         measured = "; ".join(f"after {cut}: {words}" for cut, words, _ in after)
         whole = all(ok for _, _, ok in after)
-        if not whole and tag in EARLIER_LOST:
-            pytest.xfail(f"E1@{tag} ({EARLIER_LOST[tag]}): {measured}")
         record_figure(
             f"E1@{tag}",
             "after each reconnect (20a, 20a-running, 20b) every earlier prompt and reply is "
-            "still on screen and in the local cache, in order",
+            "still on screen and in the local cache, in order, each prompt once",
             measured,
             whole,
         )
