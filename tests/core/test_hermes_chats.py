@@ -41,6 +41,7 @@ from tests.support.hermes_env import (
     HERMES_022,
     HermesDist,
     hermes_gateway,
+    line_params,
     require_hermes,
 )
 from tests.support.waiting import wait_notified
@@ -51,11 +52,7 @@ pytestmark = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.timeout(240)]
 # one the user set meanwhile (0.20.1 even after the rename was answered): off, so the rename is
 # the only title change these tests make.
 NO_AUTO_TITLE = "auxiliary:\n  title_generation:\n    enabled: false\n"
-DISTS = [
-    pytest.param(HERMES_019, id="0.19.0"),
-    pytest.param(HERMES_0201, id="0.20.1"),
-    pytest.param(HERMES_022, id="0.22.2"),
-]
+DISTS = line_params(HERMES_019, HERMES_0201, HERMES_022)
 
 
 class Seen:

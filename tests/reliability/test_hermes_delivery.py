@@ -53,17 +53,13 @@ from tests.support.hermes_env import (
     HERMES_022,
     HermesDist,
     hermes_gateway,
+    line_params,
     require_hermes,
 )
 
 pytestmark = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.timeout(420)]
 
-LINES = [
-    pytest.param(HERMES_019, id="0.19.0"),
-    pytest.param(HERMES_0201, id="0.20.1"),
-    pytest.param(HERMES_022, id="0.22.2"),
-    pytest.param(HERMES_0215, id="0.21.5"),
-]
+LINES = line_params(HERMES_019, HERMES_0201, HERMES_022, HERMES_0215)
 
 
 @contextlib.asynccontextmanager

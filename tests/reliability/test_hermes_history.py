@@ -49,18 +49,14 @@ from tests.support.hermes_env import (
     HermesDist,
     HermesGateway,
     hermes_gateway,
+    line_params,
     require_hermes,
 )
 from tests.support.waiting import wait_notified
 
 pytestmark = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.timeout(420)]
 
-LINES = [
-    pytest.param(HERMES_019, id="0.19.0"),
-    pytest.param(HERMES_0201, id="0.20.1"),
-    pytest.param(HERMES_022, id="0.22.2"),
-    pytest.param(HERMES_0215, id="0.21.5"),
-]
+LINES = line_params(HERMES_019, HERMES_0201, HERMES_022, HERMES_0215)
 # The matrix's scaled liveness timer (production 15 s / 45 s, x45).
 INTERVAL, DEADLINE = 0.3, 1.0
 PROFILE_ID = "p"

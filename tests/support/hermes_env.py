@@ -29,6 +29,7 @@ import venv
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,6 +73,11 @@ _failures: dict[HermesDist, str] = {}
 
 class HermesUnavailable(RuntimeError):
     """The hermes venv could not be built here."""
+
+
+def line_params(*dists: HermesDist) -> list[Any]:
+    """`pytest.param(dist, id=dist.line)` for each: the ids the reliability rows name after "@"."""
+    return [pytest.param(dist, id=dist.line) for dist in dists]
 
 
 def cache_dir() -> Path:
