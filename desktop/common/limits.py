@@ -12,6 +12,9 @@ MAX_FRAME_BYTES = 8 * MIB
 # limit, or the gateway closes the socket (1009) and the prompt would be sent again at every
 # start. The rest of the frame (ids, keys, escaping headroom) fits in what is left.
 MAX_PROMPT_BYTES = MAX_FRAME_BYTES - 256 * 1024
+# The deepest JSON nesting a frame the client repairs may have (no real frame comes near it):
+# an explicit limit, so a frame's verdict never depends on Python's recursion limit.
+MAX_JSON_DEPTH = 128
 
 
 def prompt_too_large(text: str) -> str:

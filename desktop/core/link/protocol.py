@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from desktop.common.codec import dumps, loads
+from desktop.common.limits import MAX_JSON_DEPTH
 from desktop.common.methods import SERVER_REQUEST_EVENT
 
 RequestId = int | str
@@ -177,17 +178,30 @@ def _may_escape_a_surrogate(text: str | bytes) -> bool:
     return "\\ud" in text or "\\uD" in text
 
 
-def _without_lone_surrogates(value: Any) -> Any:
+class _TooDeep(Exception):
+    """A frame nested deeper than MAX_JSON_DEPTH."""
+
+
+def _without_lone_surrogates(value: Any, depth: int = 0) -> Any:
+    # An explicit depth limit, not Python's recursion limit: the verdict on a frame must not
+    # depend on how deep the caller's stack is or on what another module set the limit to.
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
             return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         return value
+    if depth >= MAX_JSON_DEPTH:
+        if isinstance(value, dict | list):
+            raise _TooDeep
+        return value
     if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+        return {
+            _without_lone_surrogates(k, depth): _without_lone_surrogates(v, depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
+        return [_without_lone_surrogates(v, depth + 1) for v in value]
     return value
 
 
@@ -202,7 +216,7 @@ def decode_frame(text: str | bytes) -> Frame:
         # neither stored nor sent on, so it becomes U+FFFD here, once, for the whole client.
         try:
             msg = _without_lone_surrogates(msg)
-        except RecursionError:
+        except (_TooDeep, RecursionError):
             # Hundreds of levels deep (no real frame is): refused like malformed JSON.
             return Invalid("frame nested too deeply")
     # Hot path: a well-formed event, checked on exactly the fields an Event carries. The
