@@ -121,7 +121,7 @@ class OnlineCatchUp:
         self._index.cache_snapshot(key, snapshot)
         conv = self._router.conversation(key)
         if conv is not None:
-            self._feed.publish(key, conv)
+            self._feed.snapshot_loaded(key, conv)
             self._index.cache_conversation(key, conv)
 
     async def _after_online(self, epoch: int) -> None:

@@ -41,6 +41,8 @@ class ConversationFeed:
         self._waiting: dict[str, int] = {}  # session key -> replies said to wait at its live end
         self._requests: dict[str, set[str]] = {}  # session key -> request ids shown as cards
         self._infos: dict[str, SessionInfo] = {}  # session key -> info last sent
+        # Sessions whose last list call was the whole list as it still is (nothing sent since).
+        self._whole_shown: set[str] = set()
 
     def get(self, key: str) -> Conversation | None:
         return self._temp.get(key) or self._router.conversation(key)
@@ -94,7 +96,18 @@ class ConversationFeed:
         """Send the whole message list of `key` to listeners."""
         self.watch(key, conv)
         messages = list(conv.shown)
+        self._whole_shown.add(key)
         self._notify(lambda listener: listener.on_session_messages(key, messages))
+
+    def snapshot_loaded(self, key: str, conv: Conversation) -> None:
+        """The router loaded a snapshot into `conv`: the window gets its whole list once.
+
+        Watched, the load's own change already sent it (unless the view shows a window far
+        up); a conversation not watched yet (just created) is watched and sent from here.
+        """
+        if key in self._unsubs and key in self._whole_shown:
+            return
+        self.publish(key, conv)
 
     def prepended(self, key: str, count: int) -> None:
         """`count` older messages were put before the loaded ones: send just those; then the
@@ -102,6 +115,7 @@ class ConversationFeed:
         conv = self.get(key)
         if conv is None or count <= 0:
             return
+        self._whole_shown.discard(key)
         self._shown[key] = len(conv.messages)
         older = conv.messages[:count]
         self._notify(lambda listener: listener.on_messages_prepended(key, older))
@@ -118,6 +132,7 @@ class ConversationFeed:
         conv = self.get(key)
         if conv is None or count <= 0:
             return
+        self._whole_shown.discard(key)
         newer = conv.shown[-count:]
         self._notify(lambda listener: listener.on_messages_appended(key, newer))
         if not conv.detached:
@@ -133,6 +148,7 @@ class ConversationFeed:
         self._shown[key] = len(conv.messages)
 
     def remove_message(self, key: str, message_id: str) -> None:
+        self._whole_shown.discard(key)
         conv = self.get(key)
         if conv is not None:
             conv.messages[:] = [m for m in conv.messages if m.id != message_id]
@@ -145,6 +161,7 @@ class ConversationFeed:
 
     def _on_conversation_changed(self, conv: Conversation) -> None:
         key = conv.key
+        self._whole_shown.discard(key)
         self._index.follow(conv)
         self._sync_requests(key, conv)
         info = conv.session_info()
@@ -176,6 +193,7 @@ class ConversationFeed:
         else:
             self._shown[key] = len(messages)
             whole = list(messages)
+            self._whole_shown.add(key)
             self._notify(lambda listener: listener.on_session_messages(key, whole))
 
     def _sync_requests(self, key: str, conv: Conversation) -> None:

@@ -114,3 +114,46 @@ async def test_a_chat_read_online_is_kept_offline_as_the_user_saw_it(
 
     async with rig(tmp_path) as offline:  # the app started again without its gateway
         assert [m.text for m in offline.ctl.open_session("s1")] == seen
+
+
+async def test_a_reconnect_sends_each_open_chats_list_to_the_window_once(tmp_path: Path) -> None:
+    histories = {
+        "r1": [{"role": "user", "text": "what is 2 + 2?"}, {"role": "assistant", "text": "4"}],
+        "r2": [{"role": "user", "text": "and 3 + 3?"}, {"role": "assistant", "text": "6"}],
+    }
+
+    def two_chats_with_history(store: Store) -> None:
+        store.upsert_session("p", "s1", runtime_id="r1", title="One", updated_at=2.0)
+        store.upsert_session("p", "s2", runtime_id="r2", title="Two", updated_at=1.0)
+
+    async with rig(tmp_path, seed=two_chats_with_history) as r:
+        answer = r.net.handler
+
+        def with_history(method: str, params: dict[str, Any]) -> Any:
+            result = answer(method, params)
+            if method in ("session.activate", "session.resume"):
+                rows = histories[result["session_id"]]
+                return {**result, "messages": rows, "message_count": len(rows)}
+            return result
+
+        r.net.handler = with_history
+        r.gw.runtime_of.update(s1="r1", s2="r2")
+        r.ctl.open_session("s1")
+        r.ctl.open_session("s2")
+        await r.online()
+        await settle(lambda: len(r.seen.of("on_session_messages")) >= 2, "both chats shown")
+        await r.outbox.idle()
+        before = len(r.seen.of("on_session_messages"))
+
+        r.net.clients[-1].drop("test: connection reset")  # a TCP reset under the socket
+        await settle(lambda: not r.port.is_online(), "the drop noticed")
+        r.clock.advance(30.0)  # past any reconnect delay
+        await settle(r.port.is_online, "online again with both chats re-attached")
+        await r.outbox.idle()
+
+        lists = r.seen.of("on_session_messages")[before:]
+        # Each chat's whole list reached the window exactly once (not from the feed and again
+        # from the catch-up), and it still holds every earlier turn.
+        assert sorted(key for key, _ in lists) == ["s1", "s2"]
+        shown = {key: [m.text for m in messages] for key, messages in lists}
+        assert shown == {"s1": ["what is 2 + 2?", "4"], "s2": ["and 3 + 3?", "6"]}
