@@ -10,7 +10,7 @@ from typing import Any
 
 from desktop.common.clock import Clock
 from desktop.core.chats.conversation import Conversation
-from desktop.core.disk.store import CachedMessage, Store
+from desktop.core.disk.store import CachedMessage, SentAttachments, Store, prompt_key
 from desktop.core.errors import StorageError
 from desktop.core.keys import is_temp_key
 from desktop.core.listeners import Notify
@@ -63,6 +63,8 @@ class SessionIndex:
         self._sessions = {r.key: SessionState(r.summary()) for r in store.sessions(profile_id)}
         self.open_key: str | None = None
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
+        # session key -> history row -> what the prompt there carried (loaded when first asked)
+        self._sent: dict[str, dict[int, SentAttachments]] = {}
         # Deleted on the gateway this run: a session.list fetched before the delete must not
         # bring them back (after a restart the gateway no longer lists them).
         self._deleted: set[str] = set()
@@ -266,9 +268,15 @@ class SessionIndex:
         # Each at its history row (a reply of several rows takes the first): the id it is
         # shown with, so a search hit is landed on by id.
         places = conv.places(start, messages)
+        kept = [
+            (places[i], m)
+            for i, m in enumerate(messages)
+            if not m.streaming
+            and not (m.role is Role.USER and m.delivery is not DeliveryState.CONFIRMED)
+        ]
         rows = [
             CachedMessage(
-                idx=places[i],
+                idx=idx,
                 role=m.role.value,
                 text=m.text,
                 thinking=m.thinking,
@@ -276,10 +284,9 @@ class SessionIndex:
                 status=m.status,
                 extra=_extra_of(m),
             )
-            for i, m in enumerate(messages)
-            if not m.streaming
-            and not (m.role is Role.USER and m.delivery is not DeliveryState.CONFIRMED)
+            for idx, m in kept
         ]
+        self._record_sent(key, [(idx, m) for idx, m in kept if m.role is Role.USER])
         before = self._cached.get(key)
         first = 0
         if before is not None:
@@ -310,7 +317,109 @@ class SessionIndex:
     def cached_messages(self, key: str) -> list[ChatMessage]:
         """The cached history (what was loaded when it was last stored), shown offline and until
         the gateway's snapshot arrives."""
-        return [_from_cache(key, row) for row in self._store.messages(self._id, key)]
+        out = [_from_cache(key, row) for row in self._store.messages(self._id, key)]
+        self.attach_sent(key, out)
+        return out
+
+    # -- attachments of sent prompts -------------------------------------------------------
+
+    def attach_sent(self, key: str, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """Give user rows the attachments recorded for them here; return those changed.
+
+        The local record wins: a gateway's row (a snapshot, a history page) names no file, or
+        not the copy kept here. A row is matched by its place in the history and its text; a
+        record whose row moved (a reply counted as fewer rows before the gateway listed it)
+        is found among the few rows before and moves along.
+        """
+        if is_temp_key(key):
+            return []
+        sent = self._sent_of(key)
+        if not sent:
+            return []
+        users = [(row_of(key, m.id), m) for m in messages if m.role is Role.USER]
+        claimed = {place for place, m in users if place in sent and _fits(sent[place], m)}
+        changed: list[ChatMessage] = []
+        for place, m in users:
+            if place is None:
+                continue
+            record = sent.get(place)
+            if record is None or not _fits(record, m):
+                record = self._rehome(key, sent, place, m, claimed)
+            if record is not None and m.attachments != record.attachments:
+                m.attachments = record.attachments
+                changed.append(m)
+        return changed
+
+    def _sent_of(self, key: str) -> dict[int, SentAttachments]:
+        sent = self._sent.get(key)
+        if sent is None:
+            try:
+                sent = self._store.message_attachments(self._id, key)
+            except StorageError as exc:
+                log.warning("could not read the messages' attachments: %s", exc)
+                return {}
+            self._sent[key] = sent
+        return sent
+
+    def _record_sent(self, key: str, users: list[tuple[int, ChatMessage]]) -> None:
+        """Store what each settled prompt with attachments carried, once per change."""
+        sent = self._sent_of(key)
+        for idx, m in users:
+            if not m.attachments:
+                continue
+            record = SentAttachments(idx, prompt_key(m.text), m.attachments)
+            known = sent.get(idx)
+            if known is not None and known.prompt == record.prompt and _same_files(known, record):
+                continue
+            try:
+                self._store.put_message_attachments(self._id, key, idx, m.text, m.attachments)
+            except StorageError as exc:
+                log.warning("could not record the message's attachments: %s", exc)
+                continue
+            sent[idx] = record
+
+    def _rehome(
+        self,
+        key: str,
+        sent: dict[int, SentAttachments],
+        place: int,
+        msg: ChatMessage,
+        claimed: set[int],
+    ) -> SentAttachments | None:
+        for idx in range(place - 1, place - _REHOME_WINDOW - 1, -1):
+            record = sent.get(idx)
+            if record is None or idx in claimed or not _fits(record, msg):
+                continue
+            try:
+                self._store.move_message_attachments(self._id, key, idx, place)
+            except StorageError as exc:
+                log.warning("could not move the message's attachments: %s", exc)
+                return record
+            del sent[idx]
+            sent[place] = moved = replace(record, idx=place)
+            claimed.add(place)
+            return moved
+        return None
+
+
+# How many rows before its recorded place a prompt's row may have moved to.
+_REHOME_WINDOW = 16
+
+
+def row_of(key: str, message_id: str) -> int | None:
+    """The history row a bubble id `key:row` names, None for any other id."""
+    tail = message_id[len(key) + 1 :] if message_id.startswith(f"{key}:") else ""
+    return int(tail) if tail.isdigit() else None
+
+
+def _fits(record: SentAttachments, msg: ChatMessage) -> bool:
+    # Some gateways put a text file's content into the row: the prompt is then a part of it.
+    text = prompt_key(msg.text)
+    return record.prompt == text or (bool(record.prompt) and record.prompt in text)
+
+
+def _same_files(a: SentAttachments, b: SentAttachments) -> bool:
+    return [x.sha256 for x in a.attachments] == [x.sha256 for x in b.attachments]
 
 
 def _from_cache(key: str, row: CachedMessage) -> ChatMessage:

@@ -18,7 +18,7 @@ from desktop.common.limits import (
     MIB,
     TextSniffer,
 )
-from desktop.core.disk.store import Store
+from desktop.core.disk.store import ATTACHMENTS_DIR, Store, blob_path
 from desktop.core.errors import HermesQtError
 from desktop.core.models import Attachment
 
@@ -71,7 +71,7 @@ class AttachmentStore:
         max_file_bytes: int = MAX_FILE_BYTES,
         max_text_bytes: int = MAX_INLINE_TEXT_BYTES,
     ) -> None:
-        self.root = Path(data_dir) / "attachments"
+        self.root = Path(data_dir) / ATTACHMENTS_DIR
         self._store = store
         self.max_image_bytes = max_image_bytes
         self.max_file_bytes = max_file_bytes
@@ -79,7 +79,7 @@ class AttachmentStore:
         self.max_text_bytes = max_text_bytes
 
     def path_for(self, sha256: str) -> Path:
-        return self.root / sha256[:2] / sha256
+        return blob_path(self.root, sha256)
 
     def add(self, source: str | Path | bytes, filename: str | None = None) -> Attachment:
         """Copy `source` (a path or the bytes themselves) in; return its Attachment."""
@@ -100,7 +100,13 @@ class AttachmentStore:
             raise AttachmentError(f"{name}: permission denied reading the file") from exc
 
     def read(self, att: Attachment) -> bytes:
-        """The stored bytes of `att` (for staging it on the gateway)."""
+        """The stored bytes of `att` (for staging it on the gateway).
+
+        Found by hash: a path recorded before the data dir moved is only a fallback."""
+        try:
+            return self.path_for(att.sha256).read_bytes()
+        except OSError:
+            pass
         try:
             return Path(att.path).read_bytes()
         except OSError as exc:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.atomic import write_atomic
-from desktop.core.disk.store import CachedMessage, Store
+from desktop.core.disk.store import CachedMessage, SentAttachments, Store, prompt_key
 from desktop.core.errors import StorageError
 from desktop.core.keys import draft_key
 
@@ -47,17 +47,42 @@ def conversation_json(store: Store, profile_id: str, key: str) -> dict[str, Any]
         "version": FORMAT_VERSION,
         "exported_at": time.time(),
         "session": _plain(record),
-        "messages": [_plain(m) for m in store.messages(profile_id, key)],
+        "messages": [
+            _with_files(_plain(m), files) for m, files in _messages(store, profile_id, key)
+        ],
         "draft": _plain(draft) if draft is not None and not draft.empty else None,
         "outbox": [_plain(e) for e in store.outbox_entries(profile_id, key)],
     }
+
+
+def _messages(
+    store: Store, profile_id: str, key: str
+) -> list[tuple[CachedMessage, SentAttachments | None]]:
+    """Each cached message with the attachments recorded for its row (prompts only)."""
+    sent = store.message_attachments(profile_id, key)
+    out: list[tuple[CachedMessage, SentAttachments | None]] = []
+    for m in store.messages(profile_id, key):
+        record = sent.get(m.idx) if m.role == "user" else None
+        if record is not None and record.prompt and record.prompt not in prompt_key(m.text):
+            record = None  # the row there is another prompt now
+        out.append((m, record))
+    return out
+
+
+def _with_files(message: dict[str, Any], files: SentAttachments | None) -> dict[str, Any]:
+    # Described, never embedded: the bytes stay in the data dir, named by their hash.
+    message["attachments"] = [
+        {"name": a.filename, "size": a.size, "mime": a.mime, "sha256": a.sha256}
+        for a in (files.attachments if files else ())
+    ]
+    return message
 
 
 def _stamp(when: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(when)) if when else ""
 
 
-def _message_markdown(m: CachedMessage) -> str:
+def _message_markdown(m: CachedMessage, files: SentAttachments | None = None) -> str:
     who = _ROLE_NAMES.get(m.role, m.role.title())
     head = f"### {who}" + (f" · {_stamp(m.created_at)}" if m.created_at else "")
     if m.status not in ("complete", ""):
@@ -69,8 +94,20 @@ def _message_markdown(m: CachedMessage) -> str:
     for tool in m.extra.get("tools") or []:
         if isinstance(tool, dict):
             parts.append(f"*Tool: {tool.get('name') or 'tool'}*")
-    parts.append(m.text or "*(no text)*")
-    return "\n\n".join(parts)
+    parts.append(m.text or ("" if files else "*(no text)*"))
+    for a in files.attachments if files else ():
+        parts.append(f"📎 {_md_escape(a.filename)} ({a.mime}, {_size(a.size)})")
+    return "\n\n".join(p for p in parts if p)
+
+
+def _md_escape(name: str) -> str:
+    return "".join(f"\\{c}" if c in "\\`*_[]<>#|" else c for c in name)
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    return f"{n / 1024:.1f} KiB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.1f} MiB"
 
 
 def conversation_markdown(store: Store, profile_id: str, key: str) -> str:
@@ -82,7 +119,7 @@ def conversation_markdown(store: Store, profile_id: str, key: str) -> str:
     lines = [f"# {title}", ""]
     if record.updated_at:
         lines += [f"*Exported from hermes-qt · last active {_stamp(record.updated_at)}*", ""]
-    body = [_message_markdown(m) for m in store.messages(profile_id, key)]
+    body = [_message_markdown(m, files) for m, files in _messages(store, profile_id, key)]
     return "\n".join(lines) + "\n" + "\n\n---\n\n".join(body) + "\n"
 
 

@@ -110,6 +110,25 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
     INSERT INTO sessions_fts(sessions_fts) VALUES ('rebuild');
     """,
+    # 4: what each sent prompt carried, by content hash (never a path: the data dir may move).
+    # Kept apart from `messages`, which a snapshot rewrites: the row a prompt became (`idx`, its
+    # place in the whole history) and its text, so a gateway's copy of it gets them back.
+    """
+    CREATE TABLE message_attachments (
+        profile_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        prompt TEXT NOT NULL DEFAULT '',
+        sha256 TEXT NOT NULL,
+        filename TEXT NOT NULL,
+        mime TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        created_at REAL NOT NULL DEFAULT 0,
+        PRIMARY KEY (profile_id, session_key, idx, position)
+    );
+    CREATE INDEX message_attachments_by_hash ON message_attachments (sha256);
+    """,
 )
 
 LATEST = len(MIGRATIONS)

@@ -17,6 +17,13 @@ from desktop.core.errors import StorageError, StorageFullError, StorageReadOnlyE
 from desktop.core.models import Attachment, DeliveryState, SessionSummary
 
 BUSY_TIMEOUT_MS = 2000
+# Attachment copies live next to the database, named by content hash (see AttachmentStore).
+ATTACHMENTS_DIR = "attachments"
+
+
+def blob_path(root: str | Path, sha256: str) -> Path:
+    """Where the copy with content hash `sha256` is kept under the attachments folder `root`."""
+    return Path(root) / sha256[:2] / sha256
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +94,21 @@ class DraftRecord:
     @property
     def empty(self) -> bool:
         return not self.text.strip() and not self.attachments
+
+
+@dataclass(frozen=True, slots=True)
+class SentAttachments:
+    """What a sent prompt carried: the history row it became and its text (to check a row
+    at that place is still that prompt), with the attachments in the order they were sent."""
+
+    idx: int
+    prompt: str
+    attachments: tuple[Attachment, ...]
+
+
+def prompt_key(text: str) -> str:
+    """A prompt's text as rows are compared: whitespace runs do not count."""
+    return " ".join(text.split())
 
 
 class Wire:
@@ -193,6 +215,8 @@ class Store:
         connect: Callable[[str], sqlite3.Connection] | None = None,
     ) -> None:
         self.path = str(path)
+        # The folder of attachment copies, found by hash: moving the data dir moves them too.
+        self.attachments_dir = Path(self.path).parent / ATTACHMENTS_DIR
         try:
             self._conn = (connect or _default_connect)(self.path)
             self._conn.isolation_level = None
@@ -300,6 +324,10 @@ class Store:
                 "DELETE FROM messages WHERE profile_id = ? AND session_key = ?", (profile_id, key)
             )
             c.execute("DELETE FROM sessions WHERE profile_id = ? AND key = ?", (profile_id, key))
+            c.execute(
+                "DELETE FROM message_attachments WHERE profile_id = ? AND session_key = ?",
+                (profile_id, key),
+            )
 
     # -- message cache ----------------------------------------------------------------------
 
@@ -532,10 +560,87 @@ class Store:
             c.executemany("DELETE FROM attachments WHERE sha256 = ?", [(h,) for h in hashes])
 
     def referenced_attachments(self) -> set[str]:
-        """Hashes any draft or outbox entry still points at (never garbage-collect those)."""
+        """Hashes any draft, outbox entry or sent message still points at (never
+        garbage-collect those)."""
         rows = self._read("read attachment references", "SELECT attachments FROM drafts")
         rows += self._read("read attachment references", "SELECT attachments FROM outbox")
-        return {a.sha256 for (raw,) in rows for a in decode_attachments(raw)}
+        sent = self._read(
+            "read attachment references", "SELECT DISTINCT sha256 FROM message_attachments"
+        )
+        return {a.sha256 for (raw,) in rows for a in decode_attachments(raw)} | {
+            str(r[0]) for r in sent
+        }
+
+    # -- attachments of sent messages -------------------------------------------------------
+
+    def put_message_attachments(
+        self, profile_id: str, key: str, idx: int, prompt: str, items: Sequence[Attachment]
+    ) -> None:
+        """Record that the prompt at history row `idx` carried `items` (replacing any record
+        of that row). Durable: the gateway may not keep them, this is their only record."""
+        with self._tx("record the message's attachments") as c:
+            c.execute(
+                "DELETE FROM message_attachments WHERE profile_id = ? AND session_key = ? "
+                "AND idx = ?",
+                (profile_id, key, idx),
+            )
+            now = time.time()
+            c.executemany(
+                "INSERT INTO message_attachments (profile_id, session_key, idx, position, "
+                "prompt, sha256, filename, mime, size, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        profile_id,
+                        key,
+                        idx,
+                        n,
+                        prompt_key(prompt),
+                        a.sha256,
+                        a.filename,
+                        a.mime,
+                        a.size,
+                        now,
+                    )
+                    for n, a in enumerate(items)
+                ],
+            )
+
+    def move_message_attachments(self, profile_id: str, key: str, old: int, new: int) -> None:
+        """The prompt recorded at row `old` is listed at row `new` now."""
+        with self._tx("move the message's attachments") as c:
+            c.execute(
+                "DELETE FROM message_attachments WHERE profile_id = ? AND session_key = ? "
+                "AND idx = ?",
+                (profile_id, key, new),
+            )
+            c.execute(
+                "UPDATE message_attachments SET idx = ? WHERE profile_id = ? AND session_key = ? "
+                "AND idx = ?",
+                (new, profile_id, key, old),
+            )
+
+    def message_attachments(self, profile_id: str, key: str) -> dict[int, SentAttachments]:
+        """Each recorded prompt of a session by its history row; paths resolved by hash."""
+        rows = self._read(
+            "read the messages' attachments",
+            "SELECT idx, prompt, sha256, filename, mime, size FROM message_attachments "
+            "WHERE profile_id = ? AND session_key = ? ORDER BY idx, position",
+            (profile_id, key),
+        )
+        out: dict[int, SentAttachments] = {}
+        for idx, prompt, sha, filename, mime, size in rows:
+            att = Attachment(
+                sha256=sha,
+                filename=filename,
+                mime=mime,
+                size=int(size),
+                path=str(blob_path(self.attachments_dir, sha)),
+            )
+            known = out.get(idx)
+            atts = (known.attachments if known else ()) + (att,)
+            out[idx] = SentAttachments(int(idx), prompt, atts)
+        return out
 
 
 def merge_drafts(current: DraftRecord | None, incoming: DraftRecord, key: str) -> DraftRecord:

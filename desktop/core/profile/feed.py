@@ -97,6 +97,7 @@ class ConversationFeed:
         self.watch(key, conv)
         messages = list(conv.shown)
         self._whole_shown.add(key)
+        self._index.attach_sent(key, messages)
         self._notify(lambda listener: listener.on_session_messages(key, messages))
 
     def snapshot_loaded(self, key: str, conv: Conversation) -> None:
@@ -118,6 +119,7 @@ class ConversationFeed:
         self._whole_shown.discard(key)
         self._shown[key] = len(conv.messages)
         older = conv.messages[:count]
+        self._index.attach_sent(key, older)
         self._notify(lambda listener: listener.on_messages_prepended(key, older))
         was_detached = conv.detached
         dropped = conv.drop_newest(HISTORY_HELD, HISTORY_WINDOW)
@@ -134,6 +136,7 @@ class ConversationFeed:
             return
         self._whole_shown.discard(key)
         newer = conv.shown[-count:]
+        self._index.attach_sent(key, newer)
         self._notify(lambda listener: listener.on_messages_appended(key, newer))
         if not conv.detached:
             # The page reached the live end: the view holds the newest messages again, and
@@ -194,6 +197,8 @@ class ConversationFeed:
             self._shown[key] = len(messages)
             whole = list(messages)
             self._whole_shown.add(key)
+            # A snapshot's rows name no attachment: the record kept here puts them back.
+            self._index.attach_sent(key, whole)
             self._notify(lambda listener: listener.on_session_messages(key, whole))
 
     def _sync_requests(self, key: str, conv: Conversation) -> None:

@@ -25,18 +25,29 @@ def ref_of(message_id: str) -> str | None:
 
 
 def echoed(messages: list[ChatMessage], bubble: ChatMessage, history_mark: int) -> bool:
-    """True when a snapshot already holds the gateway's copy of `bubble`'s prompt.
+    """True when a snapshot already holds the gateway's copy of `bubble`'s prompt."""
+    return echo_of(messages, bubble, history_mark) is not None
+
+
+def echo_of(
+    messages: list[ChatMessage], bubble: ChatMessage, history_mark: int
+) -> ChatMessage | None:
+    """The gateway's copy of `bubble`'s prompt when a snapshot already holds it.
 
     Snapshot rows come first, in gateway order; only rows at or after the history length
     recorded when the prompt was queued can be its copy (an older identical prompt cannot).
     """
     text = " ".join(bubble.text.split())
-    return any(
-        m.role is Role.USER
-        and not m.id.startswith(LOCAL_PREFIX)
-        and " ".join(m.text.split()) == text
-        for i, m in enumerate(messages)
-        if i >= history_mark
+    return next(
+        (
+            m
+            for i, m in enumerate(messages)
+            if i >= history_mark
+            and m.role is Role.USER
+            and not m.id.startswith(LOCAL_PREFIX)
+            and " ".join(m.text.split()) == text
+        ),
+        None,
     )
 
 
@@ -116,9 +127,15 @@ class PromptBubbles:
         if entry.state is not DeliveryState.CONFIRMED or conv is None:
             self._feed.remove_message(key, message_id)
             return
-        if echoed(conv.messages, bubble, entry.history_mark):
-            # A snapshot already brought the gateway's copy of this prompt: keep only that.
+        copy = echo_of(conv.messages, bubble, entry.history_mark)
+        if copy is not None:
+            # A snapshot already brought the gateway's copy of this prompt: keep only that,
+            # with the files it was sent with (the gateway's row names none).
             self._feed.remove_message(key, message_id)
+            if bubble.attachments and copy.attachments != bubble.attachments:
+                copy.attachments = bubble.attachments
+                self._notify(lambda listener: listener.on_message_changed(key, copy))
+                self._index.cache_conversation(key, conv)
             return
         # Kept: it is this prompt's user row now. A gateway that catches up by replay (0.22,
         # 0.21.5) sends no history after a reconnect, so no gateway copy replaces it.
