@@ -263,6 +263,8 @@ async def _run_window(
                 reporter.present(window, "Settings not saved", str(exc))
                 return
             live.apply_soon(before, typed_tokens)
+            for controller in core.controllers.values():
+                controller.reload_models()  # a provider added or changed: the header follows
         theme.set_mode(_theme_mode(prefs.preference("theme", "system")))
         window.set_send_key(str(prefs.preference("send_key", "enter")))
         window.close_to_tray = bool(prefs.preference("close_to_tray", False))

@@ -103,7 +103,7 @@ class Preferences:
             profiles=[self._to_ui(p) for p in self.profiles()],
             unreadable_profiles=[u.label for u in self.unreadable_profiles()],
             providers=[
-                ProviderSettings(p.name, p.base_url, p.model, id=p.id)
+                ProviderSettings(p.name, p.base_url, p.model, id=p.id, models=p.models)
                 for p in provider_config.read_settings(self._dir)
             ],
         )
@@ -140,6 +140,7 @@ class Preferences:
                     name=p.name,
                     base_url=p.base_url,
                     model=p.model,
+                    models=p.models,
                 )
                 for pid, p in zip(ids, settings.providers, strict=True)
             ],

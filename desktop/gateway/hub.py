@@ -8,12 +8,17 @@ import logging
 from typing import Any
 
 from desktop.common.clock import Clock, TimerHandle
-from desktop.common.codes import RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND, STREAM_OWNED
+from desktop.common.codes import (
+    RESUME_TARGET_NOT_FOUND,
+    SESSION_BUSY,
+    SESSION_NOT_FOUND,
+    STREAM_OWNED,
+)
 from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.gateway.attachments import MAX_STAGED, DecodedAttachment
 from desktop.gateway.events import DEFAULT_REPLAY_LIMIT, EventLog
 from desktop.gateway.faults import STREAM_OWNED_MESSAGE, RpcFault, invalid_params
-from desktop.gateway.providers.base import Provider
+from desktop.gateway.providers.base import ModelSwitch, Provider
 from desktop.gateway.sessions import (
     Peer,
     PendingTurn,
@@ -75,7 +80,11 @@ class SessionHub:
             epoch=epoch,
             wall=clock.wall,
             coalesce_interval=coalesce_interval,
+            provider_for=self._provider_for,
         )
+        # The provider as a model switch (the app's configured providers); None for a fixed
+        # one (tests, --provider): then model.options and config.set model are not offered.
+        self.models: ModelSwitch | None = provider if isinstance(provider, ModelSwitch) else None
 
     # routing
 
@@ -303,13 +312,44 @@ class SessionHub:
 
     # views
 
+    # the model switch
+
+    def _provider_for(self, session: Session) -> Provider:
+        if self.models is None:
+            return self.provider
+        return self.models.provider_for(self.store.session_model(session.stored_id))
+
+    def model_options(self, session: Session) -> dict[str, Any]:
+        assert self.models is not None
+        return self.models.catalog(self.store.session_model(session.stored_id))
+
+    def set_model(self, session: Session, value: str) -> dict[str, Any]:
+        """Switch the session's model from its next turn (Hermes refuses while one runs)."""
+        assert self.models is not None
+        if session.running:
+            raise RpcFault(SESSION_BUSY, "the model cannot change while a reply is running")
+        try:
+            pick = self.models.resolve(value)
+        except ValueError as exc:
+            raise invalid_params(str(exc)) from None
+        self.store.set_session_model(session.stored_id, pick)
+        self.emit(session, "session.info", self.info(session))
+        return {"value": pick[1], "warning": "", "scope": "session"}
+
+    def _model(self, session: Session) -> tuple[str, str]:
+        if self.models is None:
+            return getattr(self.provider, "name", ""), ""
+        return self.models.describe(self.store.session_model(session.stored_id))
+
     def info(self, session: Session) -> dict[str, Any]:
+        model, provider = self._model(session)
         return {
             "title": session.title,
             "stored_session_id": session.stored_id,
             "source": session.source,
             "started_at": session.started_at,
-            "model": getattr(self.provider, "name", ""),
+            "model": model,
+            "provider": provider,
             "running": session.running,
             "queued": max(0, len(session.pending) - 1),
         }

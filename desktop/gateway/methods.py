@@ -9,10 +9,12 @@ from desktop import __version__
 from desktop.common.codes import METHOD_NOT_FOUND
 from desktop.common.methods import (
     ATTACHMENTS_CLEAR,
+    CONFIG_SET,
     DEBUG_STATS,
     FILE_ATTACH_BYTES,
     GATEWAY_PING,
     IMAGE_ATTACH_BYTES,
+    MODEL_OPTIONS,
     PROMPT_SUBMIT,
     RESPOND,
     SESSION_ACTIVATE,
@@ -116,6 +118,10 @@ class Methods:
             RESPOND["approval"]: self._respond,
             RESPOND["clarify"]: self._respond,
         }
+        if hub.models is not None:
+            # Hermes' names and shapes, so one client path switches models everywhere.
+            self._table[MODEL_OPTIONS] = self._model_options
+            self._table[CONFIG_SET] = self._config_set
         if debug:
             self._table[DEBUG_STATS] = lambda _peer, _params: hub.stats()
 
@@ -265,6 +271,16 @@ class Methods:
     def _clear_attachments(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
         session = self._hub.get(params.get("session_id"))
         return {"cleared": self._hub.clear_staged(session), "count": 0}
+
+    def _model_options(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        return self._hub.model_options(self._hub.get(params.get("session_id")))
+
+    def _config_set(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._hub.get(params.get("session_id"))
+        key = _str(params, "key")
+        if key != "model":
+            raise invalid_params(f"config key {key!r} is not supported here")
+        return self._hub.set_model(session, _str(params, "value") or "")
 
     def _respond(self, _peer: Peer, params: dict[str, Any]) -> dict[str, Any]:
         # The built-in agent runs no tools, so nothing ever waits for an answer.

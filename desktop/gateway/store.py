@@ -43,6 +43,13 @@ CREATE TABLE IF NOT EXISTS submissions (
     created_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+-- The model a session's replies use when the user switched it (config.set model); no row:
+-- the primary provider's model. An added table: gateways without it ignore it.
+CREATE TABLE IF NOT EXISTS session_models (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    provider_id TEXT NOT NULL,
+    model TEXT NOT NULL
+);
 """
 
 
@@ -137,6 +144,24 @@ class Store:
                 " VALUES (?,?,?,?,?)",
                 (sid, title, source, now, now),
             )
+
+    def session_model(self, sid: str) -> tuple[str, str] | None:
+        """(provider id, model) the user chose for this session, if any."""
+        rows = self._fetch(
+            "SELECT provider_id, model FROM session_models WHERE session_id = ?", (sid,)
+        )
+        return (str(rows[0][0]), str(rows[0][1])) if rows else None
+
+    def set_session_model(self, sid: str, choice: tuple[str, str] | None) -> None:
+        with self._tx():
+            if choice is None:
+                self._db.execute("DELETE FROM session_models WHERE session_id = ?", (sid,))
+            else:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO session_models(session_id, provider_id, model)"
+                    " VALUES (?,?,?)",
+                    (sid, *choice),
+                )
 
     def get_session(self, sid: str) -> SessionRow | None:
         rows = self._fetch(

@@ -67,9 +67,12 @@ class TurnWorker:
         epoch: str,
         wall: Callable[[], float],
         coalesce_interval: float = 0.033,
+        provider_for: Callable[[Session], Provider] | None = None,
     ) -> None:
         self._store = store
         self._provider = provider
+        # What streams a session's reply: its picked model's provider (the model switch).
+        self._provider_for = provider_for or (lambda _session: provider)
         self._emit = emit
         self._spool = spool
         self._epoch = epoch
@@ -127,9 +130,10 @@ class TurnWorker:
         reply_id = self._store.begin_reply(session.stored_id, self._wall())
         self._emit(session, "message.start", {"role": "assistant"})
         messages = self._context(session, turn)
+        provider = self._provider_for(session)
         status, error = "complete", ""
         stream = asyncio.create_task(
-            self._stream(session, messages, inflight, coalescer, reply_id),
+            self._stream(provider, session, messages, inflight, coalescer, reply_id=reply_id),
             name=f"turn-{session.runtime_id}",
         )
         session.stream_task = stream
@@ -147,7 +151,7 @@ class TurnWorker:
         coalescer.flush()
         del self.coalescers[session.runtime_id]
         inflight.streaming = False
-        usage = self._usage() if status == "complete" else None
+        usage = self._usage(provider) if status == "complete" else None
         try:
             self._store.finish_turn(session.stored_id, reply_id, inflight.assistant, status, usage)
         except Exception as exc:
@@ -162,15 +166,17 @@ class TurnWorker:
 
     async def _stream(
         self,
+        provider: Provider,
         session: Session,
         messages: list[ChatMessage],
         inflight: Inflight,
         coalescer: DeltaCoalescer,
+        *,
         reply_id: int,
     ) -> None:
         loop = asyncio.get_running_loop()
         saved_at = loop.time()
-        async for chunk in self._provider.stream(messages):
+        async for chunk in provider.stream(messages):
             # A provider's JSON may escape a lone surrogate: never store or send one.
             text = scrub(chunk.text)
             if chunk.kind is ChunkKind.TEXT:
@@ -207,8 +213,8 @@ class TurnWorker:
         out.append(ChatMessage(role="user", content=content, images=tuple(images)))
         return out
 
-    def _usage(self) -> dict[str, Any] | None:
-        usage = self._provider.last_usage
+    def _usage(self, provider: Provider) -> dict[str, Any] | None:
+        usage = provider.last_usage
         return dataclasses.asdict(usage) if usage is not None else None
 
 

@@ -139,6 +139,9 @@ class ChatBackend(Protocol):
     def set_model(self, key: str, choice: ModelChoice) -> None:
         """Switch the session's model (where the gateway allows it)."""
 
+    def reload_models(self) -> None:
+        """The model providers changed: ask again what every session asked before can use."""
+
     def pause(self) -> None:
         """Close the connection on purpose and stay offline until resume()."""
 

@@ -74,6 +74,11 @@ class AgentCommands:
     def load_models(self, key: str) -> None:
         self._spawn(self._load_models(key))
 
+    def reload_models(self) -> None:
+        """Ask again for every session asked before: the providers changed (Settings)."""
+        for key in list(self._models):
+            self.load_models(key)
+
     def set_model(self, key: str, choice: ModelChoice) -> None:
         self._spawn(self._set_model(key, choice))
 
@@ -124,6 +129,12 @@ class AgentCommands:
                     choices.append(
                         ModelChoice(slug, name, str(model), (slug, str(model)) == current)
                     )
+            conv = self._feed.get(key)
+            if conv is not None and current[1]:
+                # The model the next reply will use, as of now (a provider may have been added
+                # or changed since the session's info came).
+                named = next((c.provider_name for c in choices if c.current), current[0])
+                conv.apply_info({"model": current[1], "provider": named})
         self._models[key] = choices
         self._notify(lambda listener: listener.on_models(key, choices))
 

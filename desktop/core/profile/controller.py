@@ -458,6 +458,10 @@ class ProfileController:
     def set_model(self, key: str, choice: ModelChoice) -> None:
         self._commands.set_model(self._resolve(key), choice)
 
+    def reload_models(self) -> None:
+        """The model providers changed (Settings saved): the header shows what now answers."""
+        self._commands.reload_models()
+
     # -- connection intents --------------------------------------------------------------------
 
     def pause(self) -> None:

@@ -66,6 +66,32 @@ class Provider(Protocol):
     async def aclose(self) -> None: ...
 
 
+# A session's model choice: (provider id, model name).
+ModelPick = tuple[str, str]
+
+
+@runtime_checkable
+class ModelSwitch(Protocol):
+    """A provider whose model a session can switch (Hermes' `model.options` / `config.set`)."""
+
+    def catalog(self, pick: ModelPick | None) -> dict[str, Any]:
+        """`model.options`' result: `{model, provider, providers: [{slug, name, models}]}`."""
+        ...
+
+    def resolve(self, value: str) -> ModelPick:
+        """The pick `config.set model` names ("MODEL --provider ID" or "MODEL"); ValueError
+        with the reason in words when no configured provider has it."""
+        ...
+
+    def describe(self, pick: ModelPick | None) -> tuple[str, str]:
+        """(model, provider name) the session's next reply will come from."""
+        ...
+
+    def provider_for(self, pick: ModelPick | None) -> Provider:
+        """What streams the session's next reply."""
+        ...
+
+
 @runtime_checkable
 class HealthProbe(Protocol):
     """A provider that can tell, cheaply and without a completion, whether it is reachable."""

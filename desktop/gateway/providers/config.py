@@ -38,6 +38,9 @@ class ProviderSettings:
     key_ref: str = ""
     idle_timeout: float = 60.0
     id: str = ""
+    # What the provider listed (GET /models) when last asked: the chat header's model switch
+    # offers these; `model` is the default a new chat uses.
+    models: tuple[str, ...] = ()
 
     @staticmethod
     def default_key_ref(name: str) -> str:
@@ -112,6 +115,7 @@ def _parse(entry: Any, index: int) -> ProviderSettings | None:
     key_ref = entry.get("key_ref")
     idle = entry.get("idle_timeout")
     pid = entry.get("id")
+    listed = entry.get("models")
     return ProviderSettings(
         name=name,
         base_url=base_url,
@@ -121,6 +125,9 @@ def _parse(entry: Any, index: int) -> ProviderSettings | None:
         idle_timeout=float(idle) if isinstance(idle, int | float) and idle > 0 else 60.0,
         # Before version 2 there was no id: the position is stable until the next save writes one.
         id=pid if isinstance(pid, str) and pid else f"legacy-{index}",
+        models=tuple(m for m in listed if isinstance(m, str) and m)
+        if isinstance(listed, list)
+        else (),
     )
 
 

@@ -6,10 +6,11 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from desktop.common.clock import Clock
 
-from .base import ChatMessage, Chunk, Provider, Usage
+from .base import ChatMessage, Chunk, ModelPick, Provider, Usage
 from .config import (
     CONFIG_FILE,
     KeyStore,
@@ -19,7 +20,7 @@ from .config import (
     write_settings,
 )
 from .fallback import FallbackChain
-from .offline import OfflineProvider
+from .offline import OFFLINE_NAME, OfflineProvider
 
 
 def load_provider(
@@ -55,14 +56,19 @@ class ConfigWatchingProvider:
     """The provider built from `providers.json`, rebuilt when that file changes.
 
     Settings saved in the app take effect from the next turn without restarting the gateway;
-    a turn already streaming finishes on the provider it started with.
+    a turn already streaming finishes on the provider it started with. It is also the model
+    switch (`ModelSwitch`): a session may pick any model a configured provider offers; the
+    primary provider's own model goes through the fallback chain, another pick straight to
+    its provider (the user asked for exactly that model).
     """
 
     def __init__(self, config_dir: Path, *, keys: KeyStore | None = None) -> None:
         self._dir = config_dir
         self._keys = keys
         self._stamp = self._read_stamp()
+        self._settings = read_settings(config_dir)
         self._inner = load_provider(config_dir, keys=keys)
+        self._picked: dict[ModelPick, Provider] = {}
         self._retired: list[Provider] = []
         self._streams = 0  # turns in flight; retired providers close once none are left
         self.name = self._inner.name
@@ -84,20 +90,106 @@ class ConfigWatchingProvider:
             return
         self._stamp = stamp
         self._retired.append(self._inner)
+        self._retired.extend(self._picked.values())
+        self._picked.clear()
+        self._settings = read_settings(self._dir)
         self._inner = load_provider(self._dir, keys=self._keys)
         self.name = self._inner.name
         log.info("provider settings changed: now using %s", self._inner.name)
 
     async def stream(self, messages: list[ChatMessage]) -> AsyncIterator[Chunk]:
         self._refresh()
+        async for chunk in self._counted(self._inner, messages):
+            yield chunk
+
+    async def _counted(
+        self, provider: Provider, messages: list[ChatMessage]
+    ) -> AsyncIterator[Chunk]:
         self._streams += 1
         try:
-            async for chunk in self._inner.stream(messages):
+            async for chunk in provider.stream(messages):
                 yield chunk
         finally:
             self._streams -= 1
             if not self._streams:
                 await self._close_retired()
+
+    # the model switch
+
+    def _effective(self, pick: ModelPick | None) -> tuple[ProviderSettings, str] | None:
+        """The provider settings and model a pick comes to now; the primary's model when the
+        pick is gone (its provider removed) or none was made; None with no provider at all."""
+        self._refresh()
+        if not self._settings:
+            return None
+        if pick is not None:
+            for settings in self._settings:
+                if settings.id == pick[0]:
+                    return settings, pick[1]
+        return self._settings[0], self._settings[0].model
+
+    def describe(self, pick: ModelPick | None) -> tuple[str, str]:
+        effective = self._effective(pick)
+        if effective is None:
+            return "built-in (no provider set)", OFFLINE_NAME
+        settings, model = effective
+        return model, settings.name
+
+    def catalog(self, pick: ModelPick | None) -> dict[str, Any]:
+        effective = self._effective(pick)
+        providers = [
+            {
+                "slug": s.id,
+                "name": s.name,
+                "models": list(dict.fromkeys([s.model, *s.models])),
+                "authenticated": True,
+            }
+            for s in self._settings
+        ]
+        if effective is None:
+            return {"model": "", "provider": "", "providers": []}
+        return {"model": effective[1], "provider": effective[0].id, "providers": providers}
+
+    def resolve(self, value: str) -> ModelPick:
+        model, _, rest = value.strip().partition("--provider")
+        model, slug = model.strip(), rest.strip()
+        self._refresh()
+        if not model:
+            raise ValueError("name a model")
+        if not self._settings:
+            raise ValueError("no model provider is set up: add one in Settings first")
+        if slug:
+            for s in self._settings:
+                if slug in (s.id, s.name):
+                    return s.id, model
+            raise ValueError(f"no provider {slug!r} is set up")
+        for s in self._settings:
+            if model == s.model or model in s.models:
+                return s.id, model
+        return self._settings[0].id, model
+
+    def provider_for(self, pick: ModelPick | None) -> Provider:
+        effective = self._effective(pick)
+        if effective is None:
+            return self
+        settings, model = effective
+        primary = self._settings[0]
+        if settings.id == primary.id and model == primary.model:
+            return self
+        key = (settings.id, model)
+        provider = self._picked.get(key)
+        if provider is None:
+            from .openai import OpenAICompatibleProvider
+
+            store = self._keys or KeyStore.default(self._dir)
+            provider = self._picked[key] = OpenAICompatibleProvider(
+                settings.name,
+                settings.base_url,
+                store.get(settings.key_ref),
+                model,
+                idle_timeout=settings.idle_timeout,
+            )
+        return _Picked(self, provider)
 
     async def _close_retired(self) -> None:
         retired, self._retired = self._retired, []
@@ -106,7 +198,30 @@ class ConfigWatchingProvider:
 
     async def aclose(self) -> None:
         await self._close_retired()
+        for provider in self._picked.values():
+            await provider.aclose()
+        self._picked.clear()
         await self._inner.aclose()
+
+
+class _Picked:
+    """One session's picked model, streamed through its owner (which closes it when the
+    settings change, once no turn still streams from it)."""
+
+    def __init__(self, owner: ConfigWatchingProvider, provider: Provider) -> None:
+        self._owner = owner
+        self._provider = provider
+        self.name = provider.name
+
+    @property
+    def last_usage(self) -> Usage | None:
+        return self._provider.last_usage
+
+    def stream(self, messages: list[ChatMessage]) -> AsyncIterator[Chunk]:
+        return self._owner._counted(self._provider, messages)
+
+    async def aclose(self) -> None:
+        """Owned by the switch: nothing to close here."""
 
 
 def save_providers(

@@ -48,6 +48,9 @@ def footer_text(msg: ChatMessage) -> str:
         stamp = f"{msg.status} · {stamp}" if stamp else msg.status
     if msg.role is Role.ASSISTANT and msg.usage and not msg.streaming:
         used = usage_line(msg.usage)
+        model = msg.usage.get("model")
+        if isinstance(model, str) and model:
+            used = f"{model} · {used}" if used else model  # which model wrote this reply
         stamp = f"{used} · {stamp}" if stamp and used else (used or stamp)
     return stamp
 

@@ -146,6 +146,7 @@ class ProvidersPage(QWidget):
         self.name.setText(p.name)
         self.base_url.setText(p.base_url)
         self.model.clear()
+        self.model.addItems(list(p.models))
         self.model.setEditText(p.model)
         self.api_key.setText(p.api_key)
         self.api_key.setPlaceholderText("Saved; type to replace" if p.id else "")
@@ -229,7 +230,12 @@ class ProvidersPage(QWidget):
         if provider is None or checks is None:
             return
 
+        row = self._row
+
         def loaded(models: list[str]) -> str:
+            if 0 <= row < len(self.providers):
+                # Kept with the provider: the chat header's model switch offers them.
+                self.providers[row].models = tuple(models)
             typed = self.model.currentText()
             self.model.clear()
             self.model.addItems(models)

@@ -42,6 +42,7 @@ class ProviderSettings:
     model: str
     api_key: str = ""  # stored in the keyring by the caller; never logged
     id: str = ""  # stable across renames: the key follows it; "" for one not saved yet
+    models: tuple[str, ...] = ()  # what "Load models" listed: the chat header offers them
 
 
 @dataclass(slots=True)

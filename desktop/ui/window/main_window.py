@@ -937,6 +937,10 @@ class MainWindow(QMainWindow):
             # Same conversation, new name: keep the view, composer and scroll position as they are.
             self._session_key = new_key
             self._select_in_list(new_key)
+            # A new chat only now exists on the gateway: ask what its model is and offers.
+            if self.backend is not None:
+                self.backend.load_models(new_key)
+            self._show_info()
 
     def _on_bridge_messages_reset(
         self, profile_id: str, key: str, messages: list[ChatMessage]

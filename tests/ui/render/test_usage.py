@@ -47,3 +47,14 @@ def test_header_context_and_task_line_texts() -> None:
         "✗ Old idea",
     ]
     assert todo_text(()) == ("", "")
+
+
+def test_a_replys_footer_names_the_model_that_wrote_it() -> None:
+    msg = ChatMessage(
+        "a",
+        Role.ASSISTANT,
+        "hi",
+        usage={"prompt_tokens": 10, "completion_tokens": 2, "model": "large"},
+    )
+    assert footer_text(msg) == "large · 10 in · 2 out"
+    assert footer_text(ChatMessage("b", Role.ASSISTANT, "hi", usage={"model": "m"})) == "m"

@@ -78,6 +78,8 @@ async def test_add_from_preset_pick_model_from_list_test_and_save(
     assert not dialog.isVisible()
     (saved,) = read_settings(tmp_path)
     assert (saved.name, saved.base_url, saved.model) == ("My server", fake.base_url, "fake-small")
+    # The listed models are kept with it: the chat header offers them as its model switch.
+    assert saved.models == ("fake-large", "fake-small")
     assert KeyStore(tmp_path, None).get(saved.key_ref) == KEY
 
 
