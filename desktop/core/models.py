@@ -79,7 +79,10 @@ class ChatMessage:
     thinking: str = ""
     created_at: float = 0.0
     streaming: bool = False
-    status: str = "complete"  # complete | error | interrupted (assistant)
+    # How a reply ended (desktop/core/chats/reply_state.py): complete | stopped | interrupted |
+    # error; `cause` says why in words when it did not complete.
+    status: str = "complete"
+    cause: str = ""
     delivery: DeliveryState | None = None  # user messages only
     delivery_error: str = ""
     attachments: tuple[Attachment, ...] = ()

@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any, Literal
 
 from desktop.common.methods import REQUEST_CANCEL_EVENT, SERVER_REQUEST_EVENT
+from desktop.core.chats import reply_state as rs
 from desktop.core.chats.progress import context_of, todo_state
 from desktop.core.chats.requests import (
     BLOCKING_KINDS,
@@ -85,6 +86,11 @@ class Conversation:
         self.resync_wanted: Literal["", "gap", "restart"] = ""
         # A reply just completed and no turn has started since (see _on_delta).
         self._completed = False
+        # The user asked to stop the running turn: its "interrupted" end reads "stopped".
+        self._stopping = False
+        # The reply an `error` event of this turn failed (a message.complete after it is the
+        # same failure, not a new reply).
+        self._failed: ChatMessage | None = None
         # How many turns have ended here (complete, error, interrupted, an idle snapshot): no
         # gateway names its turns, so the outbox holds a follow-up until this count moves past
         # the value it had when the previous prompt was written (its turn is over).
@@ -175,15 +181,23 @@ class Conversation:
         end, so a window far up is let go."""
         self.reattach()
         self.messages.append(message)
+        if message.role is Role.USER:
+            self._failed = None  # a new prompt: an error now is its turn's, not the last one's
         self._changed()
 
     def set_running(self, running: bool) -> None:
         if self.running != running:
             self.running = running
             if not running:
-                self._seal("interrupted")
+                # The gateway is idle and never said how the reply ended.
+                self._seal(rs.INTERRUPTED, rs.GATEWAY_WENT_AWAY)
                 self._turn_over()
             self._changed()
+
+    def stop_requested(self) -> None:
+        """The user pressed Stop: the turn's interrupted end is theirs ("stopped by you")."""
+        if self.running:
+            self._stopping = True
 
     def apply_info(self, info: dict[str, Any]) -> None:
         """What the client learned itself of the session (a model switch it made)."""
@@ -235,9 +249,10 @@ class Conversation:
     def _on_start(self, payload: dict[str, Any]) -> bool:
         self.running = True
         self._completed = False
+        self._failed = None
         current = self.streaming_message
         if current is None or current.text or current.tools:
-            self._seal("complete")
+            self._seal(rs.COMPLETE)
             self.messages.append(new := self._new_assistant())
             self._touched = (new,) if current is None else (current, new)
         else:
@@ -327,6 +342,21 @@ class Conversation:
 
     def _on_complete(self, payload: dict[str, Any]) -> bool:
         final = _text(payload.get("text"))
+        status = _text(payload.get("status")) or rs.COMPLETE
+        status = status if status in rs.ENDED else rs.COMPLETE
+        failed = self._failed
+        if status == rs.FAILED and final.startswith(rs.HERMES_ERROR_PREFIX):
+            # Hermes says why in the text ("Error: <cause>"): the cause, not the reply.
+            cause, final = final.removeprefix(rs.HERMES_ERROR_PREFIX).strip(), ""
+            if failed is not None and (failed.cause or not cause):
+                return self._end_failed(failed)  # the `error` event said it already
+        else:
+            cause = ""
+        if self.streaming_message is None and failed is not None:
+            # The end of a turn an `error` event already failed: that reply, not a new one.
+            if final and not failed.text:
+                failed.text = final
+            return self._end_failed(failed)
         if self.streaming_message is None and final and self._last_reply_text() == final:
             # A repeated completion (no seq on legacy gateways): the bubble is already final.
             self.running = False
@@ -344,8 +374,10 @@ class Conversation:
             msg.usage = dict(usage)
             if usage:
                 self.usage = dict(usage)  # the authoritative final figure of the turn
-        status = _text(payload.get("status")) or "complete"
-        msg.status = status if status in {"complete", "error", "interrupted"} else "complete"
+        if status == rs.INTERRUPTED and self._stopping:
+            status = rs.STOPPED
+        msg.status = status
+        msg.cause = cause if status == rs.FAILED else ""
         msg.streaming = False
         self.running = False
         self._completed = True
@@ -362,22 +394,31 @@ class Conversation:
         return None
 
     def _on_error(self, payload: dict[str, Any]) -> bool:
+        # One failed turn, one presentation: the reply itself says it failed and why (no
+        # separate notice, no second empty bubble when the turn's end follows).
         message = _text(payload.get("message")) or "the agent reported an error"
-        current = self.streaming_message
-        if current is not None:
-            current.streaming = False
-            current.status = "error"
-        self.messages.append(
-            ChatMessage(
-                id=self._mint("err"),
-                role=Role.SYSTEM,
-                text=message,
-                created_at=self._now(),
-                status="error",
-            )
-        )
+        reply = self.streaming_message or self._failed
+        if reply is None:
+            # The agent could not start: no message.start came, so no bubble holds the turn.
+            reply = self._new_assistant()
+            self.messages.append(reply)
+        elif reply is self._failed and reply.cause == message:
+            return False  # the same error again (a replay)
+        reply.streaming = False
+        reply.status = rs.FAILED
+        reply.cause = message
+        self._touched = (reply,)
+        self._failed = reply
+        if self.running:
+            self.running = False
+            self._turn_over()
+        return True
+
+    def _end_failed(self, reply: ChatMessage) -> bool:
         self.running = False
-        self._turn_over()
+        self._completed = True
+        self._failed = None
+        self._touched = (reply,)
         return True
 
     def _on_status(self, payload: dict[str, Any]) -> bool:
@@ -532,7 +573,7 @@ class Conversation:
         else:
             # Idle on the server: whatever we thought was streaming has ended.
             self.running = False
-            self._seal("interrupted")
+            self._seal(rs.INTERRUPTED, rs.GATEWAY_WENT_AWAY)
             self._turn_over()
         self._changed()
 
@@ -777,6 +818,10 @@ class Conversation:
                     continue
                 if text.strip():
                     reply.text = text  # the last text of a reply is its answer
+                status = _text(data.get("status"))
+                if status in rs.UNFINISHED:
+                    # The embedded gateway keeps how a reply ended (a crash reads interrupted).
+                    reply.status = status
                 thinking = data.get("reasoning") or data.get("reasoning_content")
                 if isinstance(thinking, str) and thinking.strip():
                     sep = "\n\n" if reply.thinking else ""
@@ -817,14 +862,21 @@ class Conversation:
                 new.thinking = new.thinking or old.thinking
                 if [t.name for t in new.tools] == [t.name for t in old.tools]:
                     new.tools = old.tools  # same calls: keep their output and ids
-                if old.status != "complete" and new.text == old.text:
-                    new.status = old.status
+                if _unfinished_pair(new, old):
+                    # Every word that was shown stays; the state the client saw wins over
+                    # a history that cannot tell (stopped vs interrupted, the cause).
+                    new.text = rs.longer_shown(old.text, new.text)
+                    if old.status in rs.UNFINISHED:
+                        new.status, new.cause = old.status, old.cause
+                    elif new.status == rs.INTERRUPTED:
+                        new.cause = new.cause or rs.GATEWAY_WENT_AWAY  # it streamed here
 
     # -- helpers -------------------------------------------------------------------------
 
     def _turn_over(self) -> None:
         """The turn ended: nothing blocks on the user any more, the spinner line goes."""
         self.turns_ended += 1
+        self._stopping = False
         self.pending.clear()
         self.status_text = ""
 
@@ -840,11 +892,12 @@ class Conversation:
             id=self._mint("reply"), role=Role.ASSISTANT, created_at=self._now(), streaming=True
         )
 
-    def _seal(self, status: str) -> None:
+    def _seal(self, status: str, cause: str = "") -> None:
         current = self.streaming_message
         if current is not None:
             current.streaming = False
-            current.status = status
+            current.status = rs.STOPPED if status == rs.INTERRUPTED and self._stopping else status
+            current.cause = "" if current.status == rs.STOPPED else cause
 
     def _mint(self, kind: str) -> str:
         return f"{self.key}:{kind}:{next(self._ids)}"
@@ -898,7 +951,18 @@ def _reply_rows(rows: list[Any]) -> int:
 
 
 def _same(new: ChatMessage, old: ChatMessage) -> bool:
-    return new.role is old.role and new.text.strip() == old.text.strip()
+    if new.role is not old.role:
+        return False
+    return new.text.strip() == old.text.strip() or _unfinished_pair(new, old)
+
+
+def _unfinished_pair(new: ChatMessage, old: ChatMessage) -> bool:
+    """A reply the history holds cut (a crash saved less than was shown) and its shown copy:
+    one of them did not complete and the history's text is a beginning of the shown one."""
+    if new.role is not Role.ASSISTANT or old.role is not Role.ASSISTANT:
+        return False
+    cut = new.status in rs.UNFINISHED or old.status in rs.UNFINISHED
+    return cut and old.text.startswith(new.text)
 
 
 def _stamp(data: dict[str, Any]) -> float:

@@ -440,6 +440,9 @@ def _from_cache(key: str, row: CachedMessage) -> ChatMessage:
     usage = row.extra.get("usage")
     if isinstance(usage, dict):
         msg.usage = usage
+    cause = row.extra.get("cause")
+    if isinstance(cause, str):
+        msg.cause = cause
     return msg
 
 
@@ -453,6 +456,8 @@ def _extra_of(msg: ChatMessage) -> dict[str, Any]:
         ]
     if msg.usage:
         extra["usage"] = msg.usage
+    if msg.cause:
+        extra["cause"] = msg.cause  # why it did not complete, in words: kept over a restart
     return extra
 
 

@@ -335,7 +335,11 @@ class ProfileController:
             self._temps.ensure_created(key)
 
     def interrupt(self, key: str) -> None:
-        runtime = self._router.runtime_id(self._resolve(key))
+        key = self._resolve(key)
+        runtime = self._router.runtime_id(key)
+        conv = self._feed.get(key)
+        if conv is not None:
+            conv.stop_requested()  # its end reads "stopped by you", not "interrupted"
         if runtime:
             self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
 

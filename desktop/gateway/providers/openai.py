@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -207,14 +209,20 @@ class OpenAICompatibleProvider:
     # -- error translation (once, at the boundary) -------------------------------------------
 
     def _translate(self, exc: httpx.HTTPError) -> ProviderError:
+        # Words a person understands, never an exception class name ("RemoteProtocolError").
+        host = urlsplit(self.base_url).netloc or self.base_url
         if isinstance(exc, httpx.ConnectTimeout):
-            text = f"{self.name} did not accept a connection within {self.connect_timeout:g} s"
+            text = f"cannot reach {host}: no connection within {self.connect_timeout:g} s"
         elif isinstance(exc, httpx.TimeoutException):
             text = f"{self.name} sent nothing for {self.idle_timeout:g} s"
         elif isinstance(exc, httpx.ConnectError):
-            text = f"{self.name} is unreachable ({self._redact(str(exc)) or 'connect failed'})"
+            text = f"cannot reach {host}: {_os_reason(exc) or 'nothing answers there'}"
+        elif isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            text = f"{self.name} closed the stream before the answer was complete"
+        elif isinstance(exc, httpx.WriteError):
+            text = f"the connection to {self.name} broke while the request was sent"
         elif isinstance(exc, httpx.TransportError):
-            text = f"connection to {self.name} failed ({type(exc).__name__})"
+            text = f"the connection to {self.name} broke"
         else:
             return ProviderError(f"{self.name}: {self._redact(str(exc))}", transport=False)
         return ProviderError(text, transport=True)
@@ -223,7 +231,8 @@ class OpenAICompatibleProvider:
         detail = self._redact(_error_detail(body))
         suffix = f": {detail}" if detail else ""
         if status in (401, 403):
-            return ProviderError(f"API key rejected by {self.name}", transport=False, status=status)
+            text = f"{self.name} refused the API key (HTTP {status})"
+            return ProviderError(text, transport=False, status=status)
         if status == 404:
             text = f"unknown model '{self.model}' at {self.name} (HTTP 404{suffix})"
             return ProviderError(text, transport=False, status=status)
@@ -243,6 +252,17 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
     parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
     parts += [{"type": "image_url", "image_url": {"url": url}} for url in message.images]
     return {"role": message.role, "content": parts}
+
+
+def _os_reason(exc: BaseException) -> str:
+    """The operating system's words for why a connection failed ("connection refused", "name
+    or service not known"), or "" when no OS error is behind it."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, OSError) and (cause.errno or cause.strerror):
+            return (os.strerror(cause.errno) if cause.errno else str(cause.strerror)).lower()
+        cause = cause.__cause__ or cause.__context__
+    return ""
 
 
 def _error_detail(body: str) -> str:

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewIt
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.chat.model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
+from desktop.ui.chat.reply_note import draw_reply_note
 from desktop.ui.chat.text_selection import TextSelection
 from desktop.ui.platform.resources import icon
 from desktop.ui.render.bubble_layout import (
@@ -632,7 +633,9 @@ class BubbleDelegate(QStyledItemDelegate):
                 r.adjusted(side + 4, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, att.filename
             )
         self._draw_footer(painter, msg, lay, font, muted)
-        if lay.error_rect is not None:
+        if lay.error_rect is not None and not user:
+            draw_reply_note(painter, msg, lay, c)
+        elif lay.error_rect is not None:
             err = QFontMetricsF(painter.font()).elidedText(
                 bubble_error_text(msg), Qt.TextElideMode.ElideRight, lay.error_rect.width()
             )

@@ -22,7 +22,12 @@ LABELS = {
     "resend": "Edit and resend",
     "jump_newest": "Jump to newest",
 }
-_ZONE_LABELS = {"retry": "Retry sending", "edit": "Edit unsent message", "discard": "Discard"}
+_ZONE_LABELS = {
+    "retry": "Retry sending",
+    "edit": "Edit unsent message",
+    "discard": "Discard",
+    "retry_reply": "Retry",
+}
 
 
 class MessageActions(QObject):
@@ -62,11 +67,13 @@ class MessageActions(QObject):
         menu.setAccessibleName("Message actions")
         a = self.by_name
         a["copy"].setText("Copy selection" if has_selection else "Copy")
-        menu.addAction(a["copy"])
-        menu.addAction(a["copy_markdown"])
-        menu.addAction(a["select_all"])
-        menu.addSeparator()
-        menu.addAction(a["quote"])
+        if msg.text.strip():
+            # A bubble without words (a reply that failed before any) has nothing to copy.
+            menu.addAction(a["copy"])
+            menu.addAction(a["copy_markdown"])
+            menu.addAction(a["select_all"])
+            menu.addSeparator()
+            menu.addAction(a["quote"])
         # Only what applies to this message is listed; the shortcuts check the same when used.
         if msg.role is Role.ASSISTANT and not msg.streaming:
             menu.addAction(a["regenerate"])

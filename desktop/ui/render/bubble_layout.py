@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
+from desktop.core.chats.reply_state import state_text, unfinished
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.render.delivery import bubble_error_text, has_note
 from desktop.ui.render.document import (
@@ -48,7 +49,7 @@ STREAMS = 8
 class Zone:
     """A clickable area inside a bubble; `rect` is relative to the row's top-left."""
 
-    kind: str  # copy | thinking | tool | retry | edit | discard
+    kind: str  # copy | thinking | tool | retry | edit | discard | retry_reply
     index: int
     rect: QRectF
     label: str = ""
@@ -280,7 +281,9 @@ def build_layout(
         content_w = inner_max
         y += SECTION_GAP
 
-    if msg.text or msg.streaming or not (msg.tools or msg.thinking):
+    ended = unfinished(msg)
+    # A reply that failed before any word has only its state line: no empty text block.
+    if msg.text or msg.streaming or not (msg.tools or msg.thinking or ended):
         if (msg.streaming or stacked) and msg.text:
             heads, lay.tail_doc = streaming_docs(msg, font, inner_max, colors)
             parts = [*heads, lay.tail_doc]
@@ -315,6 +318,20 @@ def build_layout(
     content_w = max(content_w, footer_w)
     lay.footer = QRectF(0, y, 0, FOOTER_H)
     y += FOOTER_H
+
+    if ended:
+        # How the reply ended, in words (wrapped: a cause is a sentence), and its Retry.
+        y += SECTION_GAP / 2
+        note = fm.boundingRect(
+            QRectF(0, 0, inner_max, 1e6), int(Qt.TextFlag.TextWordWrap), state_text(msg)
+        )
+        lay.error_rect = QRectF(0, y, inner_max, note.height())
+        content_w = max(content_w, min(inner_max, note.width() + 2))
+        y += note.height() + SECTION_GAP
+        w = fm.horizontalAdvance("Retry") + 22
+        lay.zones.append(Zone("retry_reply", 0, QRectF(0, y, w, BUTTON_H), "Retry"))
+        content_w = max(content_w, w)
+        y += BUTTON_H + SECTION_GAP / 2
 
     if user and has_note(msg):
         y += SECTION_GAP / 2

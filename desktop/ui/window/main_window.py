@@ -841,7 +841,7 @@ class MainWindow(QMainWindow):
                 # Sent messages stay in the history: the edited text goes out as a new prompt.
                 text = msg.text
                 self.composer.set_draft(Draft(text, len(text), msg.attachments))
-        elif kind == "regenerate":
+        elif kind in ("regenerate", "retry_reply"):
             prompt = self._prompt_before(message_id)
             if prompt is not None and self._session_key:
                 # The gateway has no "regenerate": the prompt goes out again as a new submission.

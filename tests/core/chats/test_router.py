@@ -347,15 +347,16 @@ def test_a_repeated_completion_without_seq_does_not_add_a_second_bubble() -> Non
     assert [(m.role, m.text) for m in conv.messages] == [(Role.ASSISTANT, "Hi there")]
 
 
-def test_error_event_ends_running_and_shows_the_error() -> None:
+def test_error_event_ends_running_and_fails_the_reply_with_its_cause() -> None:
+    """One failed turn is one bubble: the reply says it failed and why (no notice beside it)."""
     conv = Conversation("k")
     conv.apply(ev("message.start"))
     assert conv.running
     conv.apply(ev("error", message="agent could not start"))
     assert not conv.running
-    assert conv.messages[-1].role is Role.SYSTEM
-    assert conv.messages[-1].text == "agent could not start"
-    assert conv.messages[0].status == "error" and not conv.messages[0].streaming
+    [reply] = conv.messages
+    assert reply.role is Role.ASSISTANT and not reply.streaming
+    assert (reply.status, reply.cause) == ("error", "agent could not start")
 
 
 def test_snapshot_reload_keeps_unconfirmed_local_prompts() -> None:

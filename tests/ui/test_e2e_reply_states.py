@@ -1,0 +1,153 @@
+"""End to end: every reply ends in a state a person understands (complete, stopped,
+interrupted, failed) on screen and in the store, with its words kept and a Retry."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop.core.chats.reply_state import state_text
+from desktop.core.models import ChatMessage, ConnectionState, Role
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.ui.e2e_support import App, until, use_fake_provider
+
+pytestmark = pytest.mark.slow
+
+LONG = " ".join(f"word{i}" for i in range(400))
+# What no cause shown to a person may look like: an exception class name.
+CLASS_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception)\b")
+
+
+@pytest.fixture
+def provider() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(LONG, chunk_size=6, chunk_delay=0.02) as fake:
+        yield fake
+
+
+def _reply(app: App) -> ChatMessage:
+    [reply] = app.bubbles(Role.ASSISTANT)
+    return reply
+
+
+def _zones(app: App, msg: ChatMessage) -> list[str]:
+    view = app.window.chat_view
+    row = view.chat_model.row_of(msg.id)
+    assert row is not None
+    return [z.kind for z in view.bubbles.layout_for(view.chat_model.index(row)).zones]
+
+
+def _menu(app: App, msg: ChatMessage) -> list[str]:
+    view = app.window.chat_view
+    row = view.chat_model.row_of(msg.id)
+    assert row is not None
+    menu = view.message_menu(row)
+    try:
+        return [a.text() for a in menu.actions() if not a.isSeparator()]
+    finally:
+        menu.deleteLater()
+
+
+def _stored(app: App) -> list[tuple[str, str, str]]:
+    key = app.window.session_key
+    assert key
+    rows = app.core.store.messages(app.embedded.profile_id, key)
+    return [(r.role, r.status, str(r.extra.get("cause", ""))) for r in rows]
+
+
+async def test_gateway_killed_mid_reply_marks_it_interrupted_with_every_shown_word(
+    qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer
+) -> None:
+    use_fake_provider(tmp_path, provider.base_url)
+    app = App.open(tmp_path, qtbot)
+    ctl = app.embedded
+    launcher = app.gateway_child
+    try:
+        await app.wait_online()
+        app.type_and_send(qtbot, "Write a long essay")
+        # Past the gateway's first partial save (1 s), so its copy is a shorter beginning.
+        await until(lambda: "word60" in "".join(m.text for m in app.bubbles(Role.ASSISTANT)), "")
+        pid = launcher.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        shown = _reply(app).text
+        await until(lambda: ctl.status().state is not ConnectionState.ONLINE, "drop noticed", 5)
+        await until(lambda: launcher.pid not in (None, pid), "the child restarted")
+        await app.wait_online()
+        await until(lambda: not _reply(app).streaming, "the cut reply ended")
+        reply = _reply(app)
+        assert reply.status == "interrupted", reply
+        assert reply.text.startswith(shown), "every word that was shown is still there"
+        assert state_text(reply).startswith("Interrupted: the gateway went away")
+        assert "retry_reply" in _zones(app, reply), "Retry on the bubble itself"
+        assert "Retry" in _menu(app, reply), "and in its menu"
+        await until(lambda: ("assistant", "interrupted") in [r[:2] for r in _stored(app)], "kept")
+    finally:
+        await app.close()
+    # After a restart of the app the reply still reads interrupted, with all its words.
+    again = App.open(tmp_path, qtbot)
+    try:
+        await again.wait_online()
+        again.window.open_session(app.window.session_key)
+        await until(lambda: len(again.bubbles(Role.ASSISTANT)) == 1, "the chat shown again")
+        await until(lambda: _reply(again).status == "interrupted", "still interrupted")
+        assert _reply(again).text.startswith(shown)
+    finally:
+        await again.close()
+
+
+async def test_provider_down_is_one_failed_reply_with_the_cause_in_words(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer() as gone:
+        url = gone.base_url  # a port nothing listens on once it is closed
+    use_fake_provider(tmp_path, url)
+    app = App.open(tmp_path, qtbot)
+    try:
+        await app.wait_online()
+        app.type_and_send(qtbot, "hello?")
+        await until(
+            lambda: any(m.status == "error" for m in app.bubbles(Role.ASSISTANT)), "it failed"
+        )
+        composer = app.window.composer
+        await until(lambda: not composer.stop_button.isVisibleTo(app.window), "turn over")
+        replies = app.bubbles(Role.ASSISTANT)
+        assert len(replies) == 1, replies
+        assert not app.bubbles(Role.SYSTEM), "no separate notice for the same failure"
+        reply = replies[0]
+        line = state_text(reply)
+        assert line.startswith("Failed: cannot reach 127.0.0.1"), line
+        assert not CLASS_NAME.search(line), line
+        assert "retry_reply" in _zones(app, reply)
+        items = _menu(app, reply)
+        assert "Copy" not in items, "nothing to copy in a bubble without words"
+        assert "Retry" in items and "Regenerate reply" in items
+        await until(lambda: ("assistant", "error") in [r[:2] for r in _stored(app)], "stored")
+        assert any("cannot reach" in r[2] for r in _stored(app)), "the cause is stored too"
+    finally:
+        await app.close()
+
+
+async def test_stop_reads_stopped_by_you(
+    qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer
+) -> None:
+    use_fake_provider(tmp_path, provider.base_url)
+    app = App.open(tmp_path, qtbot)
+    try:
+        await app.wait_online()
+        app.type_and_send(qtbot, "Write a long essay")
+        await until(lambda: any(m.text for m in app.bubbles(Role.ASSISTANT)), "streaming")
+        qtbot.keyClick(app.window.composer.edit, Qt.Key.Key_Escape)
+        await until(lambda: not _reply(app).streaming, "the turn ended")
+        reply = _reply(app)
+        assert reply.status == "stopped" and state_text(reply) == "Stopped by you"
+        assert "retry_reply" in _zones(app, reply)
+        await until(lambda: ("assistant", "stopped") in [r[:2] for r in _stored(app)], "stored")
+    finally:
+        await app.close()
