@@ -8,8 +8,9 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str, *, mode: int = 0o600) -> None:
-    """Replace `path` with `text` so a crash leaves either the old or the new file, whole.
+def write_atomic(path: Path, text: str | bytes, *, mode: int = 0o600) -> None:
+    """Replace `path` with `text` (UTF-8; bytes as they are) so a crash leaves either the old
+    or the new file, whole.
 
     The file is created with `mode` (0600 by default: settings that hold secrets stay private).
     """
@@ -18,8 +19,8 @@ def write_atomic(path: Path, text: str, *, mode: int = 0o600) -> None:
     try:
         if hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

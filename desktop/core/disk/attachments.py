@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from desktop.common.atomic import write_atomic
 from desktop.common.limits import (
     MAX_FILE_BYTES,
     MAX_IMAGE_BYTES,
@@ -199,6 +200,37 @@ class AttachmentStore:
         if self._store is not None:
             self._store.record_attachment(att)
         return att
+
+
+def stored_bytes(att: Attachment) -> bytes | None:
+    """The kept copy's bytes when they are still what was sent (the hash matches), else None.
+
+    For showing a sent image: a copy deleted, cut short or changed on disk is "missing".
+    """
+    try:
+        data = Path(att.path).read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == att.sha256 else None
+
+
+def stored_copy_ok(att: Attachment) -> bool:
+    """Whether the kept copy of a sent file is there, at its size (cheap: no hashing)."""
+    try:
+        return Path(att.path).stat().st_size == att.size
+    except OSError:
+        return False
+
+
+def save_copy(att: Attachment, target: str | Path) -> None:
+    """Write the kept copy of `att` to `target` (Save as…), whole or not at all."""
+    data = stored_bytes(att)
+    if data is None:
+        raise AttachmentError(f"{att.filename}: the stored copy is missing")
+    try:
+        write_atomic(Path(target), data, mode=0o644)
+    except OSError as exc:
+        raise AttachmentError(f"could not write {target}: {exc.strerror or exc}") from exc
 
 
 def _chunks_of(data: bytes) -> Iterator[bytes]:

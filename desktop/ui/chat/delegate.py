@@ -39,10 +39,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.ui.chat.attachment_open import AttachmentActions
 from desktop.ui.chat.model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.chat.reply_note import draw_reply_note
 from desktop.ui.chat.text_selection import TextSelection
 from desktop.ui.platform.resources import icon
+from desktop.ui.render.attachments import paint_attachment
 from desktop.ui.render.bubble_layout import (
     CORNER,
     BubbleLayout,
@@ -624,13 +626,11 @@ class BubbleDelegate(QStyledItemDelegate):
                         painter, r.adjusted(5, 5, -5, -5).toRect()
                     )
         painter.setPen(fg)
+        on_accent = msg.role is Role.USER
+        clip_icon = icon("attach", "#ffffff" if on_accent else self.colors.icon_tint)
         for att, r in zip(msg.attachments, lay.attachment_rects, strict=False):
-            side = min(16.0, r.height())
-            icon("attach", self.colors.icon_tint if msg.role is not Role.USER else "#ffffff").paint(
-                painter, QRectF(r.left(), r.top() + 1, side, side).toRect()
-            )
-            painter.drawText(
-                r.adjusted(side + 4, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, att.filename
+            paint_attachment(
+                painter, att, r, self.colors, on_accent=on_accent, attach_icon=clip_icon
             )
         self._draw_footer(painter, msg, lay, font, muted)
         if lay.error_rect is not None and not user:
@@ -913,6 +913,13 @@ class BubbleDelegate(QStyledItemDelegate):
             if index < len(blocks):
                 QGuiApplication.clipboard().setText(blocks[index])
                 self.code_copied.emit(blocks[index])
+        elif kind in ("attachment", "save_attachment"):
+            if index < len(msg.attachments):
+                att = msg.attachments[index]
+                if kind == "attachment":
+                    AttachmentActions.open(self._view, att)
+                else:
+                    AttachmentActions.save_as(self._view, att)
         elif kind in ("thinking", "tool"):
             state = self._expanded.setdefault(msg.id, set())
             state.symmetric_difference_update({(kind, index)})

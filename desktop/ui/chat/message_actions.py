@@ -89,12 +89,18 @@ class MessageActions(QObject):
                 label = "Show or hide thinking"
             elif z.kind == "tool":
                 label = f"Show or hide tool {msg.tools[z.index].name}"
+            elif z.kind == "attachment":
+                label = f"Open {z.label}"
             else:
                 label = _ZONE_LABELS.get(z.kind, z.label or z.kind)
             action = QAction(label, menu)
             kind, index = z.kind, z.index
             action.triggered.connect(lambda _=False, k=kind, i=index: zone(k, i))
             extra.append(action)
+            if z.kind == "attachment":
+                save = QAction(f"Save {z.label} as…", menu)
+                save.triggered.connect(lambda _=False, i=index: zone("save_attachment", i))
+                extra.append(save)
         if extra:
             menu.addSeparator()
             for action in extra:

@@ -10,6 +10,8 @@ from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.chats.reply_state import state_text, unfinished
 from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.ui.render.attachments import GAP as ATTACH_GAP
+from desktop.ui.render.attachments import attachment_size, estimated_height
 from desktop.ui.render.delivery import bubble_error_text, has_note
 from desktop.ui.render.document import (
     SafeDocument,
@@ -49,7 +51,7 @@ STREAMS = 8
 class Zone:
     """A clickable area inside a bubble; `rect` is relative to the row's top-left."""
 
-    kind: str  # copy | thinking | tool | retry | edit | discard | retry_reply
+    kind: str  # copy | thinking | tool | retry | edit | discard | retry_reply | attachment
     index: int
     rect: QRectF
     label: str = ""
@@ -117,7 +119,7 @@ def estimate(msg: ChatMessage, m: Metrics) -> float:
     if msg.thinking:
         h += HEADER_H + SECTION_GAP
     h += len(msg.tools) * (CARD_H + SECTION_GAP)
-    h += len(msg.attachments) * (m.line_spacing + 2)
+    h += sum(estimated_height(a, m.line_spacing) for a in msg.attachments)
     if msg.delivery is DeliveryState.FAILED:
         h += BUTTON_H + m.line_spacing + 2 * SECTION_GAP
     return h + 2 * ROW_MARGIN_V
@@ -305,11 +307,14 @@ def build_layout(
                 copies += 1
             y += size.height()
 
-    for att in msg.attachments:
-        rect = QRectF(0, y, inner_max, fm.lineSpacing() + 2)
+    for i, att in enumerate(msg.attachments):
+        # A thumbnail or a chip, each a button: it opens the file (see ui/chat/attachment_open).
+        w, h = attachment_size(att, font, inner_max)
+        rect = QRectF(0, y + ATTACH_GAP, w, h)
         lay.attachment_rects.append(rect)
-        content_w = max(content_w, min(inner_max, fm.horizontalAdvance(att.filename) + 28))
-        y += rect.height()
+        lay.zones.append(Zone("attachment", i, rect, att.filename))
+        content_w = max(content_w, w)
+        y += h + ATTACH_GAP
 
     small = QFont(font)
     small.setPointSizeF(max(7.0, font.pointSizeF() - 2))

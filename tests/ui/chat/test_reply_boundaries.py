@@ -17,6 +17,9 @@ class _Index:
     def follow(self, conv: Conversation) -> None:
         pass
 
+    def attach_sent(self, key: str, messages: list[Any]) -> list[Any]:
+        return []
+
 
 def _wired(b: FakeBackend, conv: Conversation) -> ConversationFeed:
     """The real conversation -> feed path, its listener calls going to the window."""
