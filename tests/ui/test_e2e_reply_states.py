@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,9 +106,10 @@ async def test_gateway_killed_mid_reply_marks_it_interrupted_with_every_shown_wo
 async def test_provider_down_is_one_failed_reply_with_the_cause_in_words(
     qloop: Any, qtbot: Any, tmp_path: Path
 ) -> None:
-    with FakeOpenAIServer() as gone:
-        url = gone.base_url  # a port nothing listens on once it is closed
-    use_fake_provider(tmp_path, url)
+    # Bound, never listening: connecting is refused, and no other server can take the port.
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    use_fake_provider(tmp_path, f"http://127.0.0.1:{closed.getsockname()[1]}/v1")
     app = App.open(tmp_path, qtbot)
     try:
         await app.wait_online()
@@ -132,6 +134,7 @@ async def test_provider_down_is_one_failed_reply_with_the_cause_in_words(
         assert any("cannot reach" in r[2] for r in _stored(app)), "the cause is stored too"
     finally:
         await app.close()
+        closed.close()
 
 
 async def test_stop_reads_stopped_by_you(
