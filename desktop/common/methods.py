@@ -16,6 +16,9 @@ SESSION_TITLE = "session.title"
 SESSION_DELETE = "session.delete"
 SESSION_CLOSE = "session.close"
 SESSION_INTERRUPT = "session.interrupt"
+# Hermes 0.19/0.20.1 and the embedded gateway: drop the last exchange (the last user row and the
+# reply rows after it) from the history, `{removed: N}`; 4009 while a turn runs.
+SESSION_UNDO = "session.undo"
 PROMPT_SUBMIT = "prompt.submit"
 ATTACHMENTS_CLEAR = "attachments.clear"
 IMAGE_ATTACH_BYTES = "image.attach_bytes"

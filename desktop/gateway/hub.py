@@ -291,6 +291,13 @@ class SessionHub:
         self.spool.release(cleared)
         return len(cleared)
 
+    def undo(self, session: Session) -> dict[str, Any]:
+        """Drop the session's last exchange (a retried prompt goes in again as the same turn);
+        refused while a turn runs, as Hermes does."""
+        if session.running:
+            raise RpcFault(SESSION_BUSY, "session busy: stop the current turn before undo")
+        return {"removed": self.store.undo_last_turn(session.stored_id)}
+
     def interrupt(self, session: Session) -> bool:
         task = session.stream_task
         if task is None or task.done():

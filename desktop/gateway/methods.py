@@ -27,6 +27,7 @@ from desktop.common.methods import (
     SESSION_LIST,
     SESSION_RESUME,
     SESSION_TITLE,
+    SESSION_UNDO,
 )
 from desktop.gateway.attachments import decode_attachment
 from desktop.gateway.faults import RpcFault, invalid_params
@@ -107,6 +108,9 @@ class Methods:
             SESSION_RESUME: self._resume,
             SESSION_HISTORY: self._history,
             SESSION_INTERRUPT: self._interrupt,
+            SESSION_UNDO: lambda _peer, params: self._hub.undo(
+                self._hub.get(params.get("session_id"))
+            ),
             SESSION_CLOSE: self._close,
             SESSION_TITLE: self._title,
             SESSION_DELETE: self._delete,

@@ -186,6 +186,19 @@ class Store:
             for r in rows
         ]
 
+    def undo_last_turn(self, sid: str) -> int:
+        """Delete the last user row and every row after it; how many rows went."""
+        row = self._db.execute(
+            "SELECT MAX(id) FROM messages WHERE session_id = ? AND role = 'user'", (sid,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return 0
+        with self._tx():
+            cur = self._db.execute(
+                "DELETE FROM messages WHERE session_id = ? AND id >= ?", (sid, row[0])
+            )
+        return cur.rowcount
+
     def set_title(self, sid: str, title: str) -> None:
         with self._tx():
             self._db.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, sid))

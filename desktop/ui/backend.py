@@ -106,6 +106,11 @@ class ChatBackend(Protocol):
     def retry(self, message_id: str) -> None:
         """Resend a failed prompt under its original idempotency key."""
 
+    def retry_reply(self, key: str, reply_id: str) -> bool:
+        """Send the prompt of the last reply again as the same turn (that reply and its prompt
+        are replaced); False when it cannot be (the caller sends the prompt anew)."""
+        ...
+
     def discard(self, message_id: str) -> None:
         """Drop an unsent (failed) prompt."""
 

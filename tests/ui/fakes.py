@@ -107,6 +107,10 @@ class FakeBackend:
     def retry(self, message_id: str) -> None:
         self.calls.append(("retry", message_id))
 
+    def retry_reply(self, key: str, reply_id: str) -> bool:
+        self.calls.append(("retry_reply", reply_id))
+        return False
+
     def discard(self, message_id: str) -> None:
         self.calls.append(("discard", message_id))
 

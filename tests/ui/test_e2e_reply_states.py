@@ -154,3 +154,63 @@ async def test_stop_reads_stopped_by_you(
         await until(lambda: ("assistant", "stopped") in [r[:2] for r in _stored(app)], "stored")
     finally:
         await app.close()
+
+
+def _click_retry(app: App, qtbot: Any, msg: ChatMessage) -> None:
+    view = app.window.chat_view
+    row = view.chat_model.row_of(msg.id)
+    assert row is not None
+    index = view.chat_model.index(row)
+    view.scrollTo(index)
+    at = view.bubbles.zone_center(index, "retry_reply")
+    assert at is not None, "the bubble shows a Retry button"
+    point = (at + view.visualRect(index).topLeft().toPointF()).toPoint()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+
+
+async def test_retry_sends_the_prompt_again_as_the_same_turn(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer("Now it works.") as provider:
+        provider.status = 401
+        use_fake_provider(tmp_path, provider.base_url)
+        app = App.open(tmp_path, qtbot)
+        try:
+            await app.wait_online()
+            app.type_and_send(qtbot, "hello?")
+            await until(lambda: _replies_of(app, "error"), "it failed")
+            assert state_text(_reply(app)) == "Failed: fake refused the API key (HTTP 401)"
+            provider.clear_faults()
+            _click_retry(app, qtbot, _reply(app))
+            await until(lambda: _replies_of(app, "complete"), "the retried reply")
+            assert [m.text for m in app.bubbles(Role.USER)] == ["hello?"], "one prompt"
+            assert [m.text for m in app.bubbles(Role.ASSISTANT)] == ["Now it works."]
+            assert len(provider.requests) == 2
+            # The provider saw the prompt once in the retried request, not twice.
+            sent = [m["content"] for m in provider.requests[-1]["messages"] if m["role"] == "user"]
+            assert sent == ["hello?"]
+            await until(
+                lambda: (
+                    [r[:2] for r in _stored(app)]
+                    == [("user", "complete"), ("assistant", "complete")]
+                ),
+                "the store holds one prompt and its reply",
+            )
+            key = app.window.session_key
+        finally:
+            await app.close()
+        # The gateway's history says the same after a restart.
+        again = App.open(tmp_path, qtbot)
+        try:
+            await again.wait_online()
+            again.window.open_session(key)
+            await until(lambda: len(again.bubbles(Role.ASSISTANT)) == 1, "the chat shown again")
+            assert [m.text for m in again.bubbles(Role.USER)] == ["hello?"]
+            assert again.bubbles(Role.ASSISTANT)[0].status == "complete"
+        finally:
+            await again.close()
+
+
+def _replies_of(app: App, status: str) -> bool:
+    replies = app.bubbles(Role.ASSISTANT)
+    return len(replies) == 1 and not replies[0].streaming and replies[0].status == status

@@ -185,6 +185,24 @@ class Conversation:
             self._failed = None  # a new prompt: an error now is its turn's, not the last one's
         self._changed()
 
+    def last_turn(self, reply_id: str) -> tuple[ChatMessage, int | None] | None:
+        """When `reply_id` is the reply of the chat's last turn (what a Retry can send again as
+        the same turn): its prompt and the prompt's history row (None when not known)."""
+        if self.running or self._window is not None:
+            return None
+        at = next((i for i, m in enumerate(self.messages) if m.id == reply_id), None)
+        if at is None or self.messages[at].role is not Role.ASSISTANT:
+            return None
+        if any(m.role in (Role.USER, Role.ASSISTANT) for m in self.messages[at + 1 :]):
+            return None  # a later turn exists: this one cannot be replaced in place
+        prompt = next(
+            (m for m in reversed(self.messages[:at]) if m.role is Role.USER),
+            None,
+        )
+        if prompt is None or prompt.delivery is not DeliveryState.CONFIRMED:
+            return None
+        return prompt, self._place_of(prompt)
+
     def set_running(self, running: bool) -> None:
         if self.running != running:
             self.running = running

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import Clock
-from desktop.common.methods import APPROVAL_RECEIVED, RESPOND, SESSION_INTERRUPT
+from desktop.common.codes import METHOD_NOT_FOUND
+from desktop.common.methods import APPROVAL_RECEIVED, RESPOND, SESSION_INTERRUPT, SESSION_UNDO
 from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND, clarify_result
 from desktop.core.chats.router import SessionRouter
@@ -26,7 +27,7 @@ from desktop.core.disk.attachments import AttachmentStore
 from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.export import export_conversation
 from desktop.core.disk.store import SearchHit, Store
-from desktop.core.errors import GatewayError, HermesQtError, StorageError
+from desktop.core.errors import GatewayError, HermesQtError, RpcError, StorageError
 from desktop.core.keys import TEMP_PREFIX, is_temp_key
 from desktop.core.link.dialect import Dialect
 from desktop.core.link.supervisor import ConnectionSupervisor
@@ -355,6 +356,49 @@ class ProfileController:
             return  # the same entry goes out again, under its original idempotency key
         self._bubbles.take(message_id)
         self.send(key, bubble.text, bubble.attachments)
+
+    def retry_reply(self, key: str, reply_id: str) -> bool:
+        """Send the prompt of a reply that did not complete again as the same turn: the
+        gateway drops the last exchange (`session.undo`), the reply and its prompt leave the
+        chat, and the prompt goes out once more (one user message, on screen and in the
+        store). False when that cannot be done (not the last turn, offline): the caller sends
+        the prompt as a new one instead."""
+        key = self._resolve(key)
+        conv = self._feed.get(key)
+        turn = conv.last_turn(reply_id) if conv is not None else None
+        runtime = self._router.runtime_id(key)
+        if conv is None or turn is None or not runtime or not self._port.is_online():
+            return False
+        self._spawn(self._retry_turn(key, runtime, reply_id, *turn))
+        return True
+
+    async def _retry_turn(
+        self, key: str, runtime: str, reply_id: str, prompt: ChatMessage, row: int | None
+    ) -> None:
+        try:
+            await self._sup.call(SESSION_UNDO, {"session_id": runtime})
+        except RpcError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                notice(self._listeners.emit, key, f"Retry failed: {exc.message}")
+                return
+            # No undo on this gateway: its history keeps the failed exchange, so the prompt
+            # shows again below it rather than passing for the same turn.
+            self.send(key, prompt.text, prompt.attachments)
+            return
+        except GatewayError as exc:
+            notice(self._listeners.emit, key, f"Retry failed: {exc}")
+            return
+        self._feed.remove_message(key, reply_id)
+        self._feed.remove_message(key, prompt.id)
+        self._drafts.clear_if_holds(key, prompt.text)
+        try:
+            self._outbox.submit(
+                self._id, key, runtime, prompt.text, prompt.attachments, history_len=row
+            )
+        except (StorageError, OutboxError) as exc:
+            text, attachments = prompt.text, prompt.attachments
+            draft, error = Draft(text, len(text), attachments), str(exc)
+            self._listeners.emit(lambda listener: listener.on_prompt_restored(key, draft, error))
 
     def discard(self, message_id: str) -> None:
         self._bubbles.discard(message_id)

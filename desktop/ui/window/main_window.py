@@ -841,7 +841,10 @@ class MainWindow(QMainWindow):
                 # Sent messages stay in the history: the edited text goes out as a new prompt.
                 text = msg.text
                 self.composer.set_draft(Draft(text, len(text), msg.attachments))
-        elif kind in ("regenerate", "retry_reply"):
+        elif kind == "retry_reply" and self._session_key:
+            if not backend.retry_reply(self._session_key, message_id):
+                self._on_chat_view_action_requested("regenerate", message_id)
+        elif kind == "regenerate":
             prompt = self._prompt_before(message_id)
             if prompt is not None and self._session_key:
                 # The gateway has no "regenerate": the prompt goes out again as a new submission.
