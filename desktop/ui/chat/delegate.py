@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -41,6 +39,7 @@ from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewIt
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.chat.attachment_open import AttachmentActions
 from desktop.ui.chat.model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
+from desktop.ui.chat.render_cache import Change, Drawn, RenderCache
 from desktop.ui.chat.reply_note import draw_reply_note
 from desktop.ui.chat.text_selection import TextSelection
 from desktop.ui.platform.resources import icon
@@ -48,12 +47,10 @@ from desktop.ui.render.attachments import paint_attachment
 from desktop.ui.render.bubble_layout import (
     CORNER,
     BubbleLayout,
-    Metrics,
     build_layout,
     estimate,
     metrics,
     stable_top,
-    streamed_here,
 )
 from desktop.ui.render.delivery import bubble_error_text
 from desktop.ui.render.document import only_table, used_width
@@ -81,16 +78,6 @@ LIVE_DRAWINGS = 4
 EXACT_ROWS = 200
 
 
-@dataclass(slots=True)
-class _Drawn:
-    """A growing reply's last drawn frame: its layout, the part drawn and the pixmap."""
-
-    layout: BubbleLayout
-    part: QRect
-    chrome: tuple[object, ...]
-    pixmap: QPixmap
-
-
 def _rect_key(rect: QRect) -> tuple[int, int, int, int]:
     return rect.x(), rect.y(), rect.width(), rect.height()
 
@@ -109,9 +96,10 @@ class BubbleDelegate(QStyledItemDelegate):
     """Paints one ChatMessage per row; heights are exact once a row has been painted.
 
     Rows never painted report a cheap estimate, so opening 10,000 messages lays out only the
-    rows on screen. Layouts and painted bubbles (pixmaps) are cached per (message, revision,
-    width): a repaint of rows that did not change only copies pixmaps, so a streaming reply
-    costs one bubble's drawing per frame however many rows are on screen.
+    rows on screen. Layouts and painted bubbles (pixmaps) are cached, in the view's
+    `RenderCache`, per (message, revision, width): a repaint of rows that did not change only
+    copies pixmaps, so a streaming reply costs one bubble's drawing per frame however many rows
+    are on screen.
 
     Signals:
         action_requested(str, str): ("retry" | "edit" | "discard", message id).
@@ -123,27 +111,16 @@ class BubbleDelegate(QStyledItemDelegate):
     link_activated = Signal(str)
     code_copied = Signal(str)
 
-    def __init__(self, view: QListView, model: MessageListModel) -> None:
+    def __init__(self, view: QListView, model: MessageListModel, cache: RenderCache) -> None:
         super().__init__(view)
         self._view = view
         self._model = model
         self._width_now = 0
-        self._estimates: dict[str, int] = {}
         self.colors: Colors = LIGHT
-        self._layouts: OrderedDict[tuple[str, int, int], BubbleLayout] = OrderedDict()
-        self._pixmaps: OrderedDict[tuple[object, ...], tuple[QPixmap, int]] = OrderedDict()
-        # A growing reply's last drawn revision: replaced, not kept, when the next one is drawn.
-        self._live_keys: dict[str, tuple[object, ...]] = {}
-        # ...and its last drawing, whose unchanged rows the next frame copies (see _kept_rows).
-        self._live: dict[str, _Drawn] = {}
+        # Layouts, heights, pictures and documents: the view's, dropped only by its invalidate.
+        self._cache = cache
         self.rows_kept = 0
-        self._pixmap_bytes = 0
-        self._metrics: Metrics | None = None
-        # Finished blocks of streaming replies, by document (held, so its id stays unique).
-        self._block_pixmaps: OrderedDict[int, tuple[QTextDocument, int, QPixmap]] = OrderedDict()
-        self._block_bytes = 0
         self.blocks_drawn = 0
-        self._exact: dict[str, tuple[int, int, int]] = {}  # id -> (revision, width, height)
         self._expanded: dict[str, set[tuple[str, int]]] = {}
         self._pressed_link = ""
         # The view's text selection (painted over its one bubble) and keyboard-current row.
@@ -157,9 +134,8 @@ class BubbleDelegate(QStyledItemDelegate):
         self.bubbles_drawn = 0
         self.painted_rows: set[int] = set()
         self.paints = 0
-        # Finished replies laid out as they streamed while another reply streams; armed
-        # only when there are some and a layout is built with nothing streaming.
-        self._stacked: set[str] = set()
+        # Lays out whole the finished replies laid out as they streamed while another reply
+        # streamed; armed only when there are some and a layout is built with nothing streaming.
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(0)
@@ -171,37 +147,14 @@ class BubbleDelegate(QStyledItemDelegate):
         self._resize_timer.timeout.connect(self._on_resize_timer_timeout)
 
     def set_colors(self, colors: Colors) -> None:
-        """Switch theme colours; drops every cached layout."""
+        """Switch theme colours (the view invalidates its caches)."""
         self.colors = colors
-        self.clear_cache()
-
-    def clear_cache(self) -> None:
-        """Forget cached layouts and heights (font, theme or session change)."""
-        self._layouts.clear()
-        self._pixmaps.clear()
-        self._live_keys.clear()
-        self._live.clear()
-        self._stacked.clear()
-        self._block_pixmaps.clear()
-        self._block_bytes = 0
-        self._pixmap_bytes = 0
-        self._exact.clear()
-        self._estimates.clear()
-        self._metrics = None
 
     def forget_rows(self, message_ids: list[str]) -> None:
         """Rows let go (far from the screen): their heights, layouts and pictures go too."""
-        gone = set(message_ids)
-        for message_id in gone:
-            self._exact.pop(message_id, None)
-            self._estimates.pop(message_id, None)
+        for message_id in message_ids:
             self._expanded.pop(message_id, None)
-            self._live_keys.pop(message_id, None)
-            self._live.pop(message_id, None)
-        for key in [k for k in self._layouts if k[0] in gone]:
-            del self._layouts[key]
-        for drawn in [k for k in self._pixmaps if k[0] in gone]:
-            self._pixmap_bytes -= self._pixmaps.pop(drawn)[1]
+        self._cache.invalidate(Change.ROWS, message_ids)
 
     def forget_expanded(self) -> None:
         """Collapse everything (a different session was opened)."""
@@ -221,8 +174,7 @@ class BubbleDelegate(QStyledItemDelegate):
         if width == self._width_now:
             return False
         self._width_now = width
-        self._estimates.clear()
-        self._metrics = None
+        self._cache.invalidate(Change.WIDTH)
         return True
 
     def _font(self) -> QFont:
@@ -234,24 +186,30 @@ class BubbleDelegate(QStyledItemDelegate):
         rev: int = index.data(REVISION_ROLE) or 0
         width = self._width()
         key = (msg.id, rev, width)
-        lay = self._layouts.get(key)
+        lay = self._cache.layouts.get(key)
         if lay is not None:
-            self._layouts.move_to_end(key)
+            self._cache.layouts.move_to_end(key)
             return lay
         expanded = frozenset(self._expanded.get(msg.id, set()))
         # A reply that finishes while another streams keeps the layout it streamed in (its
         # groups are laid out already): laying it out whole again would hold up the other
         # reply's frames. It gets its own layout once nothing streams (_settle_stacked).
-        stacked = not msg.streaming and streamed_here(msg.id) and self._streaming_besides(msg.id)
-        lay = build_layout(msg, width, self._font(), self.colors, expanded, stacked=stacked)
+        stacked = (
+            not msg.streaming
+            and self._cache.docs.streamed_here(msg.id)
+            and self._streaming_besides(msg.id)
+        )
+        lay = build_layout(
+            msg, width, self._font(), self.colors, expanded, docs=self._cache.docs, stacked=stacked
+        )
         if stacked:
-            self._stacked.add(msg.id)
-        elif self._stacked and not self._settle.isActive():
+            self._cache.stacked.add(msg.id)
+        elif self._cache.stacked and not self._settle.isActive():
             self._settle.start()
         self.layouts_built += 1
-        self._layouts[key] = lay
-        if len(self._layouts) > LAYOUT_CACHE:
-            self._layouts.popitem(last=False)
+        self._cache.layouts[key] = lay
+        if len(self._cache.layouts) > LAYOUT_CACHE:
+            self._cache.layouts.popitem(last=False)
         return lay
 
     def _streaming_besides(self, message_id: str) -> bool:
@@ -264,7 +222,7 @@ class BubbleDelegate(QStyledItemDelegate):
         """Nothing streams any more: replies kept as they streamed are laid out whole."""
         if self._streaming_besides(""):
             return  # the next layout built after streaming stops starts this again
-        ids, self._stacked = self._stacked, set()
+        ids, self._cache.stacked = self._cache.stacked, set()
         for message_id in ids:
             self._model.touch(message_id)
 
@@ -276,12 +234,12 @@ class BubbleDelegate(QStyledItemDelegate):
         except IndexError:
             return QSize(0, 0)
         width = self._width_now if self._width_now > 200 else self._width()
-        exact = self._exact.get(msg.id)
+        exact = self._cache.exact.get(msg.id)
         if exact is not None and exact[1] == width:
             # Exact for this revision, or the last measured one (a growing reply): painting it
             # measures again and publishes a change only if the height really moved.
             return QSize(width, exact[2])
-        guess = self._estimates.get(msg.id)
+        guess = self._cache.estimates.get(msg.id)
         if guess is None:
             guess = self._estimate(msg, width)
         return QSize(width, guess)
@@ -295,14 +253,14 @@ class BubbleDelegate(QStyledItemDelegate):
         properly, then measured, when it first comes near the screen.
         """
         width = self._width_now if self._width_now > 200 else self._width()
-        if self._metrics is None:
-            self._metrics = metrics(width, self._font())
-        m = self._metrics
-        exact_of = self._exact.get
-        guesses = self._estimates
+        if self._cache.metrics is None:
+            self._cache.metrics = metrics(width, self._font())
+        m = self._cache.metrics
+        exact_of = self._cache.exact.get
+        guesses = self._cache.estimates
         messages = self._model.messages()
         split = max(0, len(messages) - EXACT_ROWS)
-        known = bool(self._exact or guesses)
+        known = bool(self._cache.exact or guesses)
         tail: list[int] = []
         sums: dict[Role, list[int]] = {}
         for msg in messages[split:]:
@@ -336,10 +294,10 @@ class BubbleDelegate(QStyledItemDelegate):
     def row_height(self, msg: ChatMessage) -> int:
         """One row's height as sizeHint reports it (exact once measured, else the estimate)."""
         width = self._width_now if self._width_now > 200 else self._width()
-        exact = self._exact.get(msg.id)
+        exact = self._cache.exact.get(msg.id)
         if exact is not None and exact[1] == width:
             return exact[2]
-        guess = self._estimates.get(msg.id)
+        guess = self._cache.estimates.get(msg.id)
         return guess if guess is not None else self._estimate(msg, width)
 
     def measure(self, index: _Index) -> int:
@@ -349,14 +307,14 @@ class BubbleDelegate(QStyledItemDelegate):
             return 0
         lay = self.layout_for(index)
         height = round(lay.height)
-        self._exact[msg.id] = (index.data(REVISION_ROLE) or 0, self._width(), height)
+        self._cache.exact[msg.id] = (index.data(REVISION_ROLE) or 0, self._width(), height)
         return height
 
     def _estimate(self, msg: ChatMessage, width: int) -> int:
-        if self._metrics is None:
-            self._metrics = metrics(width, self._font())
-        guess = round(estimate(msg, self._metrics))
-        self._estimates[msg.id] = guess
+        if self._cache.metrics is None:
+            self._cache.metrics = metrics(width, self._font())
+        guess = round(estimate(msg, self._cache.metrics))
+        self._cache.estimates[msg.id] = guess
         return guess
 
     # -- painting ---------------------------------------------------------------------------
@@ -406,26 +364,26 @@ class BubbleDelegate(QStyledItemDelegate):
         area = self._bubble_area(lay)
         part = area if part is None else part
         key = (msg.id, rev, self._width(), *([] if part == area else _rect_key(part)))
-        cached = self._pixmaps.get(key)
+        cached = self._cache.pixmaps.get(key)
         if cached is None:
-            old = self._live_keys.pop(msg.id, None)
-            if old is not None and old in self._pixmaps:
-                self._pixmap_bytes -= self._pixmaps.pop(old)[1]
-            last = self._live.pop(msg.id, None)
+            old = self._cache.live_keys.pop(msg.id, None)
+            if old is not None and old in self._cache.pixmaps:
+                self._cache.pixmap_bytes -= self._cache.pixmaps.pop(old)[1]
+            last = self._cache.live.pop(msg.id, None)
             if msg.streaming:
-                self._live_keys[msg.id] = key
+                self._cache.live_keys[msg.id] = key
             cached = self._render_bubble(msg, lay, part, last if msg.streaming else None)
             if msg.streaming:
-                self._live[msg.id] = _Drawn(lay, part, _chrome(msg, lay), cached[0])
-                while len(self._live) > LIVE_DRAWINGS:
-                    self._live.pop(next(iter(self._live)))
-            self._pixmaps[key] = cached
-            self._pixmap_bytes += cached[1]
+                self._cache.live[msg.id] = Drawn(lay, part, _chrome(msg, lay), cached[0])
+                while len(self._cache.live) > LIVE_DRAWINGS:
+                    self._cache.live.pop(next(iter(self._cache.live)))
+            self._cache.pixmaps[key] = cached
+            self._cache.pixmap_bytes += cached[1]
             budget = self._budget(PIXMAP_SCREENS)
-            while self._pixmap_bytes > budget and len(self._pixmaps) > 1:
-                self._pixmap_bytes -= self._pixmaps.popitem(last=False)[1][1]
+            while self._cache.pixmap_bytes > budget and len(self._cache.pixmaps) > 1:
+                self._cache.pixmap_bytes -= self._cache.pixmaps.popitem(last=False)[1][1]
         else:
-            self._pixmaps.move_to_end(key)
+            self._cache.pixmaps.move_to_end(key)
         return cached[0]
 
     def _budget(self, screens: int) -> int:
@@ -440,10 +398,12 @@ class BubbleDelegate(QStyledItemDelegate):
         if msg is None or msg.streaming:
             return True
         rev, width = index.data(REVISION_ROLE) or 0, self._width()
-        if (msg.id, rev, width) in self._pixmaps:
+        if (msg.id, rev, width) in self._cache.pixmaps:
             return True
         area = self._bubble_area(self.layout_for(index))
-        return all((msg.id, rev, width, *_rect_key(t)) in self._pixmaps for t in self._tiles(area))
+        return all(
+            (msg.id, rev, width, *_rect_key(t)) in self._cache.pixmaps for t in self._tiles(area)
+        )
 
     def prepare(self, index: _Index, deadline: float | None = None) -> bool:
         """Lay out and draw a row now (idle time, before it scrolls into view); a tall one
@@ -477,7 +437,7 @@ class BubbleDelegate(QStyledItemDelegate):
         return lay.bubble.adjusted(-1, -1, 1, 1).toAlignedRect()
 
     def _render_bubble(
-        self, msg: ChatMessage, lay: BubbleLayout, part: QRect, last: _Drawn | None = None
+        self, msg: ChatMessage, lay: BubbleLayout, part: QRect, last: Drawn | None = None
     ) -> tuple[QPixmap, int]:
         """Draw `part` of a bubble (row coordinates) into a transparent pixmap (hi-dpi aware);
         returns it with its bytes. `last`: the previous frame of a growing reply, whose rows
@@ -524,7 +484,7 @@ class BubbleDelegate(QStyledItemDelegate):
         return pix, pix.width() * pix.height() * 4
 
     def _kept_rows(
-        self, msg: ChatMessage, lay: BubbleLayout, part: QRect, last: _Drawn | None, dpr: float
+        self, msg: ChatMessage, lay: BubbleLayout, part: QRect, last: Drawn | None, dpr: float
     ) -> QRect | None:
         """The rows of `part` (row coordinates) that the last frame drew exactly as this one
         would, or None. Whole device pixels only: a fractional pixel ratio draws anew."""
@@ -709,7 +669,7 @@ class BubbleDelegate(QStyledItemDelegate):
         smooth, nothing drawn past its width)."""
         dpr = self._view.devicePixelRatioF()
         return (
-            id(doc) not in self._block_pixmaps
+            id(doc) not in self._cache.block_pixmaps
             and (clip.top() > at.y() or clip.bottom() < at.y() + doc.size().height())
             and dpr == int(dpr)
             and at.x() == int(at.x())
@@ -722,7 +682,7 @@ class BubbleDelegate(QStyledItemDelegate):
     ) -> None:
         """One finished block group of a streaming reply: drawn once into a pixmap, then copied."""
         key = id(doc)
-        cached = self._block_pixmaps.get(key)
+        cached = self._cache.block_pixmaps.get(key)
         dpr = self._view.devicePixelRatioF()
         if (
             cached is None
@@ -731,7 +691,7 @@ class BubbleDelegate(QStyledItemDelegate):
             or (cached[2].devicePixelRatio() != dpr)
         ):
             if cached is not None:
-                self._block_bytes -= self._pixmap_size(cached[2])
+                self._cache.block_bytes -= self._pixmap_size(cached[2])
             # As wide as its text: a group is laid out as wide as the bubble may grow.
             width, height = math.ceil(used_width(doc)), doc.size().height()
             pix = QPixmap(max(1, round(width * dpr)), max(1, round(height * dpr)))
@@ -745,15 +705,15 @@ class BubbleDelegate(QStyledItemDelegate):
                 p.end()
             self.blocks_drawn += 1
             cached = (doc, fg.rgba(), pix)
-            self._block_pixmaps[key] = cached
-            self._block_bytes += self._pixmap_size(pix)
+            self._cache.block_pixmaps[key] = cached
+            self._cache.block_bytes += self._pixmap_size(pix)
             budget = self._budget(BLOCK_PIXMAP_SCREENS)
-            while self._block_bytes > budget and len(self._block_pixmaps) > 1:
-                self._block_bytes -= self._pixmap_size(
-                    self._block_pixmaps.popitem(last=False)[1][2]
+            while self._cache.block_bytes > budget and len(self._cache.block_pixmaps) > 1:
+                self._cache.block_bytes -= self._pixmap_size(
+                    self._cache.block_pixmaps.popitem(last=False)[1][2]
                 )
         else:
-            self._block_pixmaps.move_to_end(key)
+            self._cache.block_pixmaps.move_to_end(key)
         painter.drawPixmap(pos, cached[2])
 
     @staticmethod
@@ -851,12 +811,12 @@ class BubbleDelegate(QStyledItemDelegate):
         rev: int = index.data(REVISION_ROLE) or 0
         width = self._width()
         height = round(lay.height)
-        old = self._exact.get(msg.id)
-        self._exact[msg.id] = (rev, width, height)
+        old = self._cache.exact.get(msg.id)
+        self._cache.exact[msg.id] = (rev, width, height)
         if old is None or old[2] != height or old[0] != rev or old[1] != width:
             reported: int | None = old[2] if old is not None and old[1] == width else None
             if reported is None:
-                reported = self._estimates.get(msg.id)
+                reported = self._cache.estimates.get(msg.id)
             if reported is None:
                 reported = self._estimate(msg, width)
             if reported != height:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import (
@@ -39,8 +40,12 @@ class MessageListModel(QAbstractListModel):
     flushed = Signal(int)
     appended = Signal()
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(
+        self, parent: QObject | None = None, plain: Callable[[str], str] = plain_text
+    ) -> None:
         super().__init__(parent)
+        # Markdown to what a screen reader says (the view passes its cached one).
+        self._plain = plain
         self._rows: list[ChatMessage] = []
         self._row_of: dict[str, int] = {}
         self._revision: dict[str, int] = {}
@@ -65,7 +70,7 @@ class MessageListModel(QAbstractListModel):
             return self._revision.get(msg.id, 0)
         if role == Qt.ItemDataRole.AccessibleTextRole:
             # Screen readers get the text as shown, not its markdown marks.
-            return f"{msg.role.value}: {plain_text(msg.text)}"
+            return f"{msg.role.value}: {self._plain(msg.text)}"
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{msg.role.value}: {msg.text}"
         return None

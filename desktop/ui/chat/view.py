@@ -46,7 +46,7 @@ from desktop.ui.chat.delegate import BubbleDelegate
 from desktop.ui.chat.jump_button import MARGIN, JumpButton
 from desktop.ui.chat.message_actions import MessageActions
 from desktop.ui.chat.model import MessageListModel
-from desktop.ui.chat.row_heights import RowHeights
+from desktop.ui.chat.render_cache import Change, RenderCache
 from desktop.ui.chat.text_selection import (
     Docs,
     TextSelection,
@@ -58,7 +58,6 @@ from desktop.ui.chat.text_selection import (
 )
 from desktop.ui.platform.heap import release_free_memory
 from desktop.ui.render.links import LinkOpener
-from desktop.ui.render.markdown import plain_text
 from desktop.ui.theme import Colors
 
 BOTTOM_SLACK = 8
@@ -115,8 +114,8 @@ class ChatView(QListView):
     live_end_wanted = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        self._rows = RowHeights()
-        self._rebuild_pending = False
+        # Heights, layouts, pictures and documents: one owner, emptied by `invalidate` only.
+        self.render_cache = RenderCache()
         self._adjusting = False
         self._painting = False
         self._at_bottom = True
@@ -130,7 +129,7 @@ class ChatView(QListView):
             "The conversation; newest message at the bottom. Up and Down move between "
             "messages, Enter or the Menu key opens a message's actions, Ctrl+C copies it"
         )
-        self.chat_model = MessageListModel(self)
+        self.chat_model = MessageListModel(self, self.render_cache.docs.markdown.plain_text)
         self.jump_button = JumpButton(self)
         self.jump_button.clicked.connect(self.jump_to_newest)
         # Runs only while rows near the view remain undrawn: idle means no timer.
@@ -145,7 +144,7 @@ class ChatView(QListView):
         self._release.setSingleShot(True)
         self._release.setInterval(RELEASE_MS)
         self._release.timeout.connect(release_free_memory)
-        self.bubbles = BubbleDelegate(self, self.chat_model)
+        self.bubbles = BubbleDelegate(self, self.chat_model, self.render_cache)
         self.setModel(self.chat_model)
         self.setItemDelegate(self.bubbles)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -194,8 +193,8 @@ class ChatView(QListView):
     def set_colors(self, colors: Colors) -> None:
         """Repaint bubbles in another theme."""
         self.bubbles.set_colors(colors)
+        self.render_cache.invalidate(Change.LOOK)
         self.jump_button.set_colors(colors)
-        self._rebuild_pending = True
         self.viewport().update()
 
     def show_messages(self, messages: list[ChatMessage]) -> None:
@@ -205,7 +204,7 @@ class ChatView(QListView):
         self.bubbles.match_row = -1
         self._matches = []
         self.bubbles.forget_expanded()
-        self.bubbles.clear_cache()
+        self.render_cache.invalidate(Change.SESSION)
         self.chat_model.reset(messages)
         self._newest_let_go = False
         self.jump_button.set_replies(0)
@@ -288,15 +287,15 @@ class ChatView(QListView):
 
     def _prepare_ahead(self) -> None:
         """Draw the nearest undrawn rows around the view, for one short slice of time."""
-        n = len(self._rows)
+        n = len(self.render_cache.rows)
         if not n or not self.isVisible():
             return
         value = self.verticalScrollBar().value()
         screen = self.viewport().height()
-        top = self._rows.row_at(value)
-        bottom = self._rows.row_at(value + screen)
-        first = self._rows.row_at(value - AHEAD_SCREENS * screen)
-        last = self._rows.row_at(value + screen + AHEAD_SCREENS * screen)
+        top = self.render_cache.rows.row_at(value)
+        bottom = self.render_cache.rows.row_at(value + screen)
+        first = self.render_cache.rows.row_at(value - AHEAD_SCREENS * screen)
+        last = self.render_cache.rows.row_at(value + screen + AHEAD_SCREENS * screen)
         above = range(top - 1, first - 1, -1)
         below = range(bottom + 1, last + 1)
         order = [r for pair in zip_longest(above, below) for r in pair if r is not None]
@@ -390,7 +389,7 @@ class ChatView(QListView):
         text = self.selected_text()
         if not text:
             msg = self.current_message()
-            text = plain_text(msg.text) if msg is not None else ""
+            text = self.render_cache.docs.markdown.plain_text(msg.text) if msg is not None else ""
         if text:
             QGuiApplication.clipboard().setText(text)
             self.text_copied.emit(text)
@@ -407,7 +406,7 @@ class ChatView(QListView):
         text = self.selected_text()
         if not text:
             msg = self.current_message()
-            text = plain_text(msg.text) if msg is not None else ""
+            text = self.render_cache.docs.markdown.plain_text(msg.text) if msg is not None else ""
         if text.strip():
             self.quote_requested.emit(text)
 
@@ -577,31 +576,34 @@ class ChatView(QListView):
 
     def _rebuild(self) -> None:
         """Every row's height from its estimate or last measurement (open, resize, theme)."""
-        self._rebuild_pending = False
         self.bubbles.set_width(self.viewport().width())
-        self._rows.reset(self.bubbles.row_heights())
+        self.render_cache.rows.reset(self.bubbles.row_heights())
+        self.render_cache.rows_stale = False
 
     def _ensure_layout(self) -> None:
         """Measure the rows on screen, keeping the bottom (or the first row shown) in place."""
         bar = self.verticalScrollBar()
         follow = self._at_bottom
-        if self._rebuild_pending or len(self._rows) != self.chat_model.rowCount():
+        if (
+            self.render_cache.rows_stale
+            or len(self.render_cache.rows) != self.chat_model.rowCount()
+        ):
             anchor, offset = self._anchor()
             self._rebuild()
             self._place(follow, anchor, offset)
-        if not len(self._rows):
+        if not len(self.render_cache.rows):
             return
         anchor, offset = self._anchor()
         view_h = self.viewport().height()
         for _ in range(MEASURE_PASSES):
             changed = False
             value = bar.value()
-            row = self._rows.row_at(value)
-            n = len(self._rows)
-            top = self._rows.top(row)
+            row = self.render_cache.rows.row_at(value)
+            n = len(self.render_cache.rows)
+            top = self.render_cache.rows.top(row)
             while row < n and top < value + view_h:
                 height = self.bubbles.measure(self.chat_model.index(row))
-                if self._rows.set(row, height):
+                if self.render_cache.rows.set(row, height):
                     changed = True
                 top += height
                 row += 1
@@ -611,8 +613,8 @@ class ChatView(QListView):
 
     def _anchor(self) -> tuple[int, int]:
         value = self.verticalScrollBar().value()
-        row = self._rows.row_at(value)
-        return row, value - self._rows.top(row) if row >= 0 else 0
+        row = self.render_cache.rows.row_at(value)
+        return row, value - self.render_cache.rows.top(row) if row >= 0 else 0
 
     def _place(self, follow: bool, anchor: int, offset: int) -> None:
         """Set the scroll range and put the bottom, or the anchor row, back where it was."""
@@ -622,8 +624,8 @@ class ChatView(QListView):
             self._update_range()
             if follow:
                 bar.setValue(bar.maximum())
-            elif 0 <= anchor < len(self._rows):
-                bar.setValue(self._rows.top(anchor) + offset)
+            elif 0 <= anchor < len(self.render_cache.rows):
+                bar.setValue(self.render_cache.rows.top(anchor) + offset)
         finally:
             self._adjusting = False
         self._at_bottom = follow or bar.value() >= bar.maximum() - BOTTOM_SLACK
@@ -633,35 +635,42 @@ class ChatView(QListView):
         bar = self.verticalScrollBar()
         view_h = self.viewport().height()
         bar.setPageStep(view_h)
-        bar.setRange(0, max(0, self._rows.total - view_h))
+        bar.setRange(0, max(0, self.render_cache.rows.total - view_h))
 
     # -- QAbstractItemView ------------------------------------------------------------------
 
     def doItemsLayout(self) -> None:
         # Never QListView's: that walks every row. Heights are re-read only when needed.
-        if len(self._rows) != self.chat_model.rowCount():
-            self._rebuild_pending = True
+        if len(self.render_cache.rows) != self.chat_model.rowCount():
+            self.render_cache.rows_stale = True
         QAbstractItemView.doItemsLayout(self)
 
     def updateGeometries(self) -> None:
-        if self._rebuild_pending or len(self._rows) != self.chat_model.rowCount():
+        if (
+            self.render_cache.rows_stale
+            or len(self.render_cache.rows) != self.chat_model.rowCount()
+        ):
             self._ensure_layout()
         self._update_range()
         QAbstractItemView.updateGeometries(self)
 
     def reset(self) -> None:
-        self._rebuild_pending = True
+        self.render_cache.rows_stale = True
         QAbstractItemView.reset(self)
 
     def rowsInserted(self, parent: _Index, start: int, end: int) -> None:
-        if not parent.isValid() and start == len(self._rows) and not self._rebuild_pending:
+        if (
+            not parent.isValid()
+            and start == len(self.render_cache.rows)
+            and not self.render_cache.rows_stale
+        ):
             follow = self._at_bottom
             for row in range(start, end + 1):
                 msg = self.chat_model.message_at(row)
-                self._rows.append(self.bubbles.row_height(msg))
+                self.render_cache.rows.append(self.bubbles.row_height(msg))
             self._place(follow, *self._anchor())
         else:
-            self._rebuild_pending = True
+            self.render_cache.rows_stale = True
         QAbstractItemView.rowsInserted(self, parent, start, end)
         self.viewport().update()
 
@@ -670,17 +679,19 @@ class ChatView(QListView):
         # if its height held, only that row is repainted; otherwise the rows move and all are.
         # Rows off screen are measured when they next come on screen (see _ensure_layout).
         QAbstractItemView.dataChanged(self, topLeft, bottomRight, list(roles))
-        if self._rebuild_pending or not self.isVisible():
+        if self.render_cache.rows_stale or not self.isVisible():
             self.viewport().update()
             return
         area = self.viewport().rect()
         moved = False
         anchor, offset = self._anchor()
-        for row in range(max(0, topLeft.row()), min(len(self._rows), bottomRight.row() + 1)):
+        for row in range(
+            max(0, topLeft.row()), min(len(self.render_cache.rows), bottomRight.row() + 1)
+        ):
             rect = self.visualRect(self.chat_model.index(row))
             if not rect.intersects(area):
                 continue
-            if self._rows.set(row, self.bubbles.measure(self.chat_model.index(row))):
+            if self.render_cache.rows.set(row, self.bubbles.measure(self.chat_model.index(row))):
                 moved = True
             else:
                 self.viewport().update(rect)
@@ -690,24 +701,24 @@ class ChatView(QListView):
 
     def visualRect(self, index: _Index) -> QRect:
         row = index.row() if index.isValid() else -1
-        if not 0 <= row < len(self._rows):
+        if not 0 <= row < len(self.render_cache.rows):
             return QRect()
-        y = self._rows.top(row) - self.verticalScrollBar().value()
-        return QRect(0, y, self.viewport().width(), self._rows.height(row))
+        y = self.render_cache.rows.top(row) - self.verticalScrollBar().value()
+        return QRect(0, y, self.viewport().width(), self.render_cache.rows.height(row))
 
     def indexAt(self, p: QPoint) -> QModelIndex:
         y = p.y() + self.verticalScrollBar().value()
-        if y < 0 or y >= self._rows.total or not 0 <= p.x() < self.viewport().width():
+        if y < 0 or y >= self.render_cache.rows.total or not 0 <= p.x() < self.viewport().width():
             return QModelIndex()
-        return self.chat_model.index(self._rows.row_at(y))
+        return self.chat_model.index(self.render_cache.rows.row_at(y))
 
     def scrollTo(self, index: _Index, hint: _Hint = _Hint.EnsureVisible) -> None:
         row = index.row() if index.isValid() else -1
-        if not 0 <= row < len(self._rows):
+        if not 0 <= row < len(self.render_cache.rows):
             return
         bar = self.verticalScrollBar()
-        top = self._rows.top(row)
-        bottom = top + self._rows.height(row)
+        top = self.render_cache.rows.top(row)
+        bottom = top + self.render_cache.rows.height(row)
         view_h = self.viewport().height()
         value = bar.value()
         if hint == _Hint.PositionAtTop or (hint == _Hint.EnsureVisible and top < value):
@@ -721,7 +732,7 @@ class ChatView(QListView):
         bar.setValue(value)
 
     def moveCursor(self, cursorAction: _Move, modifiers: Qt.KeyboardModifier) -> QModelIndex:
-        n = len(self._rows)
+        n = len(self.render_cache.rows)
         if n == 0:
             return QModelIndex()
         current = self.currentIndex()
@@ -733,9 +744,9 @@ class ChatView(QListView):
         elif cursorAction in (_Move.MoveDown, _Move.MoveNext, _Move.MoveRight):
             row = row + 1 if current.isValid() else row
         elif cursorAction == _Move.MovePageUp:
-            row = self._rows.row_at(self._rows.top(row) - view_h)
+            row = self.render_cache.rows.row_at(self.render_cache.rows.top(row) - view_h)
         elif cursorAction == _Move.MovePageDown:
-            row = self._rows.row_at(self._rows.top(row) + view_h)
+            row = self.render_cache.rows.row_at(self.render_cache.rows.top(row) + view_h)
         elif cursorAction == _Move.MoveHome:
             row = 0
         elif cursorAction == _Move.MoveEnd:
@@ -785,7 +796,7 @@ class ChatView(QListView):
             self._painting = False
         if self.verticalScrollBar().value() != before and e.rect() != self.viewport().rect():
             self.viewport().update()  # the rows moved outside the region this paint may touch
-        n = len(self._rows)
+        n = len(self.render_cache.rows)
         if n == 0:
             self._paint_empty()
             return
@@ -794,12 +805,12 @@ class ChatView(QListView):
         value = self.verticalScrollBar().value()
         width = self.viewport().width()
         clip = e.rect()
-        row = self._rows.row_at(value + clip.top())
-        top = self._rows.top(row) - value
+        row = self.render_cache.rows.row_at(value + clip.top())
+        top = self.render_cache.rows.top(row) - value
         painter = QPainter(self.viewport())
         try:
             while row < n and top < clip.bottom() + 1:
-                height = self._rows.height(row)
+                height = self.render_cache.rows.height(row)
                 option.rect = QRect(0, top, width, height)
                 self.bubbles.paint(painter, option, self.chat_model.index(row))
                 top += height
@@ -934,7 +945,7 @@ class ChatView(QListView):
     def resizeEvent(self, e: QResizeEvent) -> None:
         QAbstractItemView.resizeEvent(self, e)
         if e.size().width() != e.oldSize().width():
-            self._rebuild_pending = True
+            self.render_cache.rows_stale = True
         self.viewport().update()
         self._update_jump()
 
@@ -979,7 +990,7 @@ class ChatView(QListView):
     # -- slots ------------------------------------------------------------------------------
 
     def _on_model_reset(self) -> None:
-        self._rebuild_pending = True
+        self.render_cache.rows_stale = True
         self.viewport().update()
 
     def _on_model_appended(self) -> None:

@@ -22,11 +22,9 @@ from desktop.ui.render.document import (
     used_width,
 )
 from desktop.ui.render.markdown import (
+    MarkdownCache,
     closed_fences,
     ends_in_open_fence,
-    render_markdown,
-    render_markdown_finished,
-    render_markdown_fresh,
     stream_chunks,
 )
 from desktop.ui.render.usage import footer_text
@@ -171,18 +169,6 @@ def _markdown_doc(
     return doc
 
 
-def message_doc(msg: ChatMessage, font: QFont, width: float, colors: Colors) -> QTextDocument:
-    """The markdown document of a message's text, wrapped to at most `width`."""
-    text = msg.text if msg.text or not msg.streaming else "…"
-    style = (colors.pygments_style, colors.code_bg, colors.text)
-    if not msg.streaming and _streams.pop(msg.id, None) is not None:
-        # It just finished streaming here: its finished blocks' HTML is in the cache.
-        html = render_markdown_finished(text, *style)
-    else:
-        html = render_markdown(text, *style)
-    return _markdown_doc(msg.role is Role.USER, font, width, colors, html)
-
-
 @dataclass(slots=True)
 class _Stream:
     """One streaming reply's finished block groups as laid out at one width and look."""
@@ -192,50 +178,87 @@ class _Stream:
     groups: list[tuple[str, QTextDocument]] = field(default_factory=list)
 
 
-_streams: OrderedDict[str, _Stream] = OrderedDict()
+class BubbleDocs:
+    """One view's text documents: its rendered markdown and, for the replies streaming in it
+    (the STREAMS most recent), their finished block groups, each laid out once.
 
-
-def streamed_here(message_id: str) -> bool:
-    """Whether a reply's block groups from streaming are still kept (see `streaming_docs`)."""
-    return message_id in _streams
-
-
-def streaming_docs(
-    msg: ChatMessage, font: QFont, width: float, colors: Colors
-) -> tuple[list[QTextDocument], QTextDocument]:
-    """A growing reply as (its finished block groups; the block being written).
-
-    A group is rendered and laid out when it is finished and then reused for every later
-    delta, so a paragraph break costs one paragraph's layout however long the reply is.
+    Owned by the view's render cache (`desktop.ui.chat.render_cache.RenderCache`), never
+    shared between views: a reply streaming in one view is laid out there alone.
     """
-    chunks, tail = stream_chunks(msg.text)
-    style = (colors.pygments_style, colors.code_bg, colors.text)
-    user = msg.role is Role.USER
-    look = f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{user}"
-    stream = _streams.get(msg.id)
-    if stream is None or stream.width != width or stream.look != look:
-        stream = _Stream(width, look)
-    _streams[msg.id] = stream
-    _streams.move_to_end(msg.id)
-    while len(_streams) > STREAMS:
-        _streams.popitem(last=False)
-    groups = stream.groups
-    for i, chunk in enumerate(chunks):
-        if i < len(groups) and groups[i][0] == chunk:
-            continue
-        # The last group grew (a list went on) or the text was replaced: redo from here.
-        del groups[i:]
-        # Laid out once, like the block being written (see _markdown_doc's `fit`).
-        html = render_markdown(chunk, *style)
-        groups.append((chunk, _markdown_doc(user, font, width, colors, html, fit=False)))
-    del groups[len(chunks) :]
-    # The tail is rendered uncached: it changes with every delta.
-    open_fence = ends_in_open_fence(tail)
-    rendered = render_markdown_fresh(tail or "…", *style, open_fence=open_fence)
-    tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
-    tail_doc.open_fence = open_fence
-    tail_doc.fences = closed_fences(tail)
-    return [doc for _, doc in groups], tail_doc
+
+    __slots__ = ("_streams", "markdown")
+
+    def __init__(self) -> None:
+        self.markdown = MarkdownCache()
+        self._streams: OrderedDict[str, _Stream] = OrderedDict()
+
+    def streamed_here(self, message_id: str) -> bool:
+        """Whether a reply's block groups from streaming are still kept (see `streaming_docs`)."""
+        return message_id in self._streams
+
+    def streaming(self) -> list[str]:
+        """The replies whose block groups are kept, least recently laid out first."""
+        return list(self._streams)
+
+    def forget(self, message_ids: set[str] | None = None) -> None:
+        """Drop the block groups of these replies, or of all and every markdown result (None)."""
+        if message_ids is None:
+            self._streams.clear()
+            self.markdown.clear()
+            return
+        for message_id in message_ids:
+            self._streams.pop(message_id, None)
+
+    def message_doc(
+        self, msg: ChatMessage, font: QFont, width: float, colors: Colors
+    ) -> QTextDocument:
+        """The markdown document of a message's text, wrapped to at most `width`."""
+        text = msg.text if msg.text or not msg.streaming else "…"
+        style = (colors.pygments_style, colors.code_bg, colors.text)
+        if not msg.streaming and self._streams.pop(msg.id, None) is not None:
+            # It just finished streaming here: its finished blocks' HTML is in the cache.
+            html = self.markdown.render_finished(text, *style)
+        else:
+            html = self.markdown.render(text, *style)
+        return _markdown_doc(msg.role is Role.USER, font, width, colors, html)
+
+    def streaming_docs(
+        self, msg: ChatMessage, font: QFont, width: float, colors: Colors
+    ) -> tuple[list[QTextDocument], QTextDocument]:
+        """A growing reply as (its finished block groups; the block being written).
+
+        A group is rendered and laid out when it is finished and then reused for every later
+        delta, so a paragraph break costs one paragraph's layout however long the reply is.
+        """
+        chunks, tail = stream_chunks(msg.text)
+        style = (colors.pygments_style, colors.code_bg, colors.text)
+        user = msg.role is Role.USER
+        look = f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{user}"
+        streams = self._streams
+        stream = streams.get(msg.id)
+        if stream is None or stream.width != width or stream.look != look:
+            stream = _Stream(width, look)
+        streams[msg.id] = stream
+        streams.move_to_end(msg.id)
+        while len(streams) > STREAMS:
+            streams.popitem(last=False)
+        groups = stream.groups
+        for i, chunk in enumerate(chunks):
+            if i < len(groups) and groups[i][0] == chunk:
+                continue
+            # The last group grew (a list went on) or the text was replaced: redo from here.
+            del groups[i:]
+            # Laid out once, like the block being written (see _markdown_doc's `fit`).
+            html = self.markdown.render(chunk, *style)
+            groups.append((chunk, _markdown_doc(user, font, width, colors, html, fit=False)))
+        del groups[len(chunks) :]
+        # The tail is rendered uncached: it changes with every delta.
+        open_fence = ends_in_open_fence(tail)
+        rendered = self.markdown.fresh(tail or "…", *style, open_fence=open_fence)
+        tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
+        tail_doc.open_fence = open_fence
+        tail_doc.fences = closed_fences(tail)
+        return [doc for _, doc in groups], tail_doc
 
 
 def build_layout(
@@ -245,10 +268,12 @@ def build_layout(
     colors: Colors,
     expanded: frozenset[tuple[str, int]],
     *,
+    docs: BubbleDocs,
     stacked: bool = False,
 ) -> BubbleLayout:
-    """Lay out one message for a view `view_width` wide; `stacked`: a finished reply as it was
-    laid out while it streamed (its block groups stacked, see `streaming_docs`)."""
+    """Lay out one message for a view `view_width` wide, its text documents from the view's
+    `docs`; `stacked`: a finished reply as it was laid out while it streamed (its block
+    groups stacked, see `BubbleDocs.streaming_docs`)."""
     fm = QFontMetricsF(font)
     max_w = bubble_max_width(view_width)
     inner_max = max_w - 2 * PAD_H
@@ -287,10 +312,10 @@ def build_layout(
     # A reply that failed before any word has only its state line: no empty text block.
     if msg.text or msg.streaming or not (msg.tools or msg.thinking or ended):
         if (msg.streaming or stacked) and msg.text:
-            heads, lay.tail_doc = streaming_docs(msg, font, inner_max, colors)
+            heads, lay.tail_doc = docs.streaming_docs(msg, font, inner_max, colors)
             parts = [*heads, lay.tail_doc]
         else:
-            lay.doc = message_doc(msg, font, inner_max, colors)
+            lay.doc = docs.message_doc(msg, font, inner_max, colors)
             parts = [lay.doc]
         lay.doc_pos = QPointF(0, y)
         copies = 0

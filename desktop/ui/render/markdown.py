@@ -1,11 +1,18 @@
 """Markdown to Qt-rich-text HTML: GFM-like (tables, strikethrough, task lists, autolinks), no raw
-HTML, pygments code, no remote images."""
+HTML, pygments code, no remote images.
+
+The module functions cache nothing a chat wrote: a view's rendered text is cached by its own
+`MarkdownCache` (owned by the view's `RenderCache`, cleared with it). Three `lru_cache`s stay
+at module level because they hold no per-chat data, only objects built from a handful of fixed
+names: `_lexer` (a pygments lexer per language name), `_formatter` (one per style name) and
+`_parsers` (the two markdown-it parsers, with and without linkify).
+"""
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -46,11 +53,14 @@ def _formatter(style: str) -> Any:
     return formatter
 
 
-@lru_cache(maxsize=256)
-def _highlighted(code: str, lang: str, style: str) -> str:
+def highlighted(code: str, lang: str, style: str) -> str:
+    """A code block's text as pygments-coloured HTML (uncached: see `MarkdownCache`)."""
     from pygments import highlight  # type: ignore[import-untyped]
 
     return str(highlight(code.rstrip("\n"), _lexer(lang), _formatter(style)))
+
+
+Highlighter = Callable[[str, str, str], str]
 
 
 # Code blocks are one-cell tables with this padding; markdown tables use TABLE_CELL_PADDING,
@@ -60,8 +70,10 @@ TABLE_CELL_PADDING = 5
 TABLE_BORDER = "#9aa3b2"
 
 
-def _code_html(code: str, lang: str, style: str, bg: str, fg: str) -> str:
-    body = _highlighted(code, lang, style) if style else html.escape(code.rstrip("\n"))
+def _code_html(
+    code: str, lang: str, style: str, bg: str, fg: str, *, highlight: Highlighter = highlighted
+) -> str:
+    body = highlight(code, lang, style) if style else html.escape(code.rstrip("\n"))
     # One table per code block: the delegate finds them in order to place the copy buttons.
     return (
         f'<table width="100%" cellpadding="{CODE_CELL_PADDING}" cellspacing="0" bgcolor="{bg}" '
@@ -77,7 +89,9 @@ def _fence(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str
         # A block still being written changes with every delta: highlighting it each frame
         # would cost more than a frame; it is highlighted once, when its fence closes.
         return _code_html(tok.content, "", "", env["code_bg"], env["code_fg"])
-    return _code_html(tok.content, lang, env["style"], env["code_bg"], env["code_fg"])
+    return _code_html(
+        tok.content, lang, env["style"], env["code_bg"], env["code_fg"], highlight=env["highlight"]
+    )
 
 
 def _image(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
@@ -142,14 +156,27 @@ def _parsers(linkify: bool) -> MarkdownIt:
 
 
 def render_markdown_fresh(
-    text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
+    text: str,
+    style: str,
+    code_bg: str,
+    code_fg: str,
+    *,
+    open_fence: bool = False,
+    highlight: Highlighter = highlighted,
 ) -> str:
-    """`render_markdown` without its cache: for text rendered once (a streaming tail).
+    """`render_markdown` for text rendered once (a streaming tail).
 
     `open_fence`: the text ends inside a code block still being written, which is shown
-    without syntax colours until it closes.
+    without syntax colours until it closes. `highlight` colours a closed code block (a
+    `MarkdownCache` passes its cached one).
     """
-    env = {"style": style, "code_bg": code_bg, "code_fg": code_fg, "open_fence": open_fence}
+    env = {
+        "style": style,
+        "code_bg": code_bg,
+        "code_fg": code_fg,
+        "open_fence": open_fence,
+        "highlight": highlight,
+    }
     return str(_md(text).render(text, env))
 
 
@@ -186,11 +213,12 @@ def closed_fences(text: str) -> int:
     return sum(before and not after for _pos, _line, before, after in walk)
 
 
-@lru_cache(maxsize=1024)
 def render_markdown(
     text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"
 ) -> str:
-    """HTML for QTextDocument; images become plain links, so nothing remote is ever fetched."""
+    """HTML for QTextDocument; images become plain links, so nothing remote is ever fetched.
+
+    Uncached: a view renders through its `MarkdownCache`."""
     return render_markdown_fresh(text, style, code_bg, code_fg)
 
 
@@ -277,20 +305,6 @@ def finished_groups(text: str) -> list[str] | None:
     return groups
 
 
-@lru_cache(maxsize=64)
-def render_markdown_finished(
-    text: str, style: str = "friendly", code_bg: str = "#f3f5f8", code_fg: str = "#1c2330"
-) -> str:
-    """`render_markdown` of a reply that streamed: its finished groups come from the cache,
-    where they were rendered while it streamed, so only the last block is rendered now."""
-    groups = finished_groups(text)
-    if groups is None or len(groups) < 2:
-        return render_markdown(text, style, code_bg, code_fg)
-    *done, last = groups
-    rendered = [render_markdown(g, style, code_bg, code_fg) for g in done]
-    return "".join(rendered) + render_markdown_fresh(last, style, code_bg, code_fg)
-
-
 def code_blocks(text: str) -> list[str]:
     """The source text of each fenced or indented code block, in document order."""
     return [
@@ -298,9 +312,10 @@ def code_blocks(text: str) -> list[str]:
     ]
 
 
-@lru_cache(maxsize=512)
 def plain_text(text: str) -> str:
-    """A reply as a reader hears or a paste receives it: no markdown marks, tables by cells."""
+    """A reply as a reader hears or a paste receives it: no markdown marks, tables by cells.
+
+    Uncached: a view reads it through its `MarkdownCache`."""
     out: list[str] = []
     lists: list[list[int]] = []  # per open list: [next number] or [-1] for bullets
     for tok in _md(text).parse(text):
@@ -347,3 +362,58 @@ def plain_text(text: str) -> str:
         elif kind == "hr":
             out.append("———\n\n")
     return "".join(out).strip()
+
+
+# How many results a view keeps of each (least recently used dropped first).
+RENDERED = 1024
+RENDERED_FINISHED = 64
+HIGHLIGHTED = 256
+PLAIN = 512
+
+
+class MarkdownCache:
+    """One view's rendered markdown: HTML by (text, look), plain text, coloured code.
+
+    Each result depends only on its arguments, so a hit is never stale; `clear` hands the
+    memory back (the owning `RenderCache.invalidate`). Bounded: least recently used first out.
+    """
+
+    def __init__(self) -> None:
+        colour = lru_cache(maxsize=HIGHLIGHTED)(highlighted)
+
+        def fresh(
+            text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
+        ) -> str:
+            return render_markdown_fresh(
+                text, style, code_bg, code_fg, open_fence=open_fence, highlight=colour
+            )
+
+        rendered = lru_cache(maxsize=RENDERED)(fresh)
+
+        def finished(text: str, style: str, code_bg: str, code_fg: str) -> str:
+            groups = finished_groups(text)
+            if groups is None or len(groups) < 2:
+                return rendered(text, style, code_bg, code_fg)
+            *done, last = groups
+            head = [rendered(g, style, code_bg, code_fg) for g in done]
+            return "".join(head) + fresh(last, style, code_bg, code_fg)
+
+        self.fresh = fresh
+        """`render_markdown_fresh` with this cache's coloured code: text rendered once."""
+        self.render = rendered
+        """`render_markdown`, cached."""
+        self.render_finished = lru_cache(maxsize=RENDERED_FINISHED)(finished)
+        """`render` of a reply that streamed here: its finished groups come from `render`,
+        where they were rendered while it streamed, so only the last block is rendered now."""
+        self.plain_text = lru_cache(maxsize=PLAIN)(plain_text)
+        """`plain_text`, cached."""
+        self._caches = (colour, rendered, self.render_finished, self.plain_text)
+
+    def clear(self) -> None:
+        """Forget every result."""
+        for cache in self._caches:
+            cache.cache_clear()
+
+    def __len__(self) -> int:
+        """Results held, all kinds together."""
+        return sum(cache.cache_info().currsize for cache in self._caches)

@@ -11,14 +11,15 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
 
 from desktop.ui.chat.model import MESSAGE_ROLE
+from desktop.ui.chat.render_cache import Change
 from desktop.ui.chat.view import ChatView
 from desktop.ui.render import bubble_layout
 from desktop.ui.render.links import LinkOpener
 from desktop.ui.render.markdown import (
+    MarkdownCache,
     code_blocks,
     ends_in_open_fence,
     render_markdown,
-    render_markdown_finished,
     render_markdown_fresh,
     split_streaming,
     stable_split,
@@ -132,7 +133,8 @@ def test_block_groups_render_exactly_like_the_finished_text(atoms: list[str]) ->
     whole = render_markdown_fresh(prefix, *style)
     assert "".join(render_markdown_fresh(g, *style) for g in groups) == whole
     # A finished reply built from the groups it streamed in renders as the whole text does.
-    assert render_markdown_finished(text, *style) == render_markdown_fresh(text, *style)
+    finished = MarkdownCache().render_finished(text, *style)
+    assert finished == render_markdown_fresh(text, *style)
 
 
 def test_block_groups_never_cut_a_code_fence_or_a_loose_list() -> None:
@@ -155,23 +157,24 @@ def test_a_paragraph_break_renders_only_the_new_paragraph(
     qtbot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rendered: list[str] = []
-    real = bubble_layout.render_markdown
+    docs = bubble_layout.BubbleDocs()
+    real = docs.markdown.render
 
     def counting(text: str, *style: str) -> str:
         rendered.append(text)
         return real(text, *style)
 
-    monkeypatch.setattr(bubble_layout, "render_markdown", counting)
+    monkeypatch.setattr(docs.markdown, "render", counting)
     font = ChatView().font()
     reply = assistant("stream-10", "", streaming=True)
     for n in range(1, 10):
         reply.text += _paragraph(n)
-        bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+        bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset(), docs=docs)
     reply.text += "paragraph 10 still being writ"
-    bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+    bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset(), docs=docs)
     rendered.clear()
     reply.text = reply.text.removesuffix("still being writ") + "words\n\nele"
-    lay = bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset())
+    lay = bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset(), docs=docs)
     assert rendered == ["paragraph 10 words\n\n"], "earlier paragraphs re-rendered"
     assert len(lay.head_docs) == 10
     tops = [pos.y() for _, pos in lay.head_docs]
@@ -281,9 +284,9 @@ def test_a_growing_reply_taller_than_the_view_draws_only_what_shows(
     view.grab()
     lay = view.bubbles.layout_for(view.chat_model.index(0))
     assert lay.bubble.height() > 2 * view.viewport().height(), "the reply is screens tall"
-    sizes = [pix.height() / pix.devicePixelRatio() for pix, _ in view.bubbles._pixmaps.values()]
+    sizes = [pix.height() / pix.devicePixelRatio() for pix, _ in view.render_cache.pixmaps.values()]
     assert sizes and max(sizes) <= view.viewport().height(), "drew more than the screen shows"
-    assert len(view.bubbles._pixmaps) == 1, "the previous frame's drawing was not dropped"
+    assert len(view.render_cache.pixmaps) == 1, "the previous frame's drawing was not dropped"
 
 
 def test_a_long_reply_that_finishes_draws_what_shows_and_looks_the_same(
@@ -301,13 +304,13 @@ def test_a_long_reply_that_finishes_draws_what_shows_and_looks_the_same(
     rev = view.chat_model.revision_of("a1")
     drawn = sum(
         pix.height() / pix.devicePixelRatio()
-        for key, (pix, _) in view.bubbles._pixmaps.items()
+        for key, (pix, _) in view.render_cache.pixmaps.items()
         if key[1] == rev
     )
     assert drawn <= 2 * view.viewport().height(), "drew screens of the reply nobody sees"
     # Drawn whole, the same reply shows the same pixels: no seams between the parts.
     monkeypatch.setattr("desktop.ui.chat.delegate.TILE_SCREENS", 100.0)
-    view.bubbles._pixmaps.clear()
+    view.render_cache.pixmaps.clear()
     view.viewport().update()
     assert view.viewport().grab().toImage() == shot
 
@@ -329,8 +332,7 @@ def test_the_block_being_written_looks_as_if_laid_out_to_fit(
     monkeypatch.setattr(
         bubble_layout, "_markdown_doc", lambda *a, **k: fitted(*a, **{**k, "fit": True})
     )
-    bubble_layout._streams.clear()
-    view.bubbles.clear_cache()
+    view.render_cache.invalidate(Change.LOOK)
     view.viewport().update()
     assert view.viewport().grab().toImage() == shot, "the growing block looks different"
 
@@ -359,7 +361,7 @@ _GROWING = [
 
 def _stream_and_compare(qtbot: Any, view: ChatView, text: str, cuts: list[int]) -> None:
     """Stream `text` cut by cut; every frame drawn must equal the same layout drawn whole."""
-    reply = assistant(f"g{len(view.bubbles._live_keys)}-{len(text)}", "", streaming=True)
+    reply = assistant(f"g{len(view.render_cache.live_keys)}-{len(text)}", "", streaming=True)
     view.show_messages([user("u1", "hi"), reply])
     bubbles = view.bubbles
     for cut in cuts:
@@ -369,7 +371,7 @@ def _stream_and_compare(qtbot: Any, view: ChatView, text: str, cuts: list[int]) 
         view.grab()
         index = view.chat_model.index(1)
         lay = bubbles.layout_for(index)
-        drawn = bubbles._pixmaps[bubbles._live_keys[reply.id]][0].toImage()
+        drawn = view.render_cache.pixmaps[view.render_cache.live_keys[reply.id]][0].toImage()
         part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
             -view.visualRect(index).topLeft()
         )
@@ -457,8 +459,8 @@ def test_a_table_finished_with_its_last_rows_is_not_drawn_whole_again(
     table = lay.head_docs[1][0]
     assert "item12" in table.toPlainText(), "the table is a finished group now"
     assert bubbles.rows_kept > kept, "its earlier rows were drawn again"
-    assert id(table) not in bubbles._block_pixmaps, "the whole table was drawn again"
-    drawn = bubbles._pixmaps[bubbles._live_keys[reply.id]][0].toImage()
+    assert id(table) not in view.render_cache.block_pixmaps, "the whole table was drawn again"
+    drawn = view.render_cache.pixmaps[view.render_cache.live_keys[reply.id]][0].toImage()
     part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
         -view.visualRect(index).topLeft()
     )

@@ -12,7 +12,7 @@ from desktop.core.delivery.outbox import NOT_CONFIRMED
 from desktop.core.models import DeliveryState
 from desktop.ui.backend import Draft
 from desktop.ui.compose.composer import SEND_CTRL_ENTER, Composer
-from desktop.ui.render.bubble_layout import build_layout
+from desktop.ui.render.bubble_layout import BubbleDocs, build_layout
 from desktop.ui.render.delivery import failure_label
 from desktop.ui.theme import LIGHT
 from tests.ui.fakes import FakeBackend, make_attachment, user, wire_attachments
@@ -181,7 +181,7 @@ def test_a_failed_prompt_bubble_is_wide_enough_for_its_whole_cause(qtbot: Any) -
     font = composer.font()
     msg = user("u1", "Hi", DeliveryState.FAILED)
     msg.delivery_error = "gateway storage full (disk is full)"
-    lay = build_layout(msg, 1000, font, LIGHT, frozenset())
+    lay = build_layout(msg, 1000, font, LIGHT, frozenset(), docs=BubbleDocs())
     text = failure_label(msg.delivery_error)
     assert text == "Not sent: gateway storage full (disk is full)"
     assert lay.error_rect is not None
