@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.core.models import ChatMessage, Role
 from desktop.ui.chat.attachment_open import AttachmentActions
-from desktop.ui.render.attachments import previews
+from desktop.ui.chat.render_cache import Change
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.attachment_screenshots import chart_png
 from tests.ui.e2e_support import App, until, use_fake_provider
@@ -78,7 +78,6 @@ async def test_a_sent_image_and_file_are_on_the_message_after_a_restart_and_open
     chart_bytes = chart.read_bytes()
     chart.unlink()
     notes.unlink()
-    previews.forget()
 
     opened: list[QUrl] = []
     monkeypatch.setattr(
@@ -106,10 +105,12 @@ async def test_a_sent_image_and_file_are_on_the_message_after_a_restart_and_open
         thumb, chip = lay.attachment_rects
         assert thumb.height() > 100 and thumb.width() > 100, "the image is a thumbnail"
         assert chip.height() < 40, "the text file is a chip"
+        previews = view.render_cache.docs.previews
         assert previews.get(prompt.attachments[0]).pixmap is not None
         decoded = previews.decoded
         for _ in range(2):
-            view.bubbles.clear_cache()  # laid out and painted again, from scratch
+            # Laid out and painted again, from scratch (as when another chat was opened).
+            view.render_cache.invalidate(Change.SESSION)
             view.viewport().repaint()
         assert previews.decoded == decoded, "painting again does not decode the image again"
 
@@ -159,7 +160,6 @@ async def test_a_deleted_copy_says_file_missing_and_opens_nothing(
         if copy.is_file():
             # Changed on disk: still a picture, but not the one sent.
             copy.write_bytes(chart_png(320, 200))
-    previews.forget()
 
     opened: list[QUrl] = []
     warned: list[str] = []
@@ -178,7 +178,7 @@ async def test_a_deleted_copy_says_file_missing_and_opens_nothing(
         )
         prompt = _prompt(again)
         assert prompt is not None
-        preview = previews.get(prompt.attachments[0])
+        preview = again.window.chat_view.render_cache.docs.previews.get(prompt.attachments[0])
         assert preview.missing and preview.pixmap is None
         again.window.chat_view.viewport().repaint()  # painting a missing one does not raise
         _click_zone(again, prompt, 0)

@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from desktop.core.disk.attachments import AttachmentError, save_copy
 from desktop.core.models import Attachment
-from desktop.ui.render.attachments import previews
 
 
 class AttachmentActions:
@@ -29,9 +28,10 @@ class AttachmentActions:
         QMessageBox.warning(parent, "Attachment", text)
 
     @classmethod
-    def open(cls, parent: QWidget, att: Attachment) -> bool:
-        """Hand the kept copy to the system's viewer; False (and a warning) when it is gone."""
-        if previews.get(att).missing:
+    def open(cls, parent: QWidget, att: Attachment, *, missing: bool) -> bool:
+        """Hand the kept copy to the system's viewer; False (and a warning) when it is gone
+        (`missing`, as the bubble shows it)."""
+        if missing:
             cls.warn(parent, f"{att.filename}: file missing (the kept copy was deleted or changed)")
             return False
         if not QDesktopServices.openUrl(QUrl.fromLocalFile(att.path)):

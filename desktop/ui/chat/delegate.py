@@ -590,7 +590,13 @@ class BubbleDelegate(QStyledItemDelegate):
         clip_icon = icon("attach", "#ffffff" if on_accent else self.colors.icon_tint)
         for att, r in zip(msg.attachments, lay.attachment_rects, strict=False):
             paint_attachment(
-                painter, att, r, self.colors, on_accent=on_accent, attach_icon=clip_icon
+                painter,
+                att,
+                r,
+                self.colors,
+                preview=self._cache.docs.previews.get(att),
+                on_accent=on_accent,
+                attach_icon=clip_icon,
             )
         self._draw_footer(painter, msg, lay, font, muted)
         if lay.error_rect is not None and not user:
@@ -877,7 +883,9 @@ class BubbleDelegate(QStyledItemDelegate):
             if index < len(msg.attachments):
                 att = msg.attachments[index]
                 if kind == "attachment":
-                    AttachmentActions.open(self._view, att)
+                    AttachmentActions.open(
+                        self._view, att, missing=self._cache.docs.previews.get(att).missing
+                    )
                 else:
                     AttachmentActions.save_as(self._view, att)
         elif kind in ("thinking", "tool"):

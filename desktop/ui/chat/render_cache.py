@@ -2,9 +2,9 @@
 
 Everything a `ChatView` keeps so that it need not lay out, measure or draw again lives here:
 row heights (exact and estimated, and the prefix sums the view scrolls by), bubble layouts,
-painted bubbles and block groups (pixmaps), the documents of replies streaming in the view and
-its rendered markdown (`BubbleDocs`). Nothing is kept at module level, so two views never share
-a cached picture or a streaming reply's documents.
+painted bubbles and block groups (pixmaps), the documents of replies streaming in the view,
+its rendered markdown and its attachment thumbnails (`BubbleDocs`). Nothing is kept at module
+level, so two views never share a cached picture or a streaming reply's documents.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ class Change(Enum):
     LOOK = "look"
     """Theme or font: everything (no layout, picture or document may show the old look)."""
     SESSION = "session"
-    """Another conversation is shown: everything but the rendered markdown, which is keyed by
-    text and look and so never stale (switching back re-renders nothing)."""
+    """Another conversation is shown: everything but the rendered markdown and thumbnails,
+    keyed by text and look or by content hash and so never stale (switching back re-renders
+    and re-decodes nothing)."""
     WIDTH = "width"
     """The view's width: height estimates and font metrics (layouts and pictures are keyed
     by width, so they stay for the width they were made at)."""
@@ -129,4 +130,5 @@ class RenderCache:
             + len(self.stacked)
             + len(self.docs.streaming())
             + len(self.docs.markdown)
+            + len(self.docs.previews)
         )

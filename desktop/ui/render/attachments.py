@@ -45,7 +45,8 @@ class Preview:
 class Previews:
     """Thumbnails and presence checks by content hash, each worked out once (bounded LRU).
 
-    `decoded` counts image decodes, so a test can tell a cached paint from a fresh one.
+    `decoded` counts image decodes, so a test can tell a cached paint from a fresh one. One per
+    chat view, owned by its render cache (`BubbleDocs.previews`).
     """
 
     def __init__(self, size: int = CACHE) -> None:
@@ -69,6 +70,9 @@ class Previews:
         """Look again (e.g. a missing copy may be back)."""
         self._items.clear()
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def _load(self, att: Attachment) -> Preview:
         if not is_image(att):
             return Preview(None, not stored_copy_ok(att))
@@ -88,9 +92,6 @@ class Previews:
         return Preview(pixmap, False)
 
 
-previews = Previews()
-
-
 def _device_ratio() -> float:
     app = QGuiApplication.instance()
     screen = QGuiApplication.primaryScreen() if app is not None else None
@@ -102,9 +103,10 @@ def chip_label(att: Attachment, preview: Preview) -> str:
     return f"{att.filename} · {MISSING}" if preview.missing else f"{att.filename} · {size}"
 
 
-def attachment_size(att: Attachment, font: QFont, max_w: float) -> tuple[float, float]:
+def attachment_size(
+    att: Attachment, preview: Preview, font: QFont, max_w: float
+) -> tuple[float, float]:
     """The (width, height) of one attachment in a bubble whose content is at most `max_w`."""
-    preview = previews.get(att)
     if preview.pixmap is not None:
         logical = preview.pixmap.deviceIndependentSize()
         scale = min(1.0, max_w / max(1.0, logical.width()))
@@ -125,11 +127,11 @@ def paint_attachment(
     rect: QRectF,
     colors: Colors,
     *,
+    preview: Preview,
     on_accent: bool,
     attach_icon: QIcon | None = None,
 ) -> None:
     """Draw one attachment in `rect`: a thumbnail with a thin frame, or a rounded file chip."""
-    preview = previews.get(att)
     painter.save()
     if preview.pixmap is not None:
         clip = QPainterPath()

@@ -11,7 +11,7 @@ from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 from desktop.core.chats.reply_state import state_text, unfinished
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.render.attachments import GAP as ATTACH_GAP
-from desktop.ui.render.attachments import attachment_size, estimated_height
+from desktop.ui.render.attachments import Previews, attachment_size, estimated_height
 from desktop.ui.render.delivery import bubble_error_text, has_note
 from desktop.ui.render.document import (
     SafeDocument,
@@ -179,17 +179,18 @@ class _Stream:
 
 
 class BubbleDocs:
-    """One view's text documents: its rendered markdown and, for the replies streaming in it
-    (the STREAMS most recent), their finished block groups, each laid out once.
+    """One view's documents: its rendered markdown, attachment thumbnails and, for the replies
+    streaming in it (the STREAMS most recent), their finished block groups, each laid out once.
 
     Owned by the view's render cache (`desktop.ui.chat.render_cache.RenderCache`), never
     shared between views: a reply streaming in one view is laid out there alone.
     """
 
-    __slots__ = ("_streams", "markdown")
+    __slots__ = ("_streams", "markdown", "previews")
 
     def __init__(self) -> None:
         self.markdown = MarkdownCache()
+        self.previews = Previews()
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
 
     def streamed_here(self, message_id: str) -> bool:
@@ -201,10 +202,12 @@ class BubbleDocs:
         return list(self._streams)
 
     def forget(self, message_ids: set[str] | None = None) -> None:
-        """Drop the block groups of these replies, or of all and every markdown result (None)."""
+        """Drop the block groups of these replies, or of all, every markdown result and every
+        thumbnail (None)."""
         if message_ids is None:
             self._streams.clear()
             self.markdown.clear()
+            self.previews.forget()
             return
         for message_id in message_ids:
             self._streams.pop(message_id, None)
@@ -334,7 +337,7 @@ def build_layout(
 
     for i, att in enumerate(msg.attachments):
         # A thumbnail or a chip, each a button: it opens the file (see ui/chat/attachment_open).
-        w, h = attachment_size(att, font, inner_max)
+        w, h = attachment_size(att, docs.previews.get(att), font, inner_max)
         rect = QRectF(0, y + ATTACH_GAP, w, h)
         lay.attachment_rects.append(rect)
         lay.zones.append(Zone("attachment", i, rect, att.filename))
