@@ -20,6 +20,7 @@ from typing import Any
 
 from desktop.common.clock import AsyncioClock, Clock
 from desktop.common.limits import MAX_FRAME_BYTES
+from desktop.common.retry import RetrySchedule
 from desktop.core.chats.router import SessionRouter
 from desktop.core.delivery.outbox import Outbox
 from desktop.core.delivery.port import SupervisorPort
@@ -329,8 +330,7 @@ class Rig:
             {o.profile_id: self.port}.get,
             AsyncioClock(),
             call_timeout=o.call_timeout,
-            retry_initial=0.1,
-            retry_max=1.0,
+            retry=RetrySchedule(0.1, 1.0),
         )
         # The app's own composer drafts: a prompt given back lands where the user sees it.
         self.drafts = DraftKeeper(self.store, AsyncioClock())

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from desktop.common.retry import RetrySchedule
 from desktop.gateway.providers.fallback import FallbackChain
 from desktop.gateway.providers.openai import OpenAICompatibleProvider
 from tests.reliability.conftest import RecordFigure
@@ -44,8 +45,7 @@ def chain(proxy: FaultProxy, fallback: FakeOpenAIServer) -> FallbackChain:
 
     return FallbackChain(
         [make("primary", proxy.port), make("fallback", fallback.port)],
-        probe_backoff_initial=0.2,
-        probe_backoff_cap=0.5,
+        probe_retry=RetrySchedule(0.2, 0.5),
     )
 
 

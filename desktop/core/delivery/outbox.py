@@ -30,6 +30,7 @@ from desktop.common.methods import (
     PROMPT_SUBMIT,
     SESSION_HISTORY,
 )
+from desktop.common.retry import RetrySchedule
 from desktop.core.disk.attachments import AttachmentError, is_image
 from desktop.core.disk.store import OutboxEntry, Store, Wire
 from desktop.core.errors import (
@@ -45,6 +46,8 @@ from desktop.core.models import Attachment, DeliveryState
 from desktop.core.observers import Observers, Unsubscribe
 
 log = logging.getLogger(__name__)
+# Re-sends of a prompt whose send failed retryably: 1 s, 2 s, 4 s ... 30 s.
+RESEND = RetrySchedule(first=1.0, cap=30.0)
 SESSION_GONE = "session no longer exists"
 NOT_CONFIRMED = "delivery not confirmed"
 # Said under a follow-up the outbox holds while the session's reply streams. No gateway names
@@ -143,8 +146,7 @@ class Outbox:
         clock: Clock,
         *,
         call_timeout: float = 30.0,
-        retry_initial: float = 1.0,
-        retry_max: float = 30.0,
+        retry: RetrySchedule = RESEND,
         holds: Callable[[str], bool] | None = None,
     ) -> None:
         self._store = store
@@ -153,8 +155,7 @@ class Outbox:
         self._ports = ports
         self._clock = clock
         self.call_timeout = call_timeout
-        self._retry_initial = retry_initial
-        self._retry_max = retry_max
+        self._retry = retry
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._timers: dict[tuple[str, str], TimerHandle] = {}
         self._sending: set[str] = set()
@@ -486,7 +487,8 @@ class Outbox:
 
     def _retry_later(self, entry: OutboxEntry) -> None:
         key = (entry.profile_id, entry.session_key)
-        delay = min(self._retry_initial * 2 ** max(0, entry.attempts - 1), self._retry_max)
+        # The count is the entry's own (persisted): a restart goes on along the schedule.
+        delay = self._retry.delay(max(0, entry.attempts - 1))
         self._timers[key] = self._clock.call_later(
             delay, lambda: self._kick(entry.profile_id, entry.session_key)
         )

@@ -6,12 +6,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from desktop.common.clock import Clock, TimerHandle
+from desktop.common.retry import Retries, RetrySchedule
 from desktop.core.disk.store import DraftRecord, Store, merge_drafts
 from desktop.core.errors import StorageError
 from desktop.core.models import Attachment
 from desktop.core.observers import Observers, Unsubscribe
 
 SaveListener = Callable[[str, bool, StorageError | None], None]
+
+# Saves retried after a failure: 0.5 s, 1 s, 2 s ... 30 s, from 0.5 s again after one works.
+SAVE_RETRY = RetrySchedule(first=0.5, cap=30.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,16 +50,13 @@ class DraftKeeper:
         debounce: float = 0.4,
         *,
         max_delay: float = 2.0,
-        retry_initial: float = 0.5,
-        retry_max: float = 30.0,
+        retry: RetrySchedule = SAVE_RETRY,
     ) -> None:
         self._store = store
         self._clock = clock
         self.debounce = debounce
         self.max_delay = max_delay
-        self._retry_initial = retry_initial
-        self._retry_max = retry_max
-        self._retry_delay = retry_initial
+        self._retries = Retries(retry)
         self._drafts: dict[str, DraftRecord] = {}
         self._dirty: dict[str, float] = {}  # session key -> when it first became dirty
         self._saved: dict[str, bool] = {}
@@ -179,7 +180,7 @@ class DraftKeeper:
         for key in list(self._dirty):
             ok = self._save_one(key) and ok
         if ok:
-            self._retry_delay = self._retry_initial
+            self._retries.reset()
         return ok
 
     def _save_one(self, key: str) -> bool:
@@ -210,8 +211,7 @@ class DraftKeeper:
         self._timer = self._clock.call_later(delay, self._on_timer)
 
     def _schedule_retry(self) -> None:
-        self._schedule(self._clock.monotonic() + self._retry_delay)
-        self._retry_delay = min(self._retry_delay * 2, self._retry_max)
+        self._schedule(self._clock.monotonic() + self._retries.next_delay())
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from desktop.common.clock import Clock, TimerHandle
+from desktop.common.retry import Retries
 from desktop.core.errors import (
     AUTH_CLOSE_CODES,
     DEADLINE_PASSED,
@@ -21,7 +22,7 @@ from desktop.core.errors import (
     NotConnectedError,
     StorageError,
 )
-from desktop.core.link.backoff import Backoff
+from desktop.core.link.backoff import RECONNECT
 from desktop.core.link.dialect import Dialect
 from desktop.core.link.epochs import EpochStore
 from desktop.core.link.profiles import Profile, ProfileError, validate_url
@@ -156,7 +157,7 @@ class ConnectionSupervisor:
         self._clock = clock
         self._launcher = launcher
         self._token = token
-        self._backoff = Backoff(random=random)
+        self._backoff = Retries(RECONNECT, random=random)
         self._epoch = epoch_store.current(profile.id)
         self._client: GatewayClientPort | None = None
         self._client_epoch = 0

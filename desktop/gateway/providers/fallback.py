@@ -8,10 +8,14 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 
 from desktop.common.clock import AsyncioClock, Clock
+from desktop.common.retry import Retries, RetrySchedule
 
 from .base import ChatMessage, Chunk, ChunkKind, HealthProbe, Provider, ProviderError, Usage
 
 log = logging.getLogger(__name__)
+
+# Probes of a primary that failed, while a fallback answers: 2 s, 4 s ... 60 s, forever.
+PROBE = RetrySchedule(first=2.0, cap=60.0)
 
 
 class FallbackChain:
@@ -29,15 +33,13 @@ class FallbackChain:
         providers: Sequence[Provider],
         *,
         clock: Clock | None = None,
-        probe_backoff_initial: float = 2.0,
-        probe_backoff_cap: float = 60.0,
+        probe_retry: RetrySchedule = PROBE,
     ) -> None:
         if not providers:
             raise ValueError("a fallback chain needs at least one provider")
         self.providers = list(providers)
         self.name = self.providers[0].name
-        self.probe_backoff_initial = probe_backoff_initial
-        self.probe_backoff_cap = probe_backoff_cap
+        self.probe_retry = probe_retry
         self.probes = 0  # health probes sent to the primary so far
         self._clock: Clock = clock or AsyncioClock()
         self._active = 0
@@ -123,12 +125,11 @@ class FallbackChain:
             )
 
     async def _watch_primary(self) -> None:
-        delay = self.probe_backoff_initial
+        probes = Retries(self.probe_retry)  # from the first delay each time it degrades
         while True:
-            await self._clock.sleep(delay)
+            await self._clock.sleep(probes.next_delay())
             if await self._probe_primary():
                 break
-            delay = min(delay * 2, self.probe_backoff_cap)
         log.info("primary provider %s is reachable again", self.name)
         self._active = 0
         self._announce_recovery = True

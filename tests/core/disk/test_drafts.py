@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from desktop.common.clock import ManualClock
+from desktop.common.retry import RetrySchedule
 from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.store import DraftRecord, Store
 from desktop.core.models import Attachment
@@ -80,7 +81,7 @@ def test_continuous_typing_still_saves_every_max_delay(store: CountingStore) -> 
 
 def test_failed_save_shows_not_saved_keeps_the_draft_and_retries(store: CountingStore) -> None:
     clock = ManualClock()
-    keeper = DraftKeeper(store, clock, retry_initial=0.5)
+    keeper = DraftKeeper(store, clock, retry=RetrySchedule(0.5, 30.0))
     states: list[tuple[str, bool, str]] = []
     keeper.on_save_state(lambda k, ok, err: states.append((k, ok, str(err or ""))))
     store.fail_writes(True)

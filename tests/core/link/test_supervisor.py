@@ -7,8 +7,9 @@ import itertools
 from pathlib import Path
 
 from desktop.common.clock import ManualClock
+from desktop.common.retry import Retries
 from desktop.core.errors import AuthError, ConnectError, ProtocolError
-from desktop.core.link.backoff import Backoff
+from desktop.core.link.backoff import RECONNECT
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.epochs import FileEpochStore, MemoryEpochStore
 from desktop.core.link.profiles import Profile, ProfileKind
@@ -56,7 +57,7 @@ def state(sup: ConnectionSupervisor) -> ConnectionState:
 
 def test_backoff_full_jitter_stays_between_one_and_thirty_seconds() -> None:
     values = itertools.cycle([0.0, 0.37, 0.99, 1.0])
-    b = Backoff(random=lambda: next(values))
+    b = Retries(RECONNECT, random=lambda: next(values))
     delays = [b.next_delay() for _ in range(200)]
     assert min(delays) >= 1.0 and max(delays) <= 30.0
     assert delays[0] == 1.0  # random 0 -> the floor
@@ -66,7 +67,7 @@ def test_backoff_full_jitter_stays_between_one_and_thirty_seconds() -> None:
 
 
 def test_backoff_grows_then_resets_on_success() -> None:
-    b = Backoff(random=lambda: 1.0)
+    b = Retries(RECONNECT, random=lambda: 1.0)
     first = [b.next_delay() for _ in range(6)]
     assert first == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
     b.reset()

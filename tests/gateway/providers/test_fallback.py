@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from desktop.common.clock import ManualClock
+from desktop.common.retry import RetrySchedule
 from desktop.gateway.providers.base import (
     ChatMessage,
     Chunk,
@@ -118,9 +119,7 @@ async def test_watcher_probes_with_capped_backoff_then_switches_back() -> None:
     clock = ManualClock()
     primary, backup = StubProvider("alpha"), StubProvider("beta")
     primary.error, primary.healthy = ProviderError("refused", transport=True), False
-    chain = FallbackChain(
-        [primary, backup], clock=clock, probe_backoff_initial=2, probe_backoff_cap=8
-    )
+    chain = FallbackChain([primary, backup], clock=clock, probe_retry=RetrySchedule(2, 8))
     try:
         await run(chain)
         delays = []
@@ -171,7 +170,7 @@ async def test_end_to_end_blackhole_fallback_and_switch_back_leaves_no_close_wai
             connect_timeout=0.5,
         )
         backup = OpenAICompatibleProvider("beta", fake_b.base_url, "k", "m", idle_timeout=5)
-        chain = FallbackChain([primary, backup], probe_backoff_initial=0.05, probe_backoff_cap=0.2)
+        chain = FallbackChain([primary, backup], probe_retry=RetrySchedule(0.05, 0.2))
         try:
             chunks: list[Chunk] = []
             async for chunk in chain.stream(HELLO):
