@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from desktop.app.assembly import Core
     from desktop.core.models import ConnectionStatus
     from desktop.ui.backend import ChatBackend
-    from desktop.ui.window.main_window import MainWindow, ProfileEntry
+    from desktop.ui.window.bridge import ProfileEntry
+    from desktop.ui.window.main_window import MainWindow
 
 # Names a bench.* module whose `drive(app)` runs inside the app (bench/apprun.py sets it).
 BENCH_DRIVER_ENV = "HERMES_QT_BENCH_DRIVER"

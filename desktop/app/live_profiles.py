@@ -11,7 +11,8 @@ from desktop.core.profile.changes import profile_changes
 if TYPE_CHECKING:
     from desktop.app.assembly import Core
     from desktop.core.link.profiles import Profile
-    from desktop.ui.window.main_window import MainWindow, ProfileEntry
+    from desktop.ui.window.bridge import ProfileEntry
+    from desktop.ui.window.main_window import MainWindow
 
 
 class LiveProfiles:
@@ -36,7 +37,7 @@ class LiveProfiles:
 
     async def apply(self, before: Mapping[str, Profile], typed_tokens: Collection[str]) -> None:
         """`before`: profiles by id as they were; `typed_tokens`: ids given a new token."""
-        from desktop.ui.window.main_window import ProfileEntry
+        from desktop.ui.window.bridge import ProfileBridge, ProfileEntry
 
         core, window = self._core, self._window
         after = {p.id: p for p in core.preferences.profiles()}
@@ -50,7 +51,7 @@ class LiveProfiles:
             if pid in core.controllers:
                 continue
             controller = core.controller_for(profile)
-            entry = ProfileEntry(profile.name, controller)
+            entry = ProfileEntry(profile.name, ProfileBridge(controller))
             window.add_profile(entry)
             self._on_added(entry)
             controller.start()

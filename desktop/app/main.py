@@ -219,9 +219,11 @@ async def _run_window(
     )
     from desktop.ui.platform.sources import forget_import_sources
     from desktop.ui.platform.system_events import SystemEvents
+    from desktop.ui.platform.tray import Tray
     from desktop.ui.settings.values import AppSettings
     from desktop.ui.theme import ThemeManager
-    from desktop.ui.window.main_window import MainWindow, ProfileEntry
+    from desktop.ui.window.bridge import ProfileBridge, ProfileEntry
+    from desktop.ui.window.main_window import MainWindow
 
     reporter = ErrorReporter()
     restore_hooks = install_exception_hooks(reporter)
@@ -234,15 +236,23 @@ async def _run_window(
     # Connect (and spawn the embedded gateway) first, so its start-up overlaps the window's.
     for controller in controllers:
         controller.start()
-    entries = [ProfileEntry(p.name, c) for p, c in zip(profiles, controllers, strict=True)]
+    entries = [
+        ProfileEntry(p.name, ProfileBridge(c)) for p, c in zip(profiles, controllers, strict=True)
+    ]
     for _ in range(5):
         await asyncio.sleep(0)
     settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
     theme = ThemeManager(app, _theme_mode(prefs.preference("theme", "system")))
-    window = MainWindow(entries, settings, app_settings=prefs.load)
     from desktop.app.settings_checks import SettingsChecks
 
-    window.settings_checks = SettingsChecks(prefs, paths.config, paths.state / "logs")
+    tray = Tray()
+    window = MainWindow(
+        entries,
+        settings,
+        tray=tray,
+        app_settings=prefs.load,
+        checks=SettingsChecks(prefs, paths.config, paths.state / "logs"),
+    )
     theme.theme_changed.connect(window.set_colors)  # apply_preferences() below applies it
 
     system = SystemEvents(app)
@@ -267,8 +277,8 @@ async def _run_window(
                 controller.reload_models()  # a provider added or changed: the header follows
         theme.set_mode(_theme_mode(prefs.preference("theme", "system")))
         window.set_send_key(str(prefs.preference("send_key", "enter")))
-        window.close_to_tray = bool(prefs.preference("close_to_tray", False))
-        window.tray.notifications_enabled = bool(prefs.preference("notifications", True))
+        window.set_close_to_tray(bool(prefs.preference("close_to_tray", False)))
+        tray.set_notifications(bool(prefs.preference("notifications", True)))
 
     apply_preferences()
     window.settings_saved.connect(apply_preferences)
@@ -295,8 +305,8 @@ async def _run_window(
     from desktop.app.notifications import FreedesktopNotifier
 
     # Desktops without a tray (stock GNOME) still show notifications, through D-Bus.
-    notifier = FreedesktopNotifier(APP_NAME, window.tray.open_chat)
-    window.tray.desktop = notifier
+    notifier = FreedesktopNotifier(APP_NAME, tray.open_chat)
+    tray.set_desktop_notifier(notifier)
     notifier_start = loop.create_task(notifier.start())
     global _started
     _started = True

@@ -19,7 +19,9 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.core.models import Role
 from desktop.ui.chat.approval import ApprovalCard
+from desktop.ui.platform.tray import Tray
 from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.core.test_hermes_agent import Agent, agent, chmod_turn, clarify_turn
 from tests.support.hermes_env import HERMES_0201
@@ -47,7 +49,9 @@ async def run(out: Path, tmp: Path) -> None:
     async with agent(tmp, HERMES_0201) as a:
         a.fake.side_reply = "Shared scratch file"  # the chat's title (and not a smart verdict)
         settings = QSettings(str(tmp / "ui.ini"), QSettings.Format.IniFormat)
-        win = MainWindow([ProfileEntry("Hermes 0.20.1", a.ctl)], settings)
+        win = MainWindow(
+            [ProfileEntry("Hermes 0.20.1", ProfileBridge(a.ctl))], settings, tray=Tray()
+        )
         win.resize(1040, 720)
         win.show()
         win.activateWindow()  # keyboard focus, so the card's focus ring shows

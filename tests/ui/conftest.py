@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from desktop.ui.platform.tray import Tray
+from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend
 
@@ -41,7 +42,8 @@ def make_window(qtbot: Any, settings: QSettings) -> Iterator[Any]:
     made: list[MainWindow] = []
 
     def make(*backends: FakeBackend) -> MainWindow:
-        win = MainWindow([ProfileEntry(b.pid.upper(), b) for b in backends], settings)
+        entries = [ProfileEntry(b.pid.upper(), ProfileBridge(b)) for b in backends]
+        win = MainWindow(entries, settings, tray=Tray())
         qtbot.addWidget(win)
         win.resize(900, 600)
         with qtbot.waitExposed(win):

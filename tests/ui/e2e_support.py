@@ -27,6 +27,8 @@ from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.core.profile.controller import ProfileController
 from desktop.gateway.providers.config import ProviderSettings
 from desktop.gateway.providers.registry import save_providers
+from desktop.ui.platform.tray import Tray
+from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 
 WAIT = 20.0  # generous: the embedded child is a fresh Python process on a busy machine
@@ -94,9 +96,9 @@ class App:
             assert isinstance(controller, ProfileController)
             assert isinstance(profile, Profile)
             controllers[profile.id] = controller
-            entries.append(ProfileEntry(profile.name, controller))
+            entries.append(ProfileEntry(profile.name, ProfileBridge(controller)))
         settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
-        window = MainWindow(entries, settings)
+        window = MainWindow(entries, settings, tray=Tray())
         qtbot.addWidget(window)
         window.resize(900, 600)
         window.show()

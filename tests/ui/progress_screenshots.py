@@ -16,7 +16,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from desktop.core.models import SessionInfo, TodoItem
+from desktop.ui.platform.tray import Tray
 from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend, assistant, user
 
@@ -49,7 +51,7 @@ def main(out: Path) -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
-        win = MainWindow([ProfileEntry("Hermes 0.22", b)], settings)
+        win = MainWindow([ProfileEntry("Hermes 0.22", ProfileBridge(b))], settings, tray=Tray())
         win.resize(1040, 720)
         win.show()
         win.activateWindow()

@@ -18,7 +18,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from desktop.core.models import ConnectionState, ConnectionStatus, SessionSummary
+from desktop.ui.platform.tray import Tray
 from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend, assistant, user
 
@@ -97,7 +99,12 @@ def sample_window(b: FakeBackend, mode: ThemeMode) -> Iterator[MainWindow]:
     theme = ThemeManager(app, mode)
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
-        win = MainWindow([ProfileEntry("This computer", b)], settings, wall=lambda: NOW)
+        win = MainWindow(
+            [ProfileEntry("This computer", ProfileBridge(b))],
+            settings,
+            tray=Tray(),
+            wall=lambda: NOW,
+        )
         win.set_colors(theme.colors)
         win.resize(1040, 700)
         win.move(0, 0)

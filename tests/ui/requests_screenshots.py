@@ -16,7 +16,9 @@ from PySide6.QtWidgets import QApplication, QCheckBox, QRadioButton
 
 from desktop.core.models import ApprovalRequest, Question
 from desktop.ui.chat.approval import ApprovalCard
+from desktop.ui.platform.tray import Tray
 from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend, assistant, user
 
@@ -45,7 +47,7 @@ def main(out: Path) -> None:
     }
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
-        win = MainWindow([ProfileEntry("Hermes 0.22", b)], settings)
+        win = MainWindow([ProfileEntry("Hermes 0.22", ProfileBridge(b))], settings, tray=Tray())
         win.resize(1040, 820)
         win.show()
         win.activateWindow()

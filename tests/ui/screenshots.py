@@ -16,7 +16,9 @@ from desktop.core.models import (
     SessionSummary,
     ToolCall,
 )
+from desktop.ui.platform.tray import Tray
 from desktop.ui.theme import ThemeManager, ThemeMode
+from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend, approval, assistant, make_attachment, user
 
@@ -81,7 +83,12 @@ def render(out: Path, mode: ThemeMode) -> None:
     backend = sample_backend()
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
-        win = MainWindow([ProfileEntry("Embedded gateway", backend)], settings, wall=lambda: NOW)
+        win = MainWindow(
+            [ProfileEntry("Embedded gateway", ProfileBridge(backend))],
+            settings,
+            tray=Tray(),
+            wall=lambda: NOW,
+        )
         win.set_colors(theme.colors)
         win.resize(1120, 760)
         win.show()

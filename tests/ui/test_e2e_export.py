@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
 
-from desktop.ui.window.main_window import MainWindow
+from desktop.ui.window.chat_admin import Dialogs
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, until, use_fake_provider
 
@@ -42,7 +42,7 @@ async def test_a_chat_exports_to_markdown_and_to_json_with_everything_kept(
         asked.append(suggested)
         return str(target[0])
 
-    monkeypatch.setattr(MainWindow, "ask_save_path", classmethod(ask))
+    monkeypatch.setattr(Dialogs, "ask_save_path", classmethod(ask))
     try:
         await app.wait_online()
         app.type_and_send(qtbot, "How many moons has Mars?")

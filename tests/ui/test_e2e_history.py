@@ -116,6 +116,21 @@ LONG = 1000
 HIT = 20  # far older than the window a long session opens with
 
 
+class HistorySizes(ListSizes):
+    """Counts the rows of each history the backend replaced or prepended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.snapshots: list[int] = []
+        self.pages: list[int] = []
+
+    def on_session_messages(self, key: str, messages: list[Any]) -> None:
+        self.snapshots.append(len(messages))
+
+    def on_messages_prepended(self, key: str, messages: list[Any]) -> None:
+        self.pages.append(len(messages))
+
+
 async def test_a_search_hit_older_than_the_loaded_window_is_landed_on(
     qloop: Any, qtbot: Any, tmp_path: Path
 ) -> None:
@@ -123,16 +138,16 @@ async def test_a_search_hit_older_than_the_loaded_window_is_landed_on(
     texts[HIT] = "The quokka is a small macropod that seems to smile."
     seed_long_chat(tmp_path, texts, cached=True)
     app = App.open(tmp_path, qtbot)
+    unsubscribe: Callable[[], None] = lambda: None  # noqa: E731
     try:
         await app.wait_online()
         win, view = app.window, app.window.chat_view
         QTest.keyClicks(win.search_box, "quokka")
         await until(lambda: win.session_filter.rowCount() == 1, "the chat found")
-        bridge = win._bridges[EMBEDDED_PROFILE_ID]
-        snapshots: list[int] = []  # the cached history, then the gateway's window replacing it
-        pages: list[int] = []  # older pages prepended
-        bridge.messages_reset.connect(lambda _p, _k, rows: snapshots.append(len(rows)))
-        bridge.messages_prepended.connect(lambda _p, _k, rows: pages.append(len(rows)))
+        history = HistorySizes()
+        snapshots = history.snapshots  # the cached history, then the gateway's window replacing it
+        pages = history.pages  # older pages prepended
+        unsubscribe = app.embedded.subscribe(history)
         QTest.keyClick(win.search_box, Qt.Key.Key_Return)
         assert win.session_key == "long"
 
@@ -154,6 +169,7 @@ async def test_a_search_hit_older_than_the_loaded_window_is_landed_on(
         await until(lambda: _marked(view, view.currentIndex().row(), CURRENT) > 20, "highlighted")
         assert not view.at_bottom
     finally:
+        unsubscribe()
         await app.close()
 
 

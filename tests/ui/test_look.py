@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
@@ -70,17 +70,13 @@ def test_relative_times() -> None:
     assert relative_time(0, now) == ""
 
 
-def test_tray_absent_is_safe_and_only_notifies_when_unfocused(qtbot: Any) -> None:
-    w = QWidget()
-    qtbot.addWidget(w)
-    tray = Tray(w)
+def test_tray_absent_is_safe_and_only_notifies_when_unseen(qtbot: Any) -> None:
+    tray = Tray()
     assert not tray.can_hide_to_tray
     tray.set_unread(4)
-    w.isActiveWindow = lambda: True  # type: ignore[method-assign]
-    assert tray.reply_finished("Chat", "done") is False
-    w.isActiveWindow = lambda: False  # type: ignore[method-assign]
-    assert tray.reply_finished("Chat", "done\n  now") is True
-    tray.notifications_enabled = False
+    assert tray.reply_finished("Chat", "done", seen=True) is False
+    assert tray.reply_finished("Chat", "done\n  now", seen=False) is True
+    tray.set_notifications(False)
     assert tray.reply_finished("Chat", "again") is False
     assert tray.notified == [("Chat", "done now")]
 

@@ -102,6 +102,15 @@ class FindBar(QWidget):
         self.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.edit.selectAll()
 
+    def show_found(self, query: str) -> None:
+        """Show the bar with `query` in it, the keyboard left where it was (a search hit)."""
+        self.open(query)
+        self.edit.deselect()
+        self.edit.clearFocus()
+
+    def query(self) -> str:
+        return self.edit.text()
+
     def set_count(self, current: int, total: int) -> None:
         """Show "current of total" (1-based), or that nothing matched."""
         if not self.edit.text().strip():

@@ -351,6 +351,15 @@ class ChatView(QListView):
         sel = self.bubbles.selection
         return sel if sel is not None and not sel.empty else None
 
+    def messages(self) -> Sequence[ChatMessage]:
+        """The messages shown, oldest first (a view: do not modify)."""
+        return self.chat_model.messages()
+
+    def message(self, message_id: str) -> ChatMessage | None:
+        """The shown message with this id, if it is loaded."""
+        row = self.chat_model.row_of(message_id)
+        return self.chat_model.message_at(row) if row is not None else None
+
     def current_message(self) -> ChatMessage | None:
         """The message the keyboard is on (the last one if none was chosen)."""
         row = self.currentIndex().row()

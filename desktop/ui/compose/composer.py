@@ -331,6 +331,22 @@ class Composer(QWidget):
         """What the composer holds now."""
         return Draft(self.edit.toPlainText(), self.edit.textCursor().position(), self.attachments)
 
+    def set_commands(self, commands: list[tuple[str, str]]) -> None:
+        """The gateway's slash commands, offered as the user types "/"."""
+        self.edit.slash.set_commands(commands)
+
+    def is_command(self, text: str) -> bool:
+        """Whether `text` is one of the gateway's slash commands rather than a prompt."""
+        return self.edit.slash.is_command(text)
+
+    def focus_edit(self, reason: Qt.FocusReason = Qt.FocusReason.OtherFocusReason) -> None:
+        """Put the keyboard in the message field."""
+        self.edit.setFocus(reason)
+
+    def focus_chain(self) -> tuple[QWidget, ...]:
+        """Its focusable widgets in Tab order, for the window's own order."""
+        return (self.attach_button, self.edit, self.send_button, self.stop_button)
+
     def set_send_key(self, send_key: str) -> None:
         """SEND_ENTER or SEND_CTRL_ENTER."""
         self.edit.send_key = send_key

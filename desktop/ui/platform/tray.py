@@ -8,7 +8,7 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from desktop.ui.platform.resources import icon
 
@@ -37,9 +37,8 @@ class Tray(QObject):
     quit_requested = Signal()
     chat_requested = Signal(str, str)
 
-    def __init__(self, window: QWidget) -> None:
-        super().__init__(window)
-        self._window = window
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.unread = 0
         self.notifications_enabled = True
         self.icon: QSystemTrayIcon | None = None
@@ -50,7 +49,8 @@ class Tray(QObject):
         if not self.available():
             return
         self.icon = QSystemTrayIcon(icon("tray"), self)
-        menu = QMenu(window)
+        # The icon does not own its menu: kept here for as long as the icon shows it.
+        self._menu = menu = QMenu()
         show = QAction("Show Hermes", menu)
         quit_ = QAction("Quit", menu)
         show.triggered.connect(self.show_requested)
@@ -79,9 +79,20 @@ class Tray(QObject):
         if self.icon is not None:
             self.icon.setToolTip(f"Hermes — {count} unread" if count else "Hermes")
 
-    def reply_finished(self, title: str, text: str, profile_id: str = "", key: str = "") -> bool:
-        """Notify about a finished reply if the window is not focused; True when notified."""
-        if not self.notifications_enabled or self._window.isActiveWindow():
+    def set_notifications(self, enabled: bool) -> None:
+        """Whether finished replies are announced at all (the user's preference)."""
+        self.notifications_enabled = enabled
+
+    def set_desktop_notifier(self, notifier: DesktopNotifier | None) -> None:
+        """Announce through the desktop's own notifications when `notifier` is available."""
+        self.desktop = notifier
+
+    def reply_finished(
+        self, title: str, text: str, profile_id: str = "", key: str = "", *, seen: bool = False
+    ) -> bool:
+        """Notify about a finished reply unless the user `seen` it (window focused); True when
+        notified."""
+        if not self.notifications_enabled or seen:
             return False
         preview = " ".join(text.split())[:140]
         self.notified.append((title, preview))

@@ -1,10 +1,11 @@
-"""Adapts a ChatBackend's callbacks into Qt signals tagged with the profile id."""
+"""One profile's backend as Qt signals: profile-wide events, and the viewed session's events."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from desktop.core.listeners import BackendListener
 from desktop.core.models import (
@@ -17,63 +18,83 @@ from desktop.core.models import (
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 
 
-class BackendBridge(QObject, BackendListener):
-    """Listens to one backend and re-emits each callback as a signal carrying the profile id.
+class ProfileBridge(QObject, BackendListener):
+    """Listens to one backend; re-emits its callbacks as signals of this profile.
 
-    Receivers live on the GUI thread, so a backend calling from another thread is queued there
-    by Qt's automatic connections; on the qasync loop the calls are already on the GUI thread.
+    A session's events reach the session signals only while that session is the viewed one
+    (`view`), decided in one place on the GUI thread: a backend calling from another thread
+    is queued there by Qt first, so a late event of a session the user has left is dropped.
 
-    Signals:
-        status_changed(str, object): profile id, ConnectionStatus.
-        sessions_changed(str, list): profile id, list of SessionSummary.
-        session_key_changed(str, str, str): profile id, old (local) key, new (durable) key.
-        messages_reset(str, str, list): profile id, session key, all ChatMessages.
-        messages_prepended(str, str, list): profile id, session key, older ChatMessages.
-        messages_appended(str, str, list): profile id, session key, newer ChatMessages.
-        messages_dropped(str, str, int, bool): profile id, session key, count, newest.
-        newer_waiting(str, str, int): profile id, session key, replies at the hidden live end.
-        live_end_joined(str, str): profile id, session key; its newest messages are loaded again.
-        message_changed(str, str, object): profile id, session key, ChatMessage.
-        message_removed(str, str, str): profile id, session key, message id.
-        running_changed(str, str, bool): profile id, session key, running.
-        notice(str, str, str): profile id, session key ("" = profile-wide), text.
-        draft_restored(str, str, object): profile id, session key, Draft.
-        prompt_restored(str, str, object, str): profile id, session key, Draft, error.
-        draft_save_state(str, str, bool, str): profile id, session key, saved, error.
-        approval_requested(str, str, object): profile id, session key, ApprovalRequest.
-        approval_closed(str, str, str): profile id, session key, request id.
-        session_info(str, str, object): profile id, session key, SessionInfo.
-        commands_loaded(str, str, list): profile id, session key, [(name, description)].
-        models_loaded(str, str, list): profile id, session key, [ModelChoice].
+    Signals (every session, or the profile as a whole):
+        status_changed(object): ConnectionStatus.
+        sessions_changed(list): list of SessionSummary.
+        session_key_changed(str, str): old (local) key, new (durable) key.
+        running_changed(str, bool): session key, running (any session: the tray's news).
+        commands_loaded(list): the gateway's slash commands, [(name, description)].
+        notice(str): a profile-wide notice, or one of the viewed session ("" hides it).
+
+    Signals (the viewed session only):
+        viewed_key_changed(str): the viewed session got its durable key.
+        messages_reset(list): all its ChatMessages.
+        messages_prepended(list): older ChatMessages.
+        messages_appended(list): newer ChatMessages.
+        messages_dropped(int, bool): count, newest.
+        newer_waiting(int): replies at the hidden live end.
+        live_end_joined(): its newest messages are loaded again.
+        message_changed(object): ChatMessage.
+        message_removed(str): message id.
+        viewed_running(bool): a turn of it runs.
+        draft_restored(object): Draft left by a previous run.
+        prompt_restored(object, str): Draft of a prompt that did not go out, error.
+        draft_save_state(bool, str): saved, error.
+        approvals_changed(): its pending requests changed.
+        info_changed(): its SessionInfo or model choices changed.
     """
 
-    status_changed = Signal(str, object)
-    sessions_changed = Signal(str, list)
-    session_key_changed = Signal(str, str, str)
-    messages_reset = Signal(str, str, list)
-    messages_prepended = Signal(str, str, list)
-    messages_appended = Signal(str, str, list)
-    messages_dropped = Signal(str, str, int, bool)
-    newer_waiting = Signal(str, str, int)
-    live_end_joined = Signal(str, str)
-    message_changed = Signal(str, str, object)
-    message_removed = Signal(str, str, str)
-    running_changed = Signal(str, str, bool)
-    notice = Signal(str, str, str)
-    draft_restored = Signal(str, str, object)
-    prompt_restored = Signal(str, str, object, str)
-    draft_save_state = Signal(str, str, bool, str)
-    approval_requested = Signal(str, str, object)
-    approval_closed = Signal(str, str, str)
-    session_info = Signal(str, str, object)
-    commands_loaded = Signal(str, str, list)
-    models_loaded = Signal(str, str, list)
+    status_changed = Signal(object)
+    sessions_changed = Signal(list)
+    session_key_changed = Signal(str, str)
+    running_changed = Signal(str, bool)
+    commands_loaded = Signal(list)
+    notice = Signal(str)
+
+    viewed_key_changed = Signal(str)
+    messages_reset = Signal(list)
+    messages_prepended = Signal(list)
+    messages_appended = Signal(list)
+    messages_dropped = Signal(int, bool)
+    newer_waiting = Signal(int)
+    live_end_joined = Signal()
+    message_changed = Signal(object)
+    message_removed = Signal(str)
+    viewed_running = Signal(bool)
+    draft_restored = Signal(object)
+    prompt_restored = Signal(object, str)
+    draft_save_state = Signal(bool, str)
+    approvals_changed = Signal()
+    info_changed = Signal()
+
+    # A session's event on its way to the GUI thread: key, the signal to emit, its arguments.
+    _session_event = Signal(str, object, object)
 
     def __init__(self, backend: ChatBackend, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.backend = backend
         self.profile_id = backend.profile_id
+        self._viewed: str | None = None
+        # Connected before any receiver: the viewed key follows a rename before it is told.
+        self.session_key_changed.connect(self._on_self_session_key_changed)
+        self._session_event.connect(self._on_self_session_event)
         self._unsubscribe: Callable[[], None] | None = backend.subscribe(self)
+
+    @property
+    def viewed_key(self) -> str | None:
+        """The session whose events reach the session signals (None: no session open)."""
+        return self._viewed
+
+    def view(self, key: str | None) -> None:
+        """Route the events of session `key` (and no other) to the session signals."""
+        self._viewed = key
 
     def detach(self) -> None:
         """Stop listening (the profile was removed, or the window closes); idempotent."""
@@ -81,65 +102,96 @@ class BackendBridge(QObject, BackendListener):
             self._unsubscribe()
             self._unsubscribe = None
 
+    def _to_viewed(self, key: str, signal: SignalInstance, *args: object) -> None:
+        self._session_event.emit(key, signal, args)
+
+    def _on_self_session_event(self, key: str, signal: SignalInstance, args: tuple[object]) -> None:
+        if key == self._viewed:
+            signal.emit(*args)
+
+    def _on_self_session_key_changed(self, old_key: str, new_key: str) -> None:
+        if old_key == self._viewed:
+            # Same conversation, new name: it stays the viewed one.
+            self._viewed = new_key
+            self.viewed_key_changed.emit(new_key)
+
+    # -- BackendListener ----------------------------------------------------------------------
+
     def on_status(self, status: ConnectionStatus) -> None:
-        self.status_changed.emit(self.profile_id, status)
+        self.status_changed.emit(status)
 
     def on_sessions(self, sessions: list[SessionSummary]) -> None:
-        self.sessions_changed.emit(self.profile_id, list(sessions))
+        self.sessions_changed.emit(list(sessions))
 
     def on_session_key_changed(self, old_key: str, new_key: str) -> None:
-        self.session_key_changed.emit(self.profile_id, old_key, new_key)
+        self.session_key_changed.emit(old_key, new_key)
 
     def on_session_messages(self, key: str, messages: list[ChatMessage]) -> None:
-        self.messages_reset.emit(self.profile_id, key, list(messages))
+        self._to_viewed(key, self.messages_reset, list(messages))
 
     def on_messages_prepended(self, key: str, messages: list[ChatMessage]) -> None:
-        self.messages_prepended.emit(self.profile_id, key, list(messages))
+        self._to_viewed(key, self.messages_prepended, list(messages))
 
     def on_messages_appended(self, key: str, messages: list[ChatMessage]) -> None:
-        self.messages_appended.emit(self.profile_id, key, list(messages))
+        self._to_viewed(key, self.messages_appended, list(messages))
 
     def on_messages_dropped(self, key: str, count: int, newest: bool) -> None:
-        self.messages_dropped.emit(self.profile_id, key, count, newest)
+        self._to_viewed(key, self.messages_dropped, count, newest)
 
     def on_newer_waiting(self, key: str, replies: int) -> None:
-        self.newer_waiting.emit(self.profile_id, key, replies)
+        self._to_viewed(key, self.newer_waiting, replies)
 
     def on_live_end_joined(self, key: str) -> None:
-        self.live_end_joined.emit(self.profile_id, key)
+        self._to_viewed(key, self.live_end_joined)
 
     def on_message_changed(self, key: str, message: ChatMessage) -> None:
-        self.message_changed.emit(self.profile_id, key, message)
+        self._to_viewed(key, self.message_changed, message)
 
     def on_message_removed(self, key: str, message_id: str) -> None:
-        self.message_removed.emit(self.profile_id, key, message_id)
+        self._to_viewed(key, self.message_removed, message_id)
 
     def on_running(self, key: str, running: bool) -> None:
-        self.running_changed.emit(self.profile_id, key, running)
+        self._to_viewed(key, self.viewed_running, running)
+        self.running_changed.emit(key, running)
 
     def on_notice(self, key: str, text: str) -> None:
-        self.notice.emit(self.profile_id, key, text)
+        if key:
+            self._to_viewed(key, self.notice, text)
+        else:
+            self.notice.emit(text)
 
     def on_draft_restored(self, key: str, draft: Draft) -> None:
-        self.draft_restored.emit(self.profile_id, key, draft)
+        self._to_viewed(key, self.draft_restored, draft)
 
     def on_prompt_restored(self, key: str, draft: Draft, error: str) -> None:
-        self.prompt_restored.emit(self.profile_id, key, draft, error)
+        self._to_viewed(key, self.prompt_restored, draft, error)
 
     def on_draft_save_state(self, key: str, saved: bool, error: str) -> None:
-        self.draft_save_state.emit(self.profile_id, key, saved, error)
+        self._to_viewed(key, self.draft_save_state, saved, error)
 
     def on_approval_request(self, key: str, request: ApprovalRequest) -> None:
-        self.approval_requested.emit(self.profile_id, key, request)
+        self._to_viewed(key, self.approvals_changed)
 
     def on_approval_closed(self, key: str, request_id: str) -> None:
-        self.approval_closed.emit(self.profile_id, key, request_id)
+        self._to_viewed(key, self.approvals_changed)
 
     def on_session_info(self, key: str, info: SessionInfo) -> None:
-        self.session_info.emit(self.profile_id, key, info)
+        self._to_viewed(key, self.info_changed)
 
     def on_commands(self, key: str, commands: list[tuple[str, str]]) -> None:
-        self.commands_loaded.emit(self.profile_id, key, list(commands))
+        self.commands_loaded.emit(list(commands))
 
     def on_models(self, key: str, models: list[ModelChoice]) -> None:
-        self.models_loaded.emit(self.profile_id, key, list(models))
+        self._to_viewed(key, self.info_changed)
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileEntry:
+    """A profile as the window lists it: its name and the bridge to its backend."""
+
+    name: str
+    bridge: ProfileBridge
+
+    @property
+    def backend(self) -> ChatBackend:
+        return self.bridge.backend

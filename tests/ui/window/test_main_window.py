@@ -19,8 +19,11 @@ from desktop.core.models import (
 )
 from desktop.ui.backend import Draft
 from desktop.ui.chat.approval import ApprovalCard
+from desktop.ui.platform.tray import Tray
 from desktop.ui.settings.dialog import SettingsDialog
 from desktop.ui.shortcuts import SHORTCUTS, ShortcutsDialog
+from desktop.ui.window.bridge import ProfileBridge
+from desktop.ui.window.chat_admin import Dialogs
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend, approval, assistant, make_attachment, user
 
@@ -132,6 +135,13 @@ def test_profile_switch_isolates_events(qtbot: Any, make_window: Any) -> None:
     p1.emit("on_message_changed", "s1", assistant("y", "LEAK from p1"))
     win.chat_view.chat_model.flush()
     assert model.rowCount() == 2
+    # Nor does what p1 says of itself, now that p2 is shown.
+    p1.set_status(ConnectionStatus(ConnectionState.FAILED, 1, 1, reason="p1 down"))
+    p1.emit("on_notice", "", "p1 notice")
+    p1.set_sessions([SessionSummary("y", "only p1")])
+    assert win.connection.label.text() == "Failed: p2 down"
+    assert not win.notice_label.isVisible()
+    assert win.session_model.row_of("y") is None
 
 
 def test_draft_autosave_and_restore_with_undo(make_window: Any) -> None:
@@ -214,14 +224,14 @@ def test_approval_card_answer_goes_to_backend(make_window: Any) -> None:
 
 def test_last_session_and_geometry_remembered(qtbot: Any, settings: QSettings) -> None:
     b = _backend("p1")
-    win = MainWindow([ProfileEntry("P1", b)], settings)
+    win = MainWindow([ProfileEntry("P1", ProfileBridge(b))], settings, tray=Tray())
     qtbot.addWidget(win)
     win.resize(777, 555)
     win.show()
     win.open_session("s2")
     win.close()
     b2 = _backend("p1")
-    again = MainWindow([ProfileEntry("P1", b2)], settings)
+    again = MainWindow([ProfileEntry("P1", ProfileBridge(b2))], settings, tray=Tray())
     qtbot.addWidget(again)
     assert again.session_key == "s2"
     assert again.chat_view.chat_model.message_at(0).text == "tell me about quokkas"
@@ -249,7 +259,7 @@ def test_shortcuts_dialog_lists_every_shortcut(
 ) -> None:
     win = make_window(_backend("p1"))
     seen: list[QDialog] = []
-    monkeypatch.setattr(MainWindow, "exec_dialog", classmethod(lambda cls, d: seen.append(d) or 0))
+    monkeypatch.setattr(Dialogs, "run", classmethod(lambda cls, d: seen.append(d) or 0))
     with qtbot.waitActive(win):
         win.activateWindow()
     QTest.keyClick(win.composer.edit, Qt.Key.Key_F1)
@@ -264,7 +274,7 @@ def test_shortcut_keys_trigger_actions(make_window: Any, monkeypatch: Any) -> No
     b = _backend("p1")
     win = make_window(b)
     seen: list[QDialog] = []
-    monkeypatch.setattr(MainWindow, "exec_dialog", classmethod(lambda cls, d: seen.append(d) or 0))
+    monkeypatch.setattr(Dialogs, "run", classmethod(lambda cls, d: seen.append(d) or 0))
     win.actions_by_name["new_chat"].trigger()
     assert "create_session" in b.names()
     assert win.session_key == b.calls[-2][1] or win.session_key.startswith("p1-new")
@@ -317,16 +327,16 @@ def test_rename_and_delete_selected_chat(make_window: Any, monkeypatch: Any) -> 
     win = make_window(b)
     win.open_session("s2")
     monkeypatch.setattr(
-        MainWindow, "ask_text", classmethod(lambda cls, p, t, label, text: " Quokka facts ")
+        Dialogs, "ask_text", classmethod(lambda cls, p, t, label, text: " Quokka facts ")
     )
-    monkeypatch.setattr(MainWindow, "confirm", classmethod(lambda cls, p, t, text: True))
+    monkeypatch.setattr(Dialogs, "confirm", classmethod(lambda cls, p, t, text: True))
     win.actions_by_name["rename_session"].trigger()
     assert b.calls[-1] == ("rename_session", ("s2", "Quokka facts"))
     win.actions_by_name["delete_session"].trigger()
     assert b.calls[-1] == ("delete_session", "s2")
     assert win.session_key is None
     assert win.chat_view.chat_model.rowCount() == 0
-    monkeypatch.setattr(MainWindow, "confirm", classmethod(lambda cls, p, t, text: False))
+    monkeypatch.setattr(Dialogs, "confirm", classmethod(lambda cls, p, t, text: False))
     win.open_session("s1")
     win.actions_by_name["delete_session"].trigger()
     assert b.names().count("delete_session") == 1, "cancelled delete deletes nothing"

@@ -44,7 +44,7 @@ async def test_a_reply_finished_unseen_shows_a_desktop_notification_that_opens_i
         async with FakeNotificationServer(address) as server:
             notifier = FreedesktopNotifier("hermes-qt", win.tray.open_chat, bus=address)
             assert await notifier.start()
-            win.tray.desktop = notifier
+            win.tray.set_desktop_notifier(notifier)
             try:
                 for listener in backend.listeners:
                     listener.on_running("s2", False)
@@ -77,11 +77,12 @@ def test_with_a_tray_and_no_dbus_the_balloon_is_used_and_its_click_opens_the_cha
     qtbot: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from desktop.ui.platform.tray import Tray
+    from desktop.ui.window.bridge import ProfileBridge
     from desktop.ui.window.main_window import MainWindow, ProfileEntry
 
     monkeypatch.setattr(Tray, "available", classmethod(lambda cls: True))
     backend = _backend()
-    win = MainWindow([ProfileEntry("P1", backend)], settings)
+    win = MainWindow([ProfileEntry("P1", ProfileBridge(backend))], settings, tray=Tray())
     qtbot.addWidget(win)
     win.show()
     win.open_session("s1")

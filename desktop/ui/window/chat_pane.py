@@ -1,0 +1,88 @@
+"""The chat pane: header, notice, find bar, messages, the agent's status lines, the pending
+requests and the composer, stacked top to bottom."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from desktop.core.models import SessionInfo
+from desktop.ui.chat.find_bar import FindBar
+from desktop.ui.chat.view import ChatView
+from desktop.ui.compose.composer import Composer
+from desktop.ui.render.usage import todo_text
+from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
+from desktop.ui.window.approvals import ApprovalsPanel
+from desktop.ui.window.header import ChatHeader
+
+
+def _status_line(name: str, parent: QWidget, accessible: str) -> ElidingLabel:
+    label = ElidingLabel("", parent)
+    label.setObjectName(name)
+    label.setAccessibleName(accessible)
+    label.setContentsMargins(20, 2, 16, 2)
+    label.hide()
+    return label
+
+
+class ChatPane(QWidget):
+    """Holds the open chat's widgets; the window fills them, they emit what the user wants."""
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatPane")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)  # the theme paints it
+        self.header = ChatHeader(self, monotonic=monotonic, wall=wall)
+        self.notice_label = WrappingLabel("", self)
+        self.notice_label.setObjectName("noticeLabel")
+        self.notice_label.setAccessibleName("Notice")
+        self.notice_label.setWordWrap(True)
+        self.notice_label.setContentsMargins(16, 4, 16, 4)
+        self.notice_label.hide()
+        self.chat_view = ChatView(self)
+        # Hermes' transient status text while a turn runs (each replaces the last).
+        self.activity_label = _status_line("activityLabel", self, "Agent status")
+        # The agent's task list (Hermes 0.22 todo.updated): one line, every item in its tooltip.
+        self.todo_label = _status_line("todoLabel", self, "Agent tasks")
+        self.approvals = ApprovalsPanel(self)
+        self.composer = Composer(self)
+        self.find_bar = FindBar(self)  # made last: after the composer in the focus chain
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        top: tuple[QWidget, ...] = (self.header, self.notice_label, self.find_bar)
+        bottom: tuple[QWidget, ...] = (
+            self.todo_label,
+            self.activity_label,
+            self.approvals,
+            self.composer,
+        )
+        for widget in top:
+            lay.addWidget(widget)
+        lay.addWidget(self.chat_view, 1)
+        for widget in bottom:
+            lay.addWidget(widget)
+
+    def show_notice(self, text: str) -> None:
+        """A notice under the header ("" hides it)."""
+        self.notice_label.setText(text)
+        self.notice_label.setVisible(bool(text))
+
+    def show_status_lines(self, info: SessionInfo) -> None:
+        """Above the composer: what the agent is doing, and its task list."""
+        self.activity_label.setText(info.activity)
+        self.activity_label.setVisible(bool(info.activity))
+        todos, todo_tip = todo_text(info.todos)
+        self.todo_label.setText(todos)
+        self.todo_label.set_tip(todo_tip)
+        self.todo_label.setAccessibleDescription(todo_tip)
+        self.todo_label.setVisible(bool(todos))

@@ -1,0 +1,92 @@
+"""The chat header: the open chat's title, its context use, its model, and the connection."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton, QWidget
+
+from desktop.core.models import ModelChoice, SessionInfo
+from desktop.ui.render.usage import context_text
+from desktop.ui.render.wrap import ElidingLabel
+from desktop.ui.window.status_bar import ConnectionWidget
+
+
+class ChatHeader(QWidget):
+    """The strip above the chat; shows what it is given, asks nothing of a backend.
+
+    Signals:
+        model_chosen(object): the user picked a ModelChoice from the model menu.
+    """
+
+    model_chosen = Signal(object)
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("statusArea")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)  # the theme paints it
+        self.title_label = ElidingLabel("", self)
+        self.title_label.setObjectName("chatTitle")
+        self.title_label.setAccessibleName("Chat title")
+        font = self.title_label.font()
+        font.setPointSizeF(font.pointSizeF() + 1.5)
+        font.setWeight(font.Weight.DemiBold)
+        self.title_label.setFont(font)
+        self.connection = ConnectionWidget(self, monotonic=monotonic, wall=wall)
+        # The session's model; a menu switches it where the gateway offers models.
+        self.model_label = QToolButton(self)
+        self.model_label.setObjectName("modelLabel")
+        self.model_label.setAccessibleName("Model")
+        self.model_label.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.model_label.hide()
+        self.model_menu = QMenu(self.model_label)
+        self.model_menu.setAccessibleName("Switch model")
+        # How full the model's context is (Hermes 0.22 session.usage), beside the model.
+        self.context_label = ElidingLabel("", self)
+        self.context_label.setObjectName("contextLabel")
+        self.context_label.setAccessibleName("Context used")
+        self.context_label.hide()
+        st = QHBoxLayout(self)
+        st.setContentsMargins(16, 8, 12, 8)
+        st.addWidget(self.title_label, 1)
+        st.addWidget(self.context_label)
+        st.addWidget(self.model_label)
+        st.addWidget(self.connection)
+
+    def set_title(self, title: str) -> None:
+        self.title_label.setText(title)
+
+    def title(self) -> str:
+        return self.title_label.text()
+
+    def show_info(self, info: SessionInfo, models: list[ModelChoice]) -> None:
+        """The session's model and provider (a menu when there are models to switch to) and
+        how much of its context is used."""
+        model = " · ".join(p for p in (info.model, info.provider) if p)
+        self.model_label.setText(model)
+        self.model_label.setToolTip(
+            f"Model {info.model or 'unknown'}, provider {info.provider or 'unknown'}"
+            + (f", approvals: {info.approval_mode}" if info.approval_mode else "")
+        )
+        self.model_label.setVisible(bool(model))
+        self.model_menu.clear()
+        for choice in models:
+            action = self.model_menu.addAction(f"{choice.model}  ({choice.provider_name})")
+            action.setCheckable(True)
+            action.setChecked(choice.model == info.model and choice.current)
+            action.triggered.connect(lambda _=False, c=choice: self.model_chosen.emit(c))
+        # No models offered (e.g. the embedded gateway): the name only, no menu.
+        # setMenu(None) takes the menu away; PySide6's stubs do not allow None.
+        self.model_label.setMenu(self.model_menu if len(models) > 1 else None)  # type: ignore[arg-type]
+        context, context_tip = context_text(info)
+        self.context_label.setText(context)
+        self.context_label.set_tip(context_tip)
+        self.context_label.setVisible(bool(context))

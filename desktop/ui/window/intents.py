@@ -1,0 +1,199 @@
+"""What the user asks of the open chat (send, drafts, message actions, requests, connection),
+passed to the shown profile's backend."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtCore import QObject
+
+from desktop.core.chats.turns import prompt_before
+from desktop.core.models import Attachment, ModelChoice
+from desktop.ui.backend import ChatBackend, Draft
+from desktop.ui.chat.view import ChatView
+from desktop.ui.compose.composer import Composer, store_files, store_image
+from desktop.ui.window.approvals import ApprovalsPanel
+from desktop.ui.window.details import DetailsDialog
+from desktop.ui.window.header import ChatHeader
+
+
+class OpenChat(Protocol):
+    """The shown profile and its open chat, as the window knows them."""
+
+    @property
+    def backend(self) -> ChatBackend | None: ...
+    @property
+    def session_key(self) -> str | None: ...
+    def create_chat(self) -> str | None: ...
+    def show_approvals(self) -> None: ...
+    def show_status(self, text: str, ms: int) -> None: ...
+
+
+class ChatIntents(QObject):
+    """Connects the chat's widgets' requests to the backend of the profile shown in `chat`."""
+
+    def __init__(
+        self,
+        chat: OpenChat,
+        *,
+        view: ChatView,
+        composer: Composer,
+        header: ChatHeader,
+        approvals: ApprovalsPanel,
+        details: DetailsDialog,
+    ) -> None:
+        super().__init__(composer)
+        self._chat = chat
+        self._view = view
+        self._composer = composer
+        self._approvals = approvals
+        self._details = details
+        self._connection = header.connection
+        composer.send_requested.connect(self._on_composer_send_requested)
+        composer.stop_requested.connect(self.stop)
+        composer.draft_changed.connect(self._on_composer_draft_changed)
+        composer.files_to_attach.connect(self._on_composer_files_to_attach)
+        composer.image_to_attach.connect(self._on_composer_image_to_attach)
+        view.action_requested.connect(self._on_chat_view_action_requested)
+        view.code_copied.connect(lambda _text: chat.show_status("Code copied", 2000))
+        view.text_copied.connect(lambda _text: chat.show_status("Copied", 2000))
+        view.quote_requested.connect(composer.quote)
+        view.older_wanted.connect(self._on_chat_view_older_wanted)
+        view.newer_wanted.connect(self._on_chat_view_newer_wanted)
+        view.live_end_wanted.connect(self._on_chat_view_live_end_wanted)
+        header.model_chosen.connect(self._on_header_model_chosen)
+        approvals.answered.connect(self._on_approvals_answered)
+        self._connection.reconnect_requested.connect(self._on_connection_reconnect_requested)
+        self._connection.pause_requested.connect(self._on_connection_pause_requested)
+        self._connection.resume_requested.connect(self._on_connection_resume_requested)
+        self._connection.details_requested.connect(self._on_connection_details_requested)
+
+    def _open(self) -> tuple[ChatBackend, str] | None:
+        backend, key = self._chat.backend, self._chat.session_key
+        return (backend, key) if backend is not None and key is not None else None
+
+    def stop(self) -> None:
+        """Interrupt the running turn of the open session."""
+        open_ = self._open()
+        if open_ is not None and self._composer.running:
+            open_[0].interrupt(open_[1])
+
+    def _start_chat(self) -> str | None:
+        # Typing straight into an empty window starts a chat, as in any messenger.
+        draft = self._composer.draft()
+        key = self._chat.create_chat()
+        if key is not None and (draft.text or draft.attachments):
+            self._composer.load_draft(draft)  # opening the new chat must not drop the text
+        return key
+
+    def _on_composer_send_requested(self, text: str, attachments: tuple[Attachment, ...]) -> None:
+        backend = self._chat.backend
+        key = self._chat.session_key or self._start_chat()
+        if backend is None or key is None:
+            return
+        if not attachments and self._composer.is_command(text):
+            backend.run_command(key, text.strip())  # the gateway's command, not a prompt
+            return
+        backend.send(key, text, attachments)
+
+    def _on_composer_draft_changed(self, draft: Draft) -> None:
+        backend, key = self._chat.backend, self._chat.session_key
+        if backend is None:
+            return
+        if key is None:
+            if not (draft.text.strip() or draft.attachments):
+                return
+            # Text typed before any chat exists is a draft too: give it a chat to be saved in.
+            key = self._start_chat()
+            if key is None:
+                return
+        backend.save_draft(key, draft.text, draft.cursor, draft.attachments)
+
+    def _on_composer_files_to_attach(self, paths: list[str]) -> None:
+        backend = self._chat.backend
+        if backend is not None:
+            self._composer.show_attached(*store_files(paths, backend.attach_file))
+
+    def _on_composer_image_to_attach(self, data: bytes, filename: str) -> None:
+        backend = self._chat.backend
+        if backend is not None:
+            self._composer.show_attached(*store_image(data, filename, backend.attach_bytes))
+
+    def _on_chat_view_action_requested(self, kind: str, message_id: str) -> None:
+        backend, key = self._chat.backend, self._chat.session_key
+        if backend is None:
+            return
+        if kind == "retry":
+            backend.retry(message_id)
+        elif kind == "discard":
+            backend.discard(message_id)
+        elif kind == "edit":
+            draft = backend.edit_unsent(message_id)
+            if draft is not None:
+                self._composer.set_draft(draft)
+        elif kind == "resend":
+            msg = self._view.message(message_id)
+            if msg is not None:
+                # Sent messages stay in the history: the edited text goes out as a new prompt.
+                self._composer.set_draft(Draft(msg.text, len(msg.text), msg.attachments))
+        elif kind == "retry_reply" and key:
+            if not backend.retry_reply(key, message_id):
+                self._on_chat_view_action_requested("regenerate", message_id)
+        elif kind == "regenerate":
+            prompt = prompt_before(self._view.messages(), message_id)
+            if prompt is not None and key:
+                # The gateway has no "regenerate": the prompt goes out again as a new submission.
+                backend.send(key, prompt.text, prompt.attachments)
+
+    def _on_chat_view_older_wanted(self) -> None:
+        open_ = self._open()
+        if open_ is not None:
+            open_[0].load_older(open_[1])
+
+    def _on_chat_view_newer_wanted(self) -> None:
+        open_ = self._open()
+        if open_ is not None:
+            open_[0].load_newer(open_[1])
+
+    def _on_chat_view_live_end_wanted(self) -> None:
+        open_ = self._open()
+        if open_ is not None:
+            # Jump to newest far up: the session is shown again from its live end.
+            self._view.show_messages(open_[0].open_session(open_[1]))
+
+    def _on_header_model_chosen(self, choice: ModelChoice) -> None:
+        open_ = self._open()
+        if open_ is not None:
+            open_[0].set_model(open_[1], choice)
+
+    def _on_approvals_answered(self, request_id: str, answer: object, had_focus: bool) -> None:
+        open_ = self._open()
+        if open_ is None:
+            return
+        assert isinstance(answer, bool | str | dict)
+        open_[0].respond(open_[1], request_id, answer)  # core drops the request: its card goes
+        self._chat.show_approvals()
+        if had_focus and not self._approvals.isVisible():
+            self._composer.focus_edit()  # the last card answered: back to typing
+
+    def _on_connection_reconnect_requested(self) -> None:
+        if self._chat.backend is not None:
+            self._chat.backend.reconnect_now()
+
+    def _on_connection_pause_requested(self) -> None:
+        if self._chat.backend is not None:
+            self._chat.backend.pause()
+
+    def _on_connection_resume_requested(self) -> None:
+        if self._chat.backend is not None:
+            self._chat.backend.resume()
+
+    def _on_connection_details_requested(self) -> None:
+        if self._chat.backend is None:
+            return
+        self._details.show_diagnostics(self._chat.backend.diagnostics())
+        button = self._connection.details_button
+        self._details.adjustSize()
+        pos = button.mapToGlobal(button.rect().bottomRight())
+        self._details.move(pos.x() - self._details.width(), pos.y() + 4)
+        self._details.show()
