@@ -26,7 +26,6 @@ from desktop.core.link.profiles import (
     new_token_ref,
 )
 from desktop.ui.settings.values import AppSettings, ProfileSettings, ProviderSettings
-from desktop.ui.settings.values import ProfileKind as UiProfileKind
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +169,7 @@ class Preferences:
         return ProfileSettings(
             id=profile.id,
             name=profile.name,
-            kind=UiProfileKind(profile.kind.value),
+            kind=profile.kind,
             url=profile.url,
             token="",  # never shown back; an empty field keeps the stored token
             ca_file=profile.tls.ca_file or "",
@@ -188,7 +187,7 @@ class Preferences:
         profile = Profile(
             id=ui.id,
             name=ui.name,
-            kind=ProfileKind(ui.kind.value),
+            kind=ui.kind,
             url=ui.url,
             token_ref=token_ref,
             allow_insecure=ui.allow_insecure_ws,

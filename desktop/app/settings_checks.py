@@ -10,7 +10,8 @@ import ssl
 from pathlib import Path
 
 from desktop.app.preferences import Preferences
-from desktop.ui.settings.values import CheckError, ProfileKind, ProfileSettings, ProviderSettings
+from desktop.core.link.profiles import ProfileKind
+from desktop.ui.settings.values import CheckError, ProfileSettings, ProviderSettings
 
 
 class SettingsChecks:

@@ -20,12 +20,11 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.app.preferences import Preferences
 from desktop.app.settings_checks import SettingsChecks
-from desktop.core.link.profiles import FileTokenStore
+from desktop.core.link.profiles import FileTokenStore, ProfileKind
 from desktop.gateway.providers.config import KeyStore
 from desktop.gateway.providers.offline import OfflineProvider
 from desktop.gateway.server import GatewayConfig, GatewayServer
 from desktop.ui.settings.dialog import SettingsDialog
-from desktop.ui.settings.values import ProfileKind
 from desktop.ui.theme import ThemeManager, ThemeMode
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import until

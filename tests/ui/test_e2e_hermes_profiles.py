@@ -15,7 +15,6 @@ from desktop.core.link.profiles import Profile, ProfileKind
 from desktop.core.models import ConnectionState
 from desktop.ui.settings.dialog import SettingsDialog
 from desktop.ui.settings.values import AppSettings
-from desktop.ui.settings.values import ProfileKind as UiKind
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.hermes_env import hermes_gateway, require_hermes, write_config
 from tests.ui.e2e_support import App, add_profiles, until
@@ -107,7 +106,7 @@ async def test_remote_hermes_added_in_settings_connects_on_the_first_try(
         try:
             dialog = settings_dialog(app, qtbot)
             click(qtbot, dialog, "Add profile")
-            dialog.p_kind.setCurrentIndex(dialog.p_kind.findData(UiKind.REMOTE))
+            dialog.p_kind.setCurrentIndex(dialog.p_kind.findData(ProfileKind.REMOTE))
             assert dialog.p_url.placeholderText() == "wss://host:port/api/ws"
             dialog.p_name.setText("Hermes box")
             qtbot.keyClicks(dialog.p_url, gw.url)

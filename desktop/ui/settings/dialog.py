@@ -26,13 +26,13 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.link.launcher import default_hermes_home
+from desktop.core.link.profiles import ProfileKind
 from desktop.ui.settings import form as settings_form
 from desktop.ui.settings.form import CheckRunner, clear_invalid, mark_invalid, named, show_result
 from desktop.ui.settings.providers import ProvidersPage
 from desktop.ui.settings.values import (
     AppSettings,
     Problem,
-    ProfileKind,
     ProfileSettings,
     SettingsChecks,
     problems,

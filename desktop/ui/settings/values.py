@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Protocol
 from urllib.parse import urlsplit
 
 from desktop.core.errors import InsecureTransportError
 from desktop.core.link.launcher import LauncherStartError, find_hermes
-from desktop.core.link.profiles import ProfileError, validate_url
-
-
-class ProfileKind(Enum):
-    EMBEDDED = "embedded"  # the gateway this app starts itself
-    LOCAL_HERMES = "local_hermes"  # a Hermes gateway on this machine
-    REMOTE = "remote"  # a URL with a token
+from desktop.core.link.profiles import ProfileError, ProfileKind, validate_url
 
 
 @dataclass(slots=True)

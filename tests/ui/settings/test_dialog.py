@@ -8,8 +8,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QPushButton, QWidget
 
+from desktop.core.link.profiles import ProfileKind
 from desktop.ui.settings.dialog import SettingsDialog
-from desktop.ui.settings.values import AppSettings, ProfileKind, ProfileSettings, ProviderSettings
+from desktop.ui.settings.values import AppSettings, ProfileSettings, ProviderSettings
 
 
 def _values() -> AppSettings:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from desktop.core.link.profiles import ProfileKind
 from desktop.ui.settings.dialog import SettingsDialog
-from desktop.ui.settings.values import AppSettings, ProfileKind, ProfileSettings
+from desktop.ui.settings.values import AppSettings, ProfileSettings
 
 
 def test_only_a_remote_profile_offers_url_token_and_tls(qtbot: Any) -> None:

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
+from desktop.core.link.profiles import ProfileKind
 from desktop.gateway.providers.offline import OfflineProvider
 from desktop.gateway.server import GatewayConfig, GatewayServer
 from desktop.ui.settings.dialog import SettingsDialog
-from desktop.ui.settings.values import ProfileKind, ProfileSettings
+from desktop.ui.settings.values import ProfileSettings
 from tests.ui.settings_support import (
     click,
     closed_port,
