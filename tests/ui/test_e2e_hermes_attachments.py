@@ -14,7 +14,6 @@ from PySide6.QtGui import QDesktopServices
 from desktop.app.assembly import AppPaths
 from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import ChatMessage, Role
-from desktop.ui.render.attachments import previews
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.hermes_env import HERMES_0201, hermes_gateway, require_hermes
 from tests.ui.attachment_screenshots import chart_png
@@ -84,7 +83,6 @@ async def test_a_picture_sent_to_hermes_0201_is_on_its_message_after_both_restar
             await app.close()
     chart_bytes = chart.read_bytes()
     chart.unlink()
-    previews.forget()
 
     # The gateway restarts too (same Hermes home, a new process and port).
     opened: list[QUrl] = []
@@ -109,6 +107,7 @@ async def test_a_picture_sent_to_hermes_0201_is_on_its_message_after_both_restar
             )
             prompt = _prompt(again)
             assert prompt is not None
+            previews = again.window.chat_view.render_cache.docs.previews
             assert previews.get(prompt.attachments[0]).pixmap is not None, "a thumbnail"
             _click_zone(again, prompt, 0)
             assert len(opened) == 1
