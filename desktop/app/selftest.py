@@ -34,9 +34,8 @@ async def _round_trip(window: Any, backend: Any) -> None:
     await asyncio.sleep(0)
     window.composer.edit.setPlainText(PROMPT)
     window.composer.send_button.click()
-    model = window.chat_view.model()
     while True:
-        messages = [model.message_at(row) for row in range(model.rowCount())]
+        messages = window.chat_view.messages()
         replies = [m for m in messages if m.role is Role.ASSISTANT and not m.streaming and m.text]
         if replies:
             if replies[-1].status != "complete":

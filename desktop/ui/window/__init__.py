@@ -1,3 +1,5 @@
-"""The main window and what sits around the chat: the connection area and its details, the shortcuts
-table, and the backend seam (`ChatBackend` and its Qt signal bridge).
+"""The main window, which only lays out and wires: the sidebar, the chat pane (header with the
+connection area, find bar, requests, composer), each profile's bridge and view (a profile's events
+reach the widgets only while it is shown), what the user asks of the open chat, chat admin and the
+window's shortcuts.
 """

@@ -376,15 +376,8 @@ class MainWindow(QMainWindow):
         """A passing message in the status bar."""
         self.statusBar().showMessage(text, ms)
 
-    def show_switcher(self) -> None:
-        """Open the quick session switcher."""
-        self.switcher.popup()
-
     def focus_composer(self) -> None:
         self.composer.focus_edit(Qt.FocusReason.ShortcutFocusReason)
-
-    def focus_search(self) -> None:
-        self.sidebar.focus_search()
 
     def find_in_chat(self) -> None:
         """Ctrl+F: find in the open chat; with no chat open, search all chats."""
