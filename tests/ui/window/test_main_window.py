@@ -300,6 +300,22 @@ def test_reply_finished_unfocused_notifies_and_unread_shows(make_window: Any) ->
     assert len(win.tray.notified) == 1
 
 
+def test_a_hidden_profile_still_notifies_and_counts_unread(make_window: Any) -> None:
+    p1, p2 = _backend("p1"), _backend("p2")
+    win = make_window(p1, p2)
+    win.open_session("s1")
+    assert win.windowTitle() == "Hermes (6)", "both profiles' unread chats"
+    win.isActiveWindow = lambda: False  # type: ignore[method-assign]
+    p2.emit("on_running", "s2", False)
+    # Its chat is not on screen: the list's preview is announced, the view stays p1's.
+    assert win.tray.notified == [("p2 second", "bye")]
+    assert win.profile_id == "p1" and win.session_key == "s1"
+    p2.set_sessions([SessionSummary("s2", "p2 second", "bye", 2.0, 1, unread=4)])
+    assert win.windowTitle() == "Hermes (7)"
+    shown = win.session_model.session("s2")
+    assert shown is not None and shown.title == "p1 second", "p1's list stays"
+
+
 def test_idle_window_runs_no_timers(qtbot: Any, make_window: Any) -> None:
     b = _backend("p1")
     win = make_window(b)
