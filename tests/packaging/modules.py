@@ -9,6 +9,8 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGING = ROOT / "packaging"
+# The source assets the wheel, the frozen build and the installers take.
+RESOURCES = ROOT / "resources"
 
 
 def load(name: str) -> ModuleType:

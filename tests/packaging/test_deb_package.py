@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.packaging.modules import PACKAGING, ROOT, load
+from tests.packaging.modules import RESOURCES, ROOT, load
 
 deb = load("deb_package")
 
@@ -29,10 +29,10 @@ def _inputs(tmp_path: Path) -> object:
     return deb.DebInputs(
         bundle=bundle,
         version="9.9.9",
-        desktop_template=PACKAGING / "hermes-qt.desktop",
-        svg_icon=ROOT / "desktop/resources/icons/app.svg",
+        desktop_template=RESOURCES / "hermes-qt.desktop",
+        svg_icon=RESOURCES / "icons/app.svg",
         png_icon=png,
-        metainfo=PACKAGING / deb.METAINFO_NAME,
+        metainfo=RESOURCES / deb.METAINFO_NAME,
         license_file=ROOT / "LICENSE",
     )
 
@@ -61,12 +61,12 @@ def test_staged_tree_has_command_menu_entry_and_icons(tmp_path: Path) -> None:
     assert "Exec=hermes-qt\n" in desktop and "Icon=hermes-qt\n" in desktop
     assert "@" not in desktop
     assert (root / "usr/share/icons/hicolor/scalable/apps/hermes-qt.svg").read_bytes() == (
-        ROOT / "desktop/resources/icons/app.svg"
+        RESOURCES / "icons/app.svg"
     ).read_bytes()
     assert (root / "usr/share/icons/hicolor/256x256/apps/hermes-qt.png").exists()
     assert "Version: 9.9.9" in (root / "DEBIAN/control").read_text()
     metainfo = root / "usr/share/metainfo" / deb.METAINFO_NAME
-    assert metainfo.read_bytes() == (PACKAGING / deb.METAINFO_NAME).read_bytes()
+    assert metainfo.read_bytes() == (RESOURCES / deb.METAINFO_NAME).read_bytes()
     copyright_file = (root / "usr/share/doc/hermes-qt/copyright").read_text()
     assert copyright_file.startswith("Format: https://www.debian.org/doc/packaging-manuals/")
     assert "License: MIT\n MIT License\n .\n Copyright (c) 2026" in copyright_file

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from desktop import __version__
-from tests.packaging.modules import PACKAGING, ROOT, load
+from tests.packaging.modules import PACKAGING, RESOURCES, ROOT, load
 
 pytestmark = [
     pytest.mark.slow,
@@ -251,10 +251,10 @@ def test_deb_installs_upgrades_and_uninstalls_keeping_user_data(
         deb_package.DebInputs(
             bundle=BUNDLE,
             version=newer_version,
-            desktop_template=PACKAGING / "hermes-qt.desktop",
-            svg_icon=ROOT / "desktop/resources/icons/app.svg",
+            desktop_template=RESOURCES / "hermes-qt.desktop",
+            svg_icon=RESOURCES / "icons/app.svg",
             png_icon=png,
-            metainfo=PACKAGING / deb_package.METAINFO_NAME,
+            metainfo=RESOURCES / deb_package.METAINFO_NAME,
             license_file=ROOT / "LICENSE",
         ),
         tmp_path / "stage",

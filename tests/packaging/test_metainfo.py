@@ -9,10 +9,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from desktop import __version__
-from tests.packaging.modules import PACKAGING, load
+from tests.packaging.modules import RESOURCES, load
 
 deb = load("deb_package")
-METAINFO = PACKAGING / deb.METAINFO_NAME
+METAINFO = RESOURCES / deb.METAINFO_NAME
 
 
 def test_metainfo_lists_this_version_as_the_newest_release_and_launches_the_menu_entry() -> None:
@@ -21,7 +21,7 @@ def test_metainfo_lists_this_version_as_the_newest_release_and_launches_the_menu
     releases = root.findall("releases/release")
     assert releases and releases[0].get("version") == __version__
     launchable = root.findtext("launchable")
-    assert launchable is not None and (PACKAGING / launchable).is_file()
+    assert launchable is not None and (RESOURCES / launchable).is_file()
     assert root.findtext("provides/binary") == "hermes-qt"
 
 

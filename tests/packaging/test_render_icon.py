@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from tests.packaging.modules import PACKAGING, ROOT
+from tests.packaging.modules import PACKAGING, RESOURCES
 
 
 def _render(out: Path, size: int) -> subprocess.CompletedProcess[str]:
     # A separate process: the renderer makes its own QGuiApplication.
-    svg = ROOT / "desktop/resources/icons/app.svg"
+    svg = RESOURCES / "icons/app.svg"
     return subprocess.run(
         [
             sys.executable,

@@ -62,7 +62,8 @@ def _next_release_source(tmp: Path) -> Path:
     """The same project with a higher version: what a later release installs over this one."""
     src = tmp / "next-src"
     shutil.copytree(ROOT / "desktop", src / "desktop", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    shutil.copytree(ROOT / "resources", src / "resources")
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     init = src / "desktop" / "__init__.py"
     init.write_text(init.read_text().replace(f'"{__version__}"', f'"{NEXT_VERSION}"'))
@@ -135,9 +136,11 @@ def test_the_sdist_carries_the_sources_resources_and_license(installed: Installe
     for name in (
         "pyproject.toml",
         "LICENSE",
+        "setup.py",
         "desktop/app/main.py",
-        "desktop/resources/themes/base.qss",
-        "desktop/resources/icons/app.svg",
+        "resources/themes/base.qss",
+        "resources/icons/app.svg",
+        "resources/hermes-qt.desktop",
     ):
         assert name in names, name
 
@@ -155,6 +158,57 @@ def test_the_wheel_carries_the_icons_and_themes(installed: Installed) -> None:
     assert "site-packages" in package.parts  # a real install, not the checkout
     assert (package / "resources" / "themes" / "base.qss").is_file()
     assert (package / "resources" / "icons" / "app.svg").is_file()
+
+
+# Run by the installed Python, outside the checkout: every icon and theme of resources/ loads
+# from the installed package, and the app's look (a theme, icons, tinted too) is built from them.
+_FINDS_EVERY_RESOURCE = """
+import sys
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from desktop.ui.platform.resources import icon, resource, resource_root
+from desktop.ui.theme import ThemeManager, ThemeMode
+root = str(resource_root())
+assert "site-packages" in root, root
+source, files = Path(sys.argv[1]), sys.argv[2:]
+for rel in files:
+    assert resource(*rel.split("/")).read_bytes() == (source / rel).read_bytes(), rel
+    if rel.startswith("icons/"):
+        name = rel.removeprefix("icons/").removesuffix(".svg")
+        assert not icon(name).pixmap(32, 32).isNull(), rel
+        assert not icon(name, "#aab3c2").pixmap(32, 32).isNull(), rel
+ThemeManager(app, ThemeMode.DARK)
+assert "chatView" in app.styleSheet()
+print("found", len(files), "resources in", root)
+"""
+
+
+def test_the_installed_wheel_finds_every_resource(installed: Installed) -> None:
+    """Each file of resources/icons and resources/themes is found by the installed app."""
+    files = sorted(
+        p.relative_to(ROOT / "resources").as_posix()
+        for name in ("icons", "themes")
+        for p in (ROOT / "resources" / name).rglob("*")
+        if p.is_file()
+    )
+    proc = subprocess.run(
+        [
+            str(installed.venv / "bin/python"),
+            "-c",
+            _FINDS_EVERY_RESOURCE,
+            str(ROOT / "resources"),
+            *files,
+        ],
+        capture_output=True,
+        text=True,
+        env=_user_env(installed.home),
+        cwd=installed.elsewhere,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"found {len(files)} resources in" in proc.stdout
 
 
 def test_installed_app_passes_its_self_test_from_any_directory(installed: Installed) -> None:

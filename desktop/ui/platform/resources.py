@@ -1,4 +1,10 @@
-"""Finds bundled resources (icons, themes) with importlib.resources: wheel, zip and frozen alike."""
+"""Finds the app's icons and themes: in the package (wheel, zip, frozen) or in a source checkout.
+
+The source files are in the top-level resources/ folder; a wheel's build and the frozen build
+put resources/icons and resources/themes into the package as desktop/resources, read here with
+importlib.resources. A source checkout (or an editable install) has no desktop/resources and
+reads resources/ beside desktop/ instead.
+"""
 
 from __future__ import annotations
 
@@ -13,17 +19,27 @@ from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QIcon, QImage, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
-# Package data of `desktop` (pyproject.toml's package-data; the frozen build's datas).
+# Package data of `desktop` (setup.py's build_py; the frozen build's datas).
 _PACKAGE = "desktop"
 _FOLDER = "resources"
+# desktop/ui/platform/resources.py -> the checkout's top-level resources/.
+_CHECKOUT = Path(__file__).resolve().parents[3] / "resources"
 # Files extracted from a zip for APIs that need a real path; removed when the app exits.
 _extracted = contextlib.ExitStack()
 atexit.register(_extracted.close)
 
 
+@cache
+def resource_root() -> Traversable:
+    """Where the icons and themes are: the installed package's, else the checkout's."""
+    packaged = resources.files(_PACKAGE).joinpath(_FOLDER)
+    # By a folder inside it: an empty desktop/resources left in an old checkout does not count.
+    return packaged if packaged.joinpath("themes").is_dir() else _CHECKOUT
+
+
 def resource(*parts: str) -> Traversable:
     """A bundled resource, wherever the package was loaded from."""
-    node = resources.files(_PACKAGE).joinpath(_FOLDER)
+    node = resource_root()
     for part in parts:
         node = node.joinpath(part)
     return node
