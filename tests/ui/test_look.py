@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 from desktop.ui.platform.resources import icon
@@ -43,6 +44,39 @@ def test_every_icon_loads_and_renders_at_high_dpi(qapp: Any) -> None:
         )
         # At least 2 % of the sampled pixels carry ink, at most all of them.
         assert inked >= image.width() * image.height() // 4 // 50, (name, inked)
+
+
+# Line icons drawn in the neutral grey, recoloured on a theme with an icon tint.
+LINE_ICONS = ["attach", "copy", "settings", "edit", "retry", "discard", "search", "close"]
+
+
+def _ink(image: Any) -> list[Any]:
+    """The colours of a picture's clearly drawn pixels (its strokes, not their soft edges)."""
+    return [
+        image.pixelColor(x, y)
+        for x in range(image.width())
+        for y in range(image.height())
+        if image.pixelColor(x, y).alpha() > 200
+    ]
+
+
+def _luminance(color: QColor) -> float:
+    return 0.2126 * color.redF() + 0.7152 * color.greenF() + 0.0722 * color.blueF()
+
+
+def test_line_icons_show_on_the_dark_theme_in_its_tint(qapp: Any) -> None:
+    """On the dark window the line icons are drawn in the theme's light tint, standing out
+    from it; as drawn (neutral grey) they would sit close to the dark background."""
+    tint, window = QColor(DARK.icon_tint), QColor(DARK.window)
+    for name in LINE_ICONS:
+        ink = _ink(icon(name, DARK.icon_tint).pixmap(64, 64).toImage())
+        assert ink, name
+        in_tint = [
+            c for c in ink if max(abs(c.red() - tint.red()), abs(c.blue() - tint.blue())) < 24
+        ]
+        assert len(in_tint) >= 0.9 * len(ink), (name, ink[0].name(), DARK.icon_tint)
+        mean = sum(_luminance(c) for c in ink) / len(ink)
+        assert mean - _luminance(window) > 0.45, (name, mean)
 
 
 def test_theme_modes_set_palette_and_follow_system(qapp: QApplication) -> None:
