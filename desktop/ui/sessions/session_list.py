@@ -28,6 +28,7 @@ SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
 KEY_ROLE = Qt.ItemDataRole.UserRole + 2
 # While searching: the snippet of the row's best match (HIT_START/HIT_END around the terms).
 SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 3
+NEW_CHAT_TITLE = "New chat"  # the title core gives a chat until its first prompt
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -78,6 +79,10 @@ class SessionListModel(QAbstractListModel):
         self._rows = list(sessions)
         self.endResetModel()
 
+    def keys(self) -> list[str]:
+        """Every listed session's key, in list order."""
+        return [s.key for s in self._rows]
+
     def row_of(self, key: str) -> int | None:
         """Row of a session key, or None."""
         for i, s in enumerate(self._rows):
@@ -114,6 +119,12 @@ def snippet_runs(snippet: str) -> list[tuple[str, bool]]:
     return [(t, m) for t, m in runs if t]
 
 
+def is_empty_chat(s: SessionSummary) -> bool:
+    """A new chat nothing was said or typed in yet (untitled, no messages, no preview)."""
+    untitled = s.title in ("", NEW_CHAT_TITLE)
+    return untitled and not s.preview and not s.message_count and not s.running
+
+
 class SessionFilter(QSortFilterProxyModel):
     """Filters by title, or by the sessions whose text matched (from backend.search_hits).
 
@@ -125,6 +136,15 @@ class SessionFilter(QSortFilterProxyModel):
         self._query = ""
         self._matches: frozenset[str] = frozenset()
         self.hits: dict[str, SearchHit] = {}
+        self._hidden: frozenset[str] = frozenset()
+
+    def set_hidden(self, keys: set[str]) -> None:
+        """Leave the chats `keys` out of the list (empty new chats the user left)."""
+        if frozenset(keys) == self._hidden:
+            return
+        self.beginFilterChange()
+        self._hidden = frozenset(keys)
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def set_query(
         self, query: str, matching_keys: list[str], hits: dict[str, SearchHit] | None = None
@@ -147,9 +167,11 @@ class SessionFilter(QSortFilterProxyModel):
         return super().data(index, role)
 
     def filterAcceptsRow(self, row: int, parent: _Index) -> bool:
+        s: SessionSummary = self.sourceModel().index(row, 0, parent).data(SESSION_ROLE)
+        if s.key in self._hidden:
+            return False
         if not self._query:
             return True
-        s: SessionSummary = self.sourceModel().index(row, 0, parent).data(SESSION_ROLE)
         return self._query in (s.title or "").casefold() or s.key in self._matches
 
 

@@ -28,6 +28,7 @@ from desktop.ui.compose.composer import (
 )
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
+from desktop.ui.sessions.session_list import is_empty_chat
 from desktop.ui.sessions.switcher import SessionSwitcher
 from desktop.ui.settings.values import AppSettings, SettingsChecks
 from desktop.ui.shortcuts import ShortcutsDialog
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self._shown: ProfileView | None = None
         self._draft_announced = False
         self._close_to_tray = False
+        self._left_empty: set[str] = set()  # empty new chats the user left (not listed)
         self._build(monotonic, wall)
         self.actions_by_name = build_actions(self, self.session_list, self._action_handlers())
         self.actions_by_name.update(self.chat_view.actions_by_name)
@@ -272,6 +274,7 @@ class MainWindow(QMainWindow):
         if view is None:
             return
         backend = view.backend
+        self._leave(key)
         self.finder.reset()
         view.open(key)  # from here on its events reach the widgets
         self.chat_view.show_messages(backend.open_session(key))
@@ -355,14 +358,49 @@ class MainWindow(QMainWindow):
             self.focus_composer()
 
     def create_chat(self) -> str | None:
-        """Create a session of the shown profile and open it; its key (None: no profile)."""
+        """Open an empty new chat of the shown profile: the one already there (open, left
+        behind, or listed from an earlier run), else a new one; its key (None: no profile)."""
         backend = self.backend
         if backend is None:
             return None
+        key = self._empty_chat()
+        if key is not None:
+            if key != self.session_key:
+                self.open_session(key)
+            return key
         key = backend.create_session()
         self.sidebar.set_sessions(backend.sessions())
         self.open_session(key)
         return key
+
+    def _is_empty_chat(self, key: str) -> bool:
+        summary = self.sidebar.session(key)
+        return summary is not None and is_empty_chat(summary)
+
+    def _empty_chat(self) -> str | None:
+        """An empty new chat to open rather than making another."""
+        key = self.session_key
+        if key is not None and self._is_empty_chat(key):
+            return key
+        for key in (*sorted(self._left_empty), *self.sidebar.session_model.keys()):
+            if self._is_empty_chat(key):
+                return key  # (a draft left in it from an earlier run shows when it opens)
+        return None
+
+    def _leave(self, key: str) -> None:
+        """Chat `key` opens: an empty new chat left behind drops out of the list."""
+        prev = self.session_key
+        draft = self.composer.draft()
+        if (
+            prev is not None
+            and prev != key
+            and self._is_empty_chat(prev)
+            and not draft.text.strip()
+            and not draft.attachments
+        ):
+            self._left_empty.add(prev)
+        self._left_empty.discard(key)
+        self.sidebar.session_filter.set_hidden(self._left_empty)
 
     def close_chat(self) -> None:
         """Show no chat (the open one was deleted)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -71,7 +72,13 @@ class Sidebar(QWidget):
         self.search_box.setPlaceholderText("Search chats and messages")
         self.search_box.setClearButtonEnabled(True)
         self.search_box.setAccessibleName("Search")
-        self.search_box.setAccessibleDescription("Filter chats by title or message text")
+        self.search_box.setAccessibleDescription(
+            "Filter chats by title or message text; Enter opens the first, Esc clears"
+        )
+        self.search_box.installEventFilter(self)
+        # Filtering moves the list's current row; that is not the user choosing a chat.
+        self._filtering = False
+        self._open_key: str | None = None  # the chat last marked current (the open one)
         self.session_model = SessionListModel(self)
         self.session_filter = SessionFilter(self)
         self.session_filter.setSourceModel(self.session_model)
@@ -150,6 +157,7 @@ class Sidebar(QWidget):
 
     def select(self, key: str) -> None:
         """Mark `key` as the current chat in the list (if it is listed)."""
+        self._open_key = key
         row = self.session_model.row_of(key)
         if row is None:
             return
@@ -170,7 +178,22 @@ class Sidebar(QWidget):
     def show_hits(self, text: str, hits: list[SearchHit]) -> None:
         """Filter the list to the chats `hits` found for `text` (all chats when it is empty)."""
         keys = list(dict.fromkeys(hit.session_key for hit in hits))
-        self.session_filter.set_query(text, keys, best_hits(hits))
+        kept = self._open_key
+        self._filtering = True
+        try:
+            self.session_filter.set_query(text, keys, best_hits(hits))
+            row = self.session_model.row_of(kept) if kept else None
+            index = (
+                self.session_filter.mapFromSource(self.session_model.index(row))
+                if row is not None
+                else QModelIndex()
+            )
+            # The open chat stays current where it is still listed; else no row is current.
+            self.session_list.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            )
+        finally:
+            self._filtering = False
 
     def hit(self, key: str) -> SearchHit | None:
         """The best search hit in chat `key` for the current query."""
@@ -178,7 +201,7 @@ class Sidebar(QWidget):
 
     def _on_session_list_current_changed(self, current: QModelIndex, _prev: QModelIndex) -> None:
         key = current.data(KEY_ROLE)
-        if key:
+        if key and not self._filtering:
             self.session_selected.emit(str(key))
 
     def _on_session_list_activated(self, index: QModelIndex) -> None:
@@ -194,6 +217,23 @@ class Sidebar(QWidget):
         self.session_list.setCurrentIndex(first)
         self._on_session_list_activated(first)
         self.search_entered.emit()
+
+    def eventFilter(self, watched: QObject, e: QEvent) -> bool:
+        # Esc in a search box holding text clears it (before the window's "stop" shortcut).
+        if (
+            watched is self.search_box
+            and isinstance(e, QKeyEvent)
+            and self.search_box.text()
+            and e.key() == Qt.Key.Key_Escape
+            and e.modifiers() == Qt.KeyboardModifier.NoModifier
+        ):
+            if e.type() == QEvent.Type.ShortcutOverride:
+                e.accept()
+                return True
+            if e.type() == QEvent.Type.KeyPress:
+                self.search_box.clear()
+                return True
+        return super().eventFilter(watched, e)
 
     def focus_search(self) -> None:
         self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
