@@ -107,6 +107,8 @@ async def test_a_picture_sent_to_hermes_0201_is_on_its_message_after_both_restar
             )
             prompt = _prompt(again)
             assert prompt is not None
+            # Its row reads "<prompt>\n@image:<Hermes' own copy>": shown as the user sent it.
+            assert prompt.text == PROMPT
             previews = again.window.chat_view.render_cache.docs.previews
             assert previews.get(prompt.attachments[0]).pixmap is not None, "a thumbnail"
             _click_zone(again, prompt, 0)

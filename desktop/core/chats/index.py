@@ -345,8 +345,13 @@ class SessionIndex:
             record = sent.get(place)
             if record is None or not _fits(record, m):
                 record = self._rehome(key, sent, place, m, claimed)
-            if record is not None and m.attachments != record.attachments:
+            if record is None:
+                continue
+            # The prompt as the user sent it: not the gateway's note of where it put the file.
+            text = record.prompt if record.prompt.strip() else m.text
+            if m.attachments != record.attachments or m.text != text:
                 m.attachments = record.attachments
+                m.text = text
                 changed.append(m)
         return changed
 
@@ -367,9 +372,9 @@ class SessionIndex:
         for idx, m in users:
             if not m.attachments:
                 continue
-            record = SentAttachments(idx, prompt_key(m.text), m.attachments)
+            record = SentAttachments(idx, m.text, m.attachments)
             known = sent.get(idx)
-            if known is not None and known.prompt == record.prompt and _same_files(known, record):
+            if known is not None and _same_prompt(known, record) and _same_files(known, record):
                 continue
             try:
                 self._store.put_message_attachments(self._id, key, idx, m.text, m.attachments)
@@ -413,9 +418,14 @@ def row_of(key: str, message_id: str) -> int | None:
 
 
 def _fits(record: SentAttachments, msg: ChatMessage) -> bool:
-    # Some gateways put a text file's content into the row: the prompt is then a part of it.
-    text = prompt_key(msg.text)
-    return record.prompt == text or (bool(record.prompt) and record.prompt in text)
+    # Some gateways add to the prompt in their row (0.20.1: a line "@image:<its own copy>"):
+    # the prompt is then a part of it.
+    wanted, text = prompt_key(record.prompt), prompt_key(msg.text)
+    return wanted == text or (bool(wanted) and wanted in text)
+
+
+def _same_prompt(a: SentAttachments, b: SentAttachments) -> bool:
+    return prompt_key(a.prompt) == prompt_key(b.prompt)
 
 
 def _same_files(a: SentAttachments, b: SentAttachments) -> bool:

@@ -63,7 +63,8 @@ def _messages(
     out: list[tuple[CachedMessage, SentAttachments | None]] = []
     for m in store.messages(profile_id, key):
         record = sent.get(m.idx) if m.role == "user" else None
-        if record is not None and record.prompt and record.prompt not in prompt_key(m.text):
+        wanted = prompt_key(record.prompt) if record is not None else ""
+        if wanted and wanted not in prompt_key(m.text):
             record = None  # the row there is another prompt now
         out.append((m, record))
     return out

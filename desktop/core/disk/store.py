@@ -98,8 +98,8 @@ class DraftRecord:
 
 @dataclass(frozen=True, slots=True)
 class SentAttachments:
-    """What a sent prompt carried: the history row it became and its text (to check a row
-    at that place is still that prompt), with the attachments in the order they were sent."""
+    """What a sent prompt carried: the history row it became and its text as sent (to check a
+    row at that place is still that prompt), with the attachments in the order they were sent."""
 
     idx: int
     prompt: str
@@ -595,7 +595,7 @@ class Store:
                         key,
                         idx,
                         n,
-                        prompt_key(prompt),
+                        prompt,
                         a.sha256,
                         a.filename,
                         a.mime,

@@ -77,6 +77,7 @@ def test_a_sent_prompts_files_come_back_after_a_restart_and_a_snapshot(tmp_path:
     rebuilt = next(m for m in conv.messages if m.text == "look at these")
     assert rebuilt.attachments == ()
     assert index.attach_sent("s1", conv.messages) == [rebuilt]
+    assert rebuilt.text == "look at these"
     assert [a.sha256 for a in rebuilt.attachments] == [image.sha256, notes.sha256]
     # An unrelated prompt at another row gets nothing.
     assert next(m for m in conv.messages if m.text == "hi").attachments == ()
@@ -104,6 +105,25 @@ def test_a_record_follows_its_prompt_when_the_gateway_lists_it_further_down(
     again.load_snapshot({"messages": rows})
     fresh.attach_sent("s1", again.messages)
     assert [a.filename for a in again.messages[2].attachments] == ["plot.png"]
+    store.close()
+
+
+def test_a_row_the_gateway_added_to_shows_the_prompt_as_sent_with_its_files(
+    tmp_path: Path,
+) -> None:
+    # 0.20.1 keeps a sent picture in its own folder and writes where into the prompt's row.
+    store, files, index = _open(tmp_path)
+    store.upsert_session("p", "s1")
+    image = files.add(PNG, "plot.png")
+    _sent_chat(index, (image,))
+    rows = _snapshot_rows()
+    rows[2]["content"] = "look at these\n@image:/home/u/.hermes/images/upload_1.png"
+    conv = Conversation("s1")
+    conv.load_snapshot({"messages": rows})
+    index.attach_sent("s1", conv.messages)
+    prompt = conv.messages[2]
+    assert prompt.text == "look at these"
+    assert [a.filename for a in prompt.attachments] == ["plot.png"]
     store.close()
 
 
@@ -143,7 +163,7 @@ def test_migration_4_from_v3_with_data_keeps_the_cache_and_records_attachments(
         att = Attachment("ab" * 32, "x.png", "image/png", 3, "/nowhere/x.png")
         store.put_message_attachments("p", "s1", 0, "written  before the upgrade", [att])
         record = store.message_attachments("p", "s1")[0]
-        assert record.prompt == "written before the upgrade"
+        assert record.prompt == "written  before the upgrade", "kept as sent"
         # The path is where this data dir keeps that hash, never the one recorded.
         assert record.attachments[0].path == str(tmp_path / "attachments" / "ab" / ("ab" * 32))
 
