@@ -3,6 +3,7 @@ interrupted, failed) on screen and in the store, with its words kept and a Retry
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -13,9 +14,11 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from desktop.core.chats.reply_state import state_text
 from desktop.core.models import ChatMessage, ConnectionState, Role
+from desktop.ui.theme import LIGHT, ThemeManager, ThemeMode
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, until, use_fake_provider
 
@@ -30,6 +33,33 @@ CLASS_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception)\b")
 def provider() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer(LONG, chunk_size=6, chunk_delay=0.02) as fake:
         yield fake
+
+
+async def _shoot(app: App, name: str) -> None:
+    """With HERMES_QT_SHOTS=DIR, save the real window as it is now, light and dark, to
+    DIR/reply-NAME-{light,dark}.png (how docs/screenshots are made)."""
+    target = os.environ.get("HERMES_QT_SHOTS")
+    if not target:
+        return
+    qapp = QApplication.instance()
+    assert isinstance(qapp, QApplication)
+    win = app.window
+    style, palette = qapp.styleSheet(), qapp.palette()
+    theme = ThemeManager(qapp, ThemeMode.LIGHT)
+    try:
+        for mode in (ThemeMode.LIGHT, ThemeMode.DARK):
+            theme.set_mode(mode)
+            win.set_colors(theme.colors)
+            win.chat_view.chat_model.flush()
+            for _ in range(20):
+                await asyncio.sleep(0)  # Qt restyles and lays out between loop turns
+            win.grab().save(str(Path(target) / f"reply-{name}-{mode.value}.png"))
+    finally:
+        # The app-wide style goes back: the rest of the test (and the next) runs as before.
+        qapp.setStyleSheet(style)
+        qapp.setPalette(palette)
+        win.set_colors(LIGHT)
+        theme.deleteLater()
 
 
 def _reply(app: App) -> ChatMessage:
@@ -89,6 +119,7 @@ async def test_gateway_killed_mid_reply_marks_it_interrupted_with_every_shown_wo
         assert "retry_reply" in _zones(app, reply), "Retry on the bubble itself"
         assert "Retry" in _menu(app, reply), "and in its menu"
         await until(lambda: ("assistant", "interrupted") in [r[:2] for r in _stored(app)], "kept")
+        await _shoot(app, "interrupted")
     finally:
         await app.close()
     # After a restart of the app the reply still reads interrupted, with all its words.
@@ -132,6 +163,7 @@ async def test_provider_down_is_one_failed_reply_with_the_cause_in_words(
         assert "Retry" in items and "Regenerate reply" in items
         await until(lambda: ("assistant", "error") in [r[:2] for r in _stored(app)], "stored")
         assert any("cannot reach" in r[2] for r in _stored(app)), "the cause is stored too"
+        await _shoot(app, "failed")
     finally:
         await app.close()
         closed.close()
@@ -152,6 +184,7 @@ async def test_stop_reads_stopped_by_you(
         assert reply.status == "stopped" and state_text(reply) == "Stopped by you"
         assert "retry_reply" in _zones(app, reply)
         await until(lambda: ("assistant", "stopped") in [r[:2] for r in _stored(app)], "stored")
+        await _shoot(app, "stopped")
     finally:
         await app.close()
 
@@ -196,6 +229,7 @@ async def test_retry_sends_the_prompt_again_as_the_same_turn(
                 ),
                 "the store holds one prompt and its reply",
             )
+            await _shoot(app, "complete")
             key = app.window.session_key
         finally:
             await app.close()

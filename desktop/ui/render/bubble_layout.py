@@ -344,14 +344,6 @@ def build_layout(
         content_w = max(content_w, w)
         y += h + ATTACH_GAP
 
-    small = QFont(font)
-    small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
-    stamp = footer_text(msg)
-    footer_w = QFontMetricsF(small).horizontalAdvance(stamp + " ") + (18 if user else 0)
-    content_w = max(content_w, footer_w)
-    lay.footer = QRectF(0, y, 0, FOOTER_H)
-    y += FOOTER_H
-
     if ended:
         # How the reply ended, in words (wrapped: a cause is a sentence), and its Retry.
         y += SECTION_GAP / 2
@@ -364,7 +356,15 @@ def build_layout(
         w = fm.horizontalAdvance("Retry") + 22
         lay.zones.append(Zone("retry_reply", 0, QRectF(0, y, w, BUTTON_H), "Retry"))
         content_w = max(content_w, w)
-        y += BUTTON_H + SECTION_GAP / 2
+        y += BUTTON_H
+
+    small = QFont(font)
+    small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
+    stamp = footer_text(msg)
+    footer_w = QFontMetricsF(small).horizontalAdvance(stamp + " ") + (18 if user else 0)
+    content_w = max(content_w, footer_w)
+    lay.footer = QRectF(0, y, 0, FOOTER_H)
+    y += FOOTER_H
 
     if user and has_note(msg):
         y += SECTION_GAP / 2

@@ -44,8 +44,7 @@ def usage_line(usage: dict[str, Any]) -> str:
 def footer_text(msg: ChatMessage) -> str:
     """What a bubble's footer says: status, time and (replies) usage."""
     stamp = clock_time(msg.created_at) if msg.created_at else ""
-    if msg.role is Role.ASSISTANT and msg.status in ("error", "interrupted"):
-        stamp = f"{msg.status} · {stamp}" if stamp else msg.status
+    # How a reply that did not complete ended is said in words on its own line (reply_note).
     if msg.role is Role.ASSISTANT and msg.usage and not msg.streaming:
         used = usage_line(msg.usage)
         model = msg.usage.get("model")
