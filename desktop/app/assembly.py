@@ -12,9 +12,6 @@ from typing import TYPE_CHECKING
 from desktop.core.errors import HermesQtError
 
 if TYPE_CHECKING:
-    import ssl
-
-    from desktop.core.delivery.port import SupervisorPort
     from desktop.core.link.launcher import ProcessLauncher
     from desktop.core.link.profiles import Profile
     from desktop.core.link.transport import TransportFactory
@@ -82,82 +79,46 @@ class Core:
         """`transport_factory` opens every gateway socket (default: the real WebSocket)."""
         from desktop.app.preferences import Preferences
         from desktop.common.clock import AsyncioClock
-        from desktop.core.delivery.outbox import Outbox
-        from desktop.core.disk.attachments import AttachmentStore
-        from desktop.core.disk.drafts import DraftKeeper
         from desktop.core.disk.store import Store
         from desktop.core.link.epochs import FileEpochStore
         from desktop.core.link.profiles import FileTokenStore, KeyringTokenStore
-        from desktop.core.profile.controller import is_temp_key
+        from desktop.core.profile.assembly import SharedParts
 
         self.paths = paths
         self.clock = AsyncioClock()
-        self.store = Store(str(paths.data / "hermes-qt.sqlite3"))
-        self.epochs = FileEpochStore(paths.data / "epochs.json")
+        store = Store(str(paths.data / "hermes-qt.sqlite3"))
+        self.shared = SharedParts.over(
+            store, paths.data, clock=self.clock, epochs=FileEpochStore(paths.data / "epochs.json")
+        )
+        self.store, self.epochs = store, self.shared.epochs
         self.tokens = KeyringTokenStore(FileTokenStore(paths.config / "tokens.json"))
         self.preferences = Preferences(paths.config, self.tokens)
-        self.attachments = AttachmentStore(paths.data, store=self.store)
-        self.drafts = DraftKeeper(self.store, self.clock)
+        self.attachments = self.shared.attachments
+        self.drafts = self.shared.drafts
         # Profile id -> its one port (the outbox reaches the profile by it) and its controller.
-        self.ports: dict[str, SupervisorPort] = {}
-        self.outbox = Outbox(self.store, self.ports.get, self.clock, holds=is_temp_key)
+        self.ports = self.shared.ports
+        self.outbox = self.shared.outbox
         self.controllers: dict[str, ProfileController] = {}
         # profile id -> the launcher of the gateway child it starts, if any
         self.launchers: dict[str, ProcessLauncher] = {}
         self.transport_factory = transport_factory
 
     def controller_for(self, profile: Profile) -> ProfileController:
-        from desktop.core.chats.router import SessionRouter
-        from desktop.core.delivery.port import SupervisorPort
-        from desktop.core.link.client import JsonRpcGatewayClient
-        from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
-        from desktop.core.profile.controller import ProfileController
+        from desktop.core.profile.assembly import assemble_profile, gateway_clients
 
         launcher = self._launcher_for(profile)
         if launcher is not None:
             self.launchers[profile.id] = launcher
-        ssl_context = _ssl_context(profile)
-        token = self.preferences.token(profile)
-
-        def client_factory(ep: Endpoint) -> JsonRpcGatewayClient:
-            return JsonRpcGatewayClient(
-                ep.url,
-                token=ep.token,
-                clock=self.clock,
-                allow_insecure=ep.allow_insecure,
-                ssl=ssl_context if ep.url.startswith("wss://") else None,
-                transport_factory=self.transport_factory,
-            )
-
-        supervisor = ConnectionSupervisor(
+        clients = gateway_clients(profile, self.clock, transport_factory=self.transport_factory)
+        parts = assemble_profile(
             profile,
-            client_factory=client_factory,
-            epoch_store=self.epochs,
-            clock=self.clock,
+            self.shared,
+            clients=clients,
             launcher=launcher,
-            token=token,
+            token=self.preferences.token(profile),
         )
-        store = self.store
-
-        def record_runtime_id(key: str, runtime: str) -> None:
-            store.upsert_session(profile.id, key, runtime_id=runtime)
-
-        router = SessionRouter(supervisor, on_ids=record_runtime_id, now=self.clock.wall)
-        # The profile's one port: the outbox reaches the profile by it, the controller gets it.
-        port = self.ports[profile.id] = SupervisorPort(supervisor, router)
-        controller = ProfileController(
-            profile_id=profile.id,
-            supervisor=supervisor,
-            router=router,
-            port=port,
-            store=self.store,
-            outbox=self.outbox,
-            drafts=self.drafts,
-            attachments=self.attachments,
-            clock=self.clock,
-        )
-        self.controllers[profile.id] = controller
-        return controller
+        self.controllers[profile.id] = parts.controller
+        return parts.controller
 
     def _launcher_for(self, profile: Profile) -> ProcessLauncher | None:
         from desktop.core.link.launcher import (
@@ -184,7 +145,7 @@ class Core:
     async def drop(self, profile_id: str) -> None:
         """A profile was removed or changed: close it on purpose (it never reconnects)."""
         controller = self.controllers.pop(profile_id, None)
-        self.ports.pop(profile_id, None)
+        self.shared.forget(profile_id)
         self.launchers.pop(profile_id, None)
         if controller is not None:
             await controller.close()
@@ -192,17 +153,4 @@ class Core:
     async def aclose(self) -> None:
         for controller in list(self.controllers.values()):
             await controller.close()
-        await self.outbox.aclose()
-        self.drafts.close()
-        self.store.close()
-
-
-def _ssl_context(profile: Profile) -> ssl.SSLContext | None:
-    import ssl
-
-    tls = profile.tls
-    ctx = ssl.create_default_context(cafile=tls.ca_file or None)
-    if not tls.verify:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    return ctx
+        await self.shared.aclose()

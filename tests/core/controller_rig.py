@@ -19,15 +19,14 @@ from desktop.common.clock import ManualClock
 from desktop.core.chats.router import SessionRouter
 from desktop.core.delivery.outbox import Outbox
 from desktop.core.delivery.port import SupervisorPort
-from desktop.core.disk.attachments import AttachmentStore
 from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.store import Store
 from desktop.core.errors import RpcError
 from desktop.core.link.epochs import MemoryEpochStore
 from desktop.core.link.profiles import Profile, ProfileKind
-from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ChatMessage, Role, SessionSummary
-from desktop.core.profile.controller import ProfileController, is_temp_key
+from desktop.core.profile.assembly import SharedParts, assemble_profile
+from desktop.core.profile.controller import ProfileController
 from tests.core.supervisor_fakes import FakeCaps, FakeNet, until
 
 PROFILE = Profile(id="p", name="P", kind=ProfileKind.REMOTE, url="ws://127.0.0.1:9/api/ws")
@@ -138,41 +137,26 @@ async def rig(tmp_path: Path, *, seed: Callable[[Store], None] | None = None) ->
         seed(store)
     net = FakeNet(caps=Caps())
     gw = Gateway(net)
-    sup = ConnectionSupervisor(
-        PROFILE,
-        client_factory=net.factory,
-        epoch_store=MemoryEpochStore(),
-        clock=clock,
-        random=lambda: 0.0,
-    )
-    router = SessionRouter(
-        sup,
-        on_ids=lambda key, runtime: store.upsert_session("p", key, runtime_id=runtime),
-        now=clock.wall,
-    )
-    port = SupervisorPort(sup, router)
-    outbox = Outbox(store, {"p": port}.get, clock, holds=is_temp_key)
-    drafts = DraftKeeper(store, clock)
-    ctl = ProfileController(
-        profile_id="p",
-        supervisor=sup,
-        router=router,
-        port=port,
-        store=store,
-        outbox=outbox,
-        drafts=drafts,
-        attachments=AttachmentStore(tmp_path, store=store),
-        clock=clock,
-    )
+    shared = SharedParts.over(store, tmp_path, clock=clock, epochs=MemoryEpochStore())
+    p = assemble_profile(PROFILE, shared, clients=net.factory, random=lambda: 0.0)
     seen = Recorder()
-    ctl.subscribe(seen)
+    p.controller.subscribe(seen)
     try:
-        yield Rig(ctl, gw, net, store, outbox, port, router, drafts, seen, clock)
+        yield Rig(
+            p.controller,
+            gw,
+            net,
+            store,
+            shared.outbox,
+            p.port,
+            p.router,
+            shared.drafts,
+            seen,
+            clock,
+        )
     finally:
-        await ctl.close()
-        await outbox.aclose()
-        drafts.close()
-        store.close()
+        await p.controller.close()
+        await shared.aclose()
 
 
 def user_bubbles(messages: list[ChatMessage]) -> list[ChatMessage]:

@@ -22,17 +22,14 @@ import pytest
 from desktop.common.clock import AsyncioClock
 from desktop.common.methods import SESSION_LIST
 from desktop.core.chats.router import SessionRouter
-from desktop.core.delivery.outbox import Outbox
-from desktop.core.delivery.port import SupervisorPort
-from desktop.core.disk.attachments import AttachmentStore
-from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.store import Store
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.epochs import MemoryEpochStore
 from desktop.core.link.profiles import Profile, ProfileKind
-from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ConnectionState
-from desktop.core.profile.controller import ProfileController, is_temp_key
+from desktop.core.profile.assembly import SharedParts, assemble_profile, gateway_clients
+from desktop.core.profile.controller import ProfileController
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fault_proxy import FaultProxy
 from tests.support.hermes_env import (
@@ -116,40 +113,18 @@ async def app(url: str, token: str, tmp: Path) -> AsyncIterator[App]:
     clock = AsyncioClock()
     store = Store(str(tmp / "hermes-qt.sqlite3"))
     profile = Profile(id="p", name="Hermes", kind=ProfileKind.REMOTE, url=url)
-
-    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
-        return JsonRpcGatewayClient(endpoint.url, token=endpoint.token)
-
-    sup = ConnectionSupervisor(
-        profile, client_factory=factory, epoch_store=MemoryEpochStore(), clock=clock, token=token
-    )
-    router = SessionRouter(sup, now=clock.wall)
-    port = SupervisorPort(sup, router)
-    outbox = Outbox(store, {"p": port}.get, clock, holds=is_temp_key)
-    drafts = DraftKeeper(store, clock)
-    ctl = ProfileController(
-        profile_id="p",
-        supervisor=sup,
-        router=router,
-        port=port,
-        store=store,
-        outbox=outbox,
-        drafts=drafts,
-        attachments=AttachmentStore(tmp, store=store),
-        clock=clock,
-    )
+    shared = SharedParts.over(store, tmp, clock=clock, epochs=MemoryEpochStore())
+    p = assemble_profile(profile, shared, clients=gateway_clients(profile, clock), token=token)
     seen = Seen()
-    ctl.subscribe(seen)
-    a = App(ctl, sup, router, seen)
+    p.controller.subscribe(seen)
+    a = App(p.controller, p.supervisor, p.router, seen)
     try:
-        ctl.start()
-        await a.until(port.is_online, "online", 60)
+        p.controller.start()
+        await a.until(p.port.is_online, "online", 60)
         yield a
     finally:
-        await ctl.close()
-        await outbox.aclose()
-        drafts.close()
-        store.close()
+        await p.controller.close()
+        await shared.aclose()
 
 
 async def gateway_list(url: str, token: str) -> dict[str, str]:

@@ -21,17 +21,16 @@ from typing import Any
 from desktop.common.clock import AsyncioClock, Clock
 from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.common.retry import RetrySchedule
-from desktop.core.chats.router import SessionRouter
 from desktop.core.delivery.outbox import Outbox
-from desktop.core.delivery.port import SupervisorPort
 from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.store import OutboxEntry, Store
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.epochs import FileEpochStore
 from desktop.core.link.profiles import Profile, ProfileKind
-from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.link.supervisor import Endpoint
 from desktop.core.link.transport import Transport, open_websocket
 from desktop.core.models import ConnectionState, ConnectionStatus, DeliveryState, Role
+from desktop.core.profile.assembly import link_profile
 from desktop.core.profile.composer_drafts import ComposerDrafts
 from desktop.gateway.providers.base import Provider
 from desktop.gateway.server import GatewayConfig, GatewayServer
@@ -314,17 +313,19 @@ class Rig:
             url=url,
             allow_insecure=o.allow_insecure,
         )
-        self.sup = ConnectionSupervisor(
+        self.store = Store(self.tmp / f"client-{o.profile_id}.sqlite3")
+        # The app's own wiring below the controller; this rig drives the outbox itself.
+        link = link_profile(
             profile,
-            client_factory=self.client_factory,
-            epoch_store=FileEpochStore(self.tmp / f"epochs-{o.profile_id}.json"),
+            clients=self.client_factory,
+            store=self.store,
+            epochs=FileEpochStore(self.tmp / f"epochs-{o.profile_id}.json"),
             clock=o.sup_clock,
             random=o.random,
             token=o.token,
+            on_gone=self._on_gone,
         )
-        self.store = Store(self.tmp / f"client-{o.profile_id}.sqlite3")
-        self.router = SessionRouter(self.sup, on_ids=self._on_ids, on_gone=self._on_gone)
-        self.port = SupervisorPort(self.sup, self.router)
+        self.sup, self.router, self.port = link.supervisor, link.router, link.port
         self.outbox = Outbox(
             self.store,
             {o.profile_id: self.port}.get,
@@ -339,10 +340,6 @@ class Rig:
         self.outbox.on_removed(self._on_entry_removed)
         self.outbox.on_restore(self._on_restore)
         self.sup.add_status_listener(self._on_status)
-
-    def _on_ids(self, stored: str, runtime: str) -> None:
-        # As the app does: the router's runtime ids are recorded, the outbox reads them there.
-        self.store.upsert_session(self.opt.profile_id, stored, runtime_id=runtime)
 
     def _on_gone(self, stored: str, reason: str) -> None:
         self.gone.append(stored)

@@ -28,16 +28,14 @@ import pytest
 from desktop.common.clock import AsyncioClock
 from desktop.core.chats.router import SessionRouter
 from desktop.core.delivery.outbox import Outbox
-from desktop.core.delivery.port import SupervisorPort
-from desktop.core.disk.attachments import AttachmentStore
 from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.store import Store
-from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.epochs import MemoryEpochStore
 from desktop.core.link.profiles import Profile, ProfileKind
-from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ConnectionState, Role
-from desktop.core.profile.controller import ProfileController, is_temp_key
+from desktop.core.profile.assembly import SharedParts, assemble_profile, gateway_clients
+from desktop.core.profile.controller import ProfileController
 from tests.reliability.conftest import RecordFigure
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fault_proxy import FaultProxy
@@ -147,38 +145,13 @@ def start_app(data: Path, url: str, token: str) -> App:
     clock = AsyncioClock()
     store = Store(str(data / "hermes-qt.sqlite3"))
     profile = Profile(id=PROFILE_ID, name="Hermes", kind=ProfileKind.REMOTE, url=url)
-
-    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
-        return JsonRpcGatewayClient(
-            endpoint.url,
-            token=endpoint.token,
-            heartbeat_interval=INTERVAL,
-            heartbeat_deadline=DEADLINE,
-        )
-
-    sup = ConnectionSupervisor(
-        profile,
-        client_factory=factory,
-        epoch_store=MemoryEpochStore(),
-        clock=clock,
-        random=lambda: 0.0,
-        token=token,
+    shared = SharedParts.over(store, data, clock=clock, epochs=MemoryEpochStore())
+    clients = gateway_clients(
+        profile, clock, heartbeat_interval=INTERVAL, heartbeat_deadline=DEADLINE
     )
-    router = SessionRouter(sup, now=clock.wall)
-    port = SupervisorPort(sup, router)
-    outbox = Outbox(store, {PROFILE_ID: port}.get, clock, holds=is_temp_key)
-    drafts = DraftKeeper(store, clock)
-    ctl = ProfileController(
-        profile_id=PROFILE_ID,
-        supervisor=sup,
-        router=router,
-        port=port,
-        store=store,
-        outbox=outbox,
-        drafts=drafts,
-        attachments=AttachmentStore(data, store=store),
-        clock=clock,
-    )
+    p = assemble_profile(profile, shared, clients=clients, token=token, random=lambda: 0.0)
+    sup, router, ctl = p.supervisor, p.router, p.controller
+    outbox, drafts = shared.outbox, shared.drafts
     app = App(ctl, sup, router, store, outbox, drafts, [], Seen())
     ctl.subscribe(app.seen)  # type: ignore[arg-type]
     asked = sup.call

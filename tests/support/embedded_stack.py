@@ -1,4 +1,5 @@
-"""A connection supervisor and session router on a real embedded gateway child, online."""
+"""A profile's link (the app's own wiring: supervisor, router) on a real embedded gateway child,
+online; the runtime ids the router adopts are recorded in a store of its own."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from typing import Any
 
 from desktop.common.clock import AsyncioClock
 from desktop.core.chats.router import SessionRouter
-from desktop.core.link.client import JsonRpcGatewayClient
+from desktop.core.disk.store import Store
 from desktop.core.link.epochs import FileEpochStore
 from desktop.core.link.launcher import EmbeddedGatewayLauncher
 from desktop.core.link.profiles import Profile, ProfileKind
-from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
+from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ConnectionState
+from desktop.core.profile.assembly import gateway_clients, link_profile
 from tests.support.waiting import wait_notified
 
 
@@ -30,22 +32,21 @@ async def online_embedded(
     tmp_path: Path, launcher: EmbeddedGatewayLauncher | None = None, **supervisor: Any
 ) -> AsyncIterator[tuple[ConnectionSupervisor, SessionRouter]]:
     """Start the gateway (`embedded_launcher(tmp_path)` unless given) and wait until the
-    router has synced with it; `supervisor` goes to ConnectionSupervisor (e.g. `random`)."""
+    router has synced with it; `supervisor` goes to `link_profile` (e.g. `random`)."""
     launcher = launcher or embedded_launcher(tmp_path)
     profile = Profile(id="embedded", name="This computer", kind=ProfileKind.EMBEDDED)
-
-    def factory(endpoint: Endpoint) -> JsonRpcGatewayClient:
-        return JsonRpcGatewayClient(endpoint.url, token=endpoint.token)
-
-    sup = ConnectionSupervisor(
+    store = Store(tmp_path / "hermes-qt.sqlite3")
+    clock = AsyncioClock()
+    link = link_profile(
         profile,
-        client_factory=factory,
-        epoch_store=FileEpochStore(tmp_path / "epochs.json"),
-        clock=AsyncioClock(),
+        clients=gateway_clients(profile, clock),
+        store=store,
+        epochs=FileEpochStore(tmp_path / "epochs.json"),
+        clock=clock,
         launcher=launcher,
         **supervisor,
     )
-    router = SessionRouter(sup)
+    sup, router = link.supervisor, link.router
     try:
         sup.start()
         await wait_notified(
@@ -57,3 +58,4 @@ async def online_embedded(
     finally:
         await router.close()
         await sup.close()
+        store.close()
