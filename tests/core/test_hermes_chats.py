@@ -58,6 +58,7 @@ class Seen:
     def __init__(self) -> None:
         self.keys: list[str] = []
         self.notices: list[str] = []
+        self.lists: list[str] = []  # the session key of each whole list sent to the window
         self._wake: list[Callable[..., None]] = []
 
     def __getattr__(self, name: str) -> Callable[..., None]:
@@ -69,6 +70,8 @@ class Seen:
                 self.keys.append(str(args[1]))
             elif name == "on_notice":
                 self.notices.append(str(args[1]))
+            elif name == "on_session_messages":
+                self.lists.append(str(args[0]))
             for wake in list(self._wake):
                 wake()
 
@@ -196,5 +199,42 @@ async def test_delete_and_rename_reach_the_gateway_and_hold_across_reconnect_and
                     await b.until(lambda: b.listed() == [], "gone from the list")
                     assert b.seen.notices == []
                     assert await gateway_list(gw.url, gw.token) == {}
+            finally:
+                proxy.stop()
+
+
+@pytest.mark.parametrize("dist", DISTS)
+async def test_a_tcp_reset_sends_the_open_chat_to_the_window_once_with_its_turn(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    require_hermes(dist)
+    with FakeOpenAIServer(reply="ok") as fake:
+        fake.script = [{"content": "the answer"}]
+        async with hermes_gateway(
+            tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+        ) as gw:
+            port = int(gw.url.rsplit(":", 1)[1].split("/")[0])
+            proxy = FaultProxy(port).start()
+            url = f"ws://127.0.0.1:{proxy.port}/api/ws"
+            try:
+                async with app(url, gw.token, tmp_path) as a:
+                    key = await a.chat("a question")
+                    conv = a.router.conversation(key)
+                    assert conv is not None
+                    turn = [(m.role, m.text) for m in conv.messages]
+                    before, epoch = a.seen.lists.count(key), a.sup.epoch
+
+                    proxy.reset_all()
+                    await a.until(lambda: a.sup.status.state is not ConnectionState.ONLINE, "cut")
+                    a.sup.reconnect_now()
+                    await a.until(
+                        lambda: a.sup.epoch > epoch and a.router.synced_epoch == a.sup.epoch,
+                        "reconnected",
+                    )
+
+                    # Sent whole once (not by the feed and again by the catch-up), every
+                    # bubble of the turn still in it.
+                    assert a.seen.lists.count(key) - before == 1
+                    assert [(m.role, m.text) for m in conv.messages] == turn
             finally:
                 proxy.stop()
