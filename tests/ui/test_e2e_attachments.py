@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -186,3 +188,35 @@ async def test_a_deleted_copy_says_file_missing_and_opens_nothing(
         assert warned and "file missing" in warned[0]
     finally:
         await again.close()
+
+
+async def test_the_files_stay_when_the_gateway_restarts_under_a_running_app(
+    qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer
+) -> None:
+    use_fake_provider(tmp_path, provider.base_url)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("signups up 18%\n", "utf-8")
+    app = App.open(tmp_path, qtbot)
+    launcher = app.gateway_child
+    try:
+        await app.wait_online()
+        app.window.composer.attach_files([str(notes)])
+        await until(lambda: len(app.window.composer.attachments) == 1, "a chip")
+        app.type_and_send(qtbot, PROMPT)
+        await until(lambda: len(app.finished_replies()) == 1, "the reply")
+        await until(lambda: app.user_confirmed(PROMPT), "the prompt confirmed")
+        first_pid = launcher.pid
+        assert first_pid is not None
+        os.kill(first_pid, signal.SIGKILL)
+        await until(lambda: launcher.pid not in (None, first_pid), "the gateway restarted")
+        await app.wait_online()
+        # The reconnect's snapshot rebuilds the chat from the gateway's rows.
+        await until(
+            lambda: (m := _prompt(app)) is not None and not m.id.startswith("local:"),
+            "the prompt is the gateway's row again",
+        )
+        prompt = _prompt(app)
+        assert prompt is not None
+        assert [a.filename for a in prompt.attachments] == ["notes.txt"]
+    finally:
+        await app.close()
