@@ -15,8 +15,6 @@ from desktop.core.delivery.outbox import Outbox
 from desktop.core.errors import GatewayError, StorageError
 from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.listeners import Notify, notice
-from desktop.core.profile.feed import ConversationFeed
-from desktop.core.profile.new_chats import TempSessions
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +38,9 @@ class OnlineCatchUp:
     settled against the snapshots just received (or the history), queued prompts are sent, and
     the session list is refreshed. A result from an older epoch is dropped.
 
+    What the window is sent after a snapshot is the feed's (`ConversationFeed.on_router_snapshot`);
+    this keeps each session's latest snapshot to settle its prompts against.
+
     The list is also refreshed when the gateway says it changed (`list_changed`, Hermes 0.22's
     `sessions.changed` broadcast): a session another client made shows without asking.
     """
@@ -51,8 +52,7 @@ class OnlineCatchUp:
         supervisor: ConnectionSupervisor,
         router: SessionRouter,
         index: SessionIndex,
-        feed: ConversationFeed,
-        temps: TempSessions,
+        create_waiting: Callable[[], None],
         outbox: Outbox,
         spawn: Spawn,
         notify: Notify,
@@ -62,8 +62,7 @@ class OnlineCatchUp:
         self._sup = supervisor
         self._router = router
         self._index = index
-        self._feed = feed
-        self._temps = temps
+        self._create_waiting = create_waiting  # sessions typed into offline: created first
         self._outbox = outbox
         self._spawn = spawn
         self._notify = notify
@@ -116,16 +115,12 @@ class OnlineCatchUp:
             return
         self._spawn(self._after_online(epoch))
 
-    def on_router_snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
+    def keep_snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
+        """The router took a snapshot of `key`: unconfirmed prompts are settled against it."""
         self._snapshots[key] = snapshot
-        self._index.cache_snapshot(key, snapshot)
-        conv = self._router.conversation(key)
-        if conv is not None:
-            self._feed.snapshot_loaded(key, conv)
-            self._index.cache_conversation(key, conv)
 
     async def _after_online(self, epoch: int) -> None:
-        self._temps.create_waiting()
+        self._create_waiting()
         await self._reconcile_unconfirmed(epoch)
         self._outbox.on_online(self._id)
         await self._refresh_list(epoch)

@@ -112,8 +112,7 @@ class ProfileController:
             router=router,
             index=self._index,
             feed=self._feed,
-            bubbles=self._bubbles,
-            drafts=self._drafts,
+            rekey=self._rekey,
             outbox=outbox,
             clock=clock,
             is_online=self._port.is_online,
@@ -127,8 +126,7 @@ class ProfileController:
             supervisor=supervisor,
             router=router,
             index=self._index,
-            feed=self._feed,
-            temps=self._temps,
+            create_waiting=self._temps.create_waiting,
             outbox=outbox,
             spawn=self._spawn,
             notify=notify,
@@ -154,7 +152,8 @@ class ProfileController:
             supervisor.add_status_listener(self._on_status),
             supervisor.subscribe(events.on_supervisor_event),
             router.on_synced(self._catchup.on_router_synced),
-            router.on_snapshot(self._catchup.on_router_snapshot),
+            router.on_snapshot(self._catchup.keep_snapshot),
+            router.on_snapshot(self._feed.on_router_snapshot),
             router.on_failure(self._tell_local_failure),
             outbox.on_state(self._bubbles.on_outbox_state, profile_id),
             outbox.on_removed(self._bubbles.on_outbox_removed, profile_id),
@@ -550,6 +549,11 @@ class ProfileController:
 
     def _resolve(self, key: str) -> str:
         return self._temps.resolve(key)
+
+    def _rekey(self, temp_key: str, real_key: str) -> None:
+        """The gateway created a temporary session: its draft and queued bubbles move along."""
+        self._drafts.adopt(temp_key, real_key)
+        self._bubbles.rekey(temp_key, real_key)
 
     def _call_soon(self, method: str, params: dict[str, Any]) -> None:
         """Send a call whose failure only needs telling the user."""

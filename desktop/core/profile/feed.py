@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from desktop.common.clock import Clock
 from desktop.core.chats.conversation import Conversation
@@ -100,15 +101,20 @@ class ConversationFeed:
         self._index.attach_sent(key, messages)
         self._notify(lambda listener: listener.on_session_messages(key, messages))
 
-    def snapshot_loaded(self, key: str, conv: Conversation) -> None:
-        """The router loaded a snapshot into `conv`: the window gets its whole list once.
+    def on_router_snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
+        """The router took a snapshot of `key`: the chat is cached as it now is, and the window
+        gets its whole list once per snapshot.
 
         Watched, the load's own change already sent it (unless the view shows a window far
         up); a conversation not watched yet (just created) is watched and sent from here.
         """
-        if key in self._unsubs and key in self._whole_shown:
+        self._index.cache_snapshot(key, snapshot)
+        conv = self._router.conversation(key)
+        if conv is None:
             return
-        self.publish(key, conv)
+        if key not in self._unsubs or key not in self._whole_shown:
+            self.publish(key, conv)
+        self._index.cache_conversation(key, conv)
 
     def prepended(self, key: str, count: int) -> None:
         """`count` older messages were put before the loaded ones: send just those; then the

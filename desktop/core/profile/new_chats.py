@@ -15,9 +15,7 @@ from desktop.core.errors import GatewayError, StorageError
 from desktop.core.keys import is_temp_key, new_temp_key
 from desktop.core.listeners import Notify, notice
 from desktop.core.models import SessionSummary
-from desktop.core.profile.composer_drafts import ComposerDrafts
 from desktop.core.profile.feed import ConversationFeed
-from desktop.core.profile.prompt_bubbles import PromptBubbles
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +23,8 @@ log = logging.getLogger(__name__)
 class TempSessions:
     """Owns temporary session keys: one `session.create` each, then the move to the real key.
 
-    A temporary key stays valid after the move (an alias), for intents still in flight.
+    A temporary key stays valid after the move (an alias), for intents still in flight; what
+    else is kept under the temporary key (drafts, queued bubbles) is moved by `rekey`.
     """
 
     def __init__(
@@ -35,8 +34,7 @@ class TempSessions:
         router: SessionRouter,
         index: SessionIndex,
         feed: ConversationFeed,
-        bubbles: PromptBubbles,
-        drafts: ComposerDrafts,
+        rekey: Callable[[str, str], None],
         outbox: Outbox,
         clock: Clock,
         is_online: Callable[[], bool],
@@ -46,8 +44,7 @@ class TempSessions:
         self._router = router
         self._index = index
         self._feed = feed
-        self._bubbles = bubbles
-        self._drafts = drafts
+        self._rekey = rekey  # (temporary key, real key)
         self._outbox = outbox
         self._clock = clock
         self._is_online = is_online
@@ -110,8 +107,7 @@ class TempSessions:
     def _adopt(self, temp_key: str, real_key: str) -> None:
         temp_conv = self._feed.take_temp(temp_key)
         self._index.adopt(temp_key, real_key, self._router.runtime_id(real_key))
-        self._drafts.adopt(temp_key, real_key)
-        self._bubbles.rekey(temp_key, real_key)
+        self._rekey(temp_key, real_key)
         conv = self._router.conversation(real_key)
         if conv is not None:
             if temp_conv is not None:
