@@ -36,6 +36,7 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("stop", ("Esc",), "Stop the running reply"),
     Shortcut("settings", ("Ctrl+,",), "Settings"),
     Shortcut("shortcuts", ("Ctrl+/", "F1"), "Keyboard shortcuts"),
+    Shortcut("quit", ("Ctrl+Q",), "Quit (drafts are kept)"),
     Shortcut("export_session", ("Ctrl+Shift+S",), "Export the open chat (Markdown or JSON)"),
     Shortcut("rename_session", ("F2",), "Rename the selected chat", "sessions"),
     Shortcut("delete_session", ("Del",), "Delete the selected chat", "sessions"),

@@ -63,7 +63,7 @@ async def test_a_chat_exports_to_markdown_and_to_json_with_everything_kept(
         assert markdown.startswith("# How many moons has Mars?\n")
         assert "### You" in markdown and "How many moons has Mars?" in markdown
         assert "### Assistant" in markdown and REPLY in markdown
-        assert win.statusBar().currentMessage() == f"Exported to {tmp_path / 'mars.md'}"
+        assert win.status_message() == f"Exported to {tmp_path / 'mars.md'}"
         target[0] = tmp_path / "mars.json"
         QTest.keySequence(win, "Ctrl+Shift+S")
         data = json.loads((tmp_path / "mars.json").read_text("utf-8"))
@@ -78,6 +78,6 @@ async def test_a_chat_exports_to_markdown_and_to_json_with_everything_kept(
         # A folder that cannot be written is reported, not raised.
         target[0] = tmp_path / "mars.md" / "inside-a-file.md"
         QTest.keySequence(win, "Ctrl+Shift+S")
-        assert win.statusBar().currentMessage().startswith("Export failed: could not write")
+        assert win.status_message().startswith("Export failed: could not write")
     finally:
         await app.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QImageReader, QKeyEvent, QPixmap
+from PySide6.QtGui import QImage, QImageReader, QInputMethodEvent, QKeyEvent, QPixmap
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -129,8 +129,19 @@ class ComposerEdit(QPlainTextEdit):
         self.send_key = SEND_ENTER
         self.setTabChangesFocus(True)
         self.slash = SlashCompleter(self)
+        self._composing = False  # an input method (CJK) shows uncommitted preedit text
+
+    def inputMethodEvent(self, e: QInputMethodEvent) -> None:
+        self._composing = bool(e.preeditString())
+        super().inputMethodEvent(e)
+
+    def composing(self) -> bool:
+        """Whether an input method is composing text not yet committed."""
+        return self._composing
 
     def keyPressEvent(self, e: QKeyEvent) -> None:
+        if self._composing and e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            return  # the input method's to confirm its reading: never a send or a new line
         if self.slash.popup_visible() and e.key() in _POPUP_KEYS:
             e.ignore()  # the completion popup takes it (Enter/Tab choose, Esc closes)
             return

@@ -17,6 +17,7 @@ from desktop.ui.render.usage import todo_text
 from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
 from desktop.ui.window.approvals import ApprovalsPanel
 from desktop.ui.window.header import ChatHeader
+from desktop.ui.window.toast import Toast
 
 
 def _status_line(name: str, parent: QWidget, accessible: str) -> ElidingLabel:
@@ -71,6 +72,7 @@ class ChatPane(QWidget):
         lay.addWidget(self.chat_view, 1)
         for widget in bottom:
             lay.addWidget(widget)
+        self.toast = Toast(self, self.chat_view)  # floats: no row of its own
 
     def show_notice(self, text: str) -> None:
         """A notice under the header ("" hides it)."""

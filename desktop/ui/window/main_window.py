@@ -51,7 +51,7 @@ class MainWindow(QMainWindow):
 
     Signals:
         settings_saved(object): AppSettings the user saved in the settings dialog.
-        quit_requested(): the user chose Quit (tray menu).
+        quit_requested(): the user chose Quit (Ctrl+Q or the tray menu).
     """
 
     settings_saved = Signal(object)
@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self._shown: ProfileView | None = None
         self._draft_announced = False
         self._close_to_tray = False
+        self._quitting = False
         self._left_empty: set[str] = set()  # empty new chats the user left (not listed)
         self._build(monotonic, wall)
         self.actions_by_name = build_actions(self, self.session_list, self._action_handlers())
@@ -86,7 +87,7 @@ class MainWindow(QMainWindow):
         self.tray = tray
         tray.setParent(self)
         tray.show_requested.connect(self.bring_forward)
-        tray.quit_requested.connect(self.quit_requested)
+        tray.quit_requested.connect(self.quit)
         tray.chat_requested.connect(self._on_tray_chat_requested)
         for entry in profiles:
             self._attach(entry)
@@ -173,6 +174,7 @@ class MainWindow(QMainWindow):
             "stop": self.intents.stop,
             "settings": self.open_settings,
             "shortcuts": self.show_shortcuts,
+            "quit": self.quit,
             "export_session": self.chat_admin.export_open,
             "rename_session": self.chat_admin.rename_selected,
             "delete_session": self.chat_admin.delete_selected,
@@ -411,8 +413,12 @@ class MainWindow(QMainWindow):
         self.header.set_title("")
 
     def show_status(self, text: str, ms: int) -> None:
-        """A passing message in the status bar."""
-        self.statusBar().showMessage(text, ms)
+        """A passing message over the chat's bottom edge (the layout does not move)."""
+        self.pane.toast.show_message(text, ms)
+
+    def status_message(self) -> str:
+        """The passing message showing now ("" when none)."""
+        return self.pane.toast.message()
 
     def focus_composer(self) -> None:
         self.composer.focus_edit(Qt.FocusReason.ShortcutFocusReason)
@@ -495,9 +501,16 @@ class MainWindow(QMainWindow):
         e.acceptProposedAction()
         self.focus_composer()
 
+    def quit(self) -> None:
+        """Ctrl+Q: close for good (not to the tray), as closing does, then quit the app."""
+        self._quitting = True
+        self.composer.draft_changed.emit(self.composer.draft())  # the draft as it is now
+        self.close()
+        self.quit_requested.emit()
+
     def closeEvent(self, e: QCloseEvent) -> None:
         self.save_state()
-        if self._close_to_tray and self.tray.can_hide_to_tray:
+        if self._close_to_tray and self.tray.can_hide_to_tray and not self._quitting:
             e.ignore()
             self.hide()
             return

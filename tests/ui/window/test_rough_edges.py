@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtGui import QInputMethodEvent
 from PySide6.QtTest import QTest
 
 from desktop.core.models import SessionSummary
@@ -82,3 +83,58 @@ def test_ctrl_n_reuses_an_empty_new_chat_and_drops_it_when_left(make_window: Any
     QTest.keyClicks(win.composer.edit, "half a thought")
     win.open_session("s3")
     assert new in _listed(win)
+
+
+def test_ctrl_q_quits_for_good_keeping_the_draft(
+    make_window: Any, qtbot: Any, monkeypatch: Any
+) -> None:
+    b = _backend()
+    win = make_window(b)
+    win.open_session("s1")
+    win.set_close_to_tray(True)
+    monkeypatch.setattr(type(win.tray), "can_hide_to_tray", property(lambda self: True))
+    QTest.keyClicks(win.composer.edit, "left for later")
+    with qtbot.waitSignal(win.quit_requested, timeout=1000):
+        QTest.keyClick(win.composer.edit, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    assert not win.isVisible()
+    saves = [args for name, args in b.calls if name == "save_draft"]
+    assert saves and saves[-1][:2] == ("s1", "left for later")
+
+
+def test_enter_while_an_input_method_composes_does_not_send(make_window: Any) -> None:
+    b = _backend()
+    win = make_window(b)
+    win.open_session("s1")
+    edit = win.composer.edit
+    edit.setFocus()
+    QTest.keyClicks(edit, "I live in ")
+    # A CJK input method shows the reading being composed as preedit text, not yet typed.
+    QCoreApplication.sendEvent(edit, QInputMethodEvent("にほん", []))
+    assert edit.toPlainText() == "I live in "
+    QTest.keyClick(edit, Qt.Key.Key_Return)
+    assert "send" not in b.names(), "Enter during composition confirms the reading, sends nothing"
+    commit = QInputMethodEvent()
+    commit.setCommitString("日本")
+    QCoreApplication.sendEvent(edit, commit)
+    assert edit.toPlainText() == "I live in 日本"
+    QTest.keyClick(edit, Qt.Key.Key_Return)
+    assert [args for name, args in b.calls if name == "send"] == [("s1", "I live in 日本", ())]
+
+
+def test_copied_shows_over_the_chat_without_moving_the_layout(make_window: Any, qtbot: Any) -> None:
+    b = _backend()
+    win = make_window(b)
+    win.open_session("s1")
+    view = win.chat_view
+    before = (view.geometry(), win.composer.geometry(), win.centralWidget().geometry())
+    view.setFocus()
+    view.setCurrentIndex(view.chat_model.index(1))
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    QCoreApplication.processEvents()
+    assert win.status_message() == "Copied"
+    assert (view.geometry(), win.composer.geometry(), win.centralWidget().geometry()) == before
+    toast = win.pane.toast
+    assert view.geometry().contains(toast.geometry()), "it floats over the chat's bottom"
+    toast.timer.timeout.emit()  # its time is up (the timer, not a wait)
+    assert win.status_message() == ""
+    assert (view.geometry(), win.composer.geometry(), win.centralWidget().geometry()) == before
