@@ -542,6 +542,9 @@ class BubbleDelegate(QStyledItemDelegate):
                 painter.setPen(QColor(c.card_border))
                 painter.drawPath(path)
         fg = QColor(c.user_text if user else c.assistant_text)
+        bg = QColor(
+            c.card if msg.role is Role.SYSTEM else c.user_bubble if user else c.assistant_bubble
+        )
         muted = QColor(fg)
         muted.setAlphaF(0.68)
         font = self._font()
@@ -571,7 +574,7 @@ class BubbleDelegate(QStyledItemDelegate):
                         # those rows drawn now, not all of it into its pixmap.
                         self._draw_doc(painter, doc, at, fg)
                     else:
-                        self._draw_finished_block(painter, doc, at, fg)
+                        self._draw_finished_block(painter, doc, at, fg, bg)
                 else:
                     self._draw_doc(painter, doc, at, fg, marks)
             for zone in lay.zones:
@@ -684,16 +687,23 @@ class BubbleDelegate(QStyledItemDelegate):
         )
 
     def _draw_finished_block(
-        self, painter: QPainter, doc: QTextDocument, pos: QPointF, fg: QColor
+        self, painter: QPainter, doc: QTextDocument, pos: QPointF, fg: QColor, bg: QColor
     ) -> None:
-        """One finished block group of a streaming reply: drawn once into a pixmap, then copied."""
+        """One finished block group of a streaming reply: drawn once into a pixmap, then copied.
+
+        The pixmap is filled with the bubble's colour `bg` first (the group lies inside the
+        bubble's fill), so its pixels are those of the group drawn straight onto the bubble:
+        on a transparent pixmap, smooth shapes drawn over each other (a strikethrough across
+        a letter, an underline through a descender) would blend a shade differently.
+        """
         key = id(doc)
+        colors = (fg.rgba(), bg.rgba())
         cached = self._cache.block_pixmaps.get(key)
         dpr = self._view.devicePixelRatioF()
         if (
             cached is None
             or cached[0] is not doc
-            or cached[1] != fg.rgba()
+            or cached[1] != colors
             or (cached[2].devicePixelRatio() != dpr)
         ):
             if cached is not None:
@@ -702,7 +712,7 @@ class BubbleDelegate(QStyledItemDelegate):
             width, height = math.ceil(used_width(doc)), doc.size().height()
             pix = QPixmap(max(1, round(width * dpr)), max(1, round(height * dpr)))
             pix.setDevicePixelRatio(dpr)
-            pix.fill(Qt.GlobalColor.transparent)
+            pix.fill(bg)
             p = QPainter(pix)
             try:
                 p.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -710,7 +720,7 @@ class BubbleDelegate(QStyledItemDelegate):
             finally:
                 p.end()
             self.blocks_drawn += 1
-            cached = (doc, fg.rgba(), pix)
+            cached = (doc, colors, pix)
             self._cache.block_pixmaps[key] = cached
             self._cache.block_bytes += self._pixmap_size(pix)
             budget = self._budget(BLOCK_PIXMAP_SCREENS)

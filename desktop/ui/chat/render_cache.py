@@ -72,7 +72,9 @@ class RenderCache:
         # ...and its last drawing, whose unchanged rows the next frame copies.
         self.live: dict[str, Drawn] = {}
         # Finished blocks of streaming replies, by document (held, so its id stays unique).
-        self.block_pixmaps: OrderedDict[int, tuple[QTextDocument, int, QPixmap]] = OrderedDict()
+        self.block_pixmaps: OrderedDict[int, tuple[QTextDocument, tuple[int, int], QPixmap]] = (
+            OrderedDict()
+        )
         self.block_bytes = 0
         # Finished replies laid out as they streamed while another reply streams.
         self.stacked: set[str] = set()
