@@ -363,13 +363,16 @@ class Conversation:
         status = _text(payload.get("status")) or rs.COMPLETE
         status = status if status in rs.ENDED else rs.COMPLETE
         failed = self._failed
-        if status == rs.FAILED and final.startswith(rs.HERMES_ERROR_PREFIX):
-            # Hermes says why in the text ("Error: <cause>"): the cause, not the reply.
+        cause = ""
+        streamed = self.streaming_message.text if self.streaming_message is not None else ""
+        if status == rs.FAILED and failed is None and final and final != streamed:
+            # Hermes says why in the text ("Error: <cause>", "HTTP 401: ..."): that is the
+            # cause, not the reply; the reply keeps what streamed.
             cause, final = final.removeprefix(rs.HERMES_ERROR_PREFIX).strip(), ""
-            if failed is not None and (failed.cause or not cause):
-                return self._end_failed(failed)  # the `error` event said it already
-        else:
-            cause = ""
+        elif (
+            status == rs.FAILED and failed is not None and final.startswith(rs.HERMES_ERROR_PREFIX)
+        ):
+            return self._end_failed(failed)  # the `error` event said it already
         if self.streaming_message is None and failed is not None:
             # The end of a turn an `error` event already failed: that reply, not a new one.
             if final and not failed.text:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import Clock
-from desktop.common.codes import METHOD_NOT_FOUND
+from desktop.common.codes import METHOD_NOT_FOUND, SESSION_BUSY
 from desktop.common.methods import APPROVAL_RECEIVED, RESPOND, SESSION_INTERRUPT, SESSION_UNDO
 from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND, clarify_result
@@ -63,6 +63,11 @@ log = logging.getLogger(__name__)
 SEARCH_LIMIT = 500
 
 
+# How long a Retry waits for a gateway that is still ending the failed turn (4009 to undo).
+UNDO_ATTEMPTS = 20
+UNDO_WAIT = 0.25
+
+
 class ProfileController:
     """Implements the UI's `ChatBackend` for one profile (see desktop/ui/backend.py).
 
@@ -92,6 +97,7 @@ class ProfileController:
         self._port = port  # the one the outbox reaches this profile by
         self._listeners: Observers[BackendListener] = Observers("backend")
         notify = self._listeners.emit
+        self._clock = clock
         self._index = SessionIndex(profile_id, store, clock, notify)
         self._feed = ConversationFeed(
             router, self._index, clock, notify, on_request_shown=self._request_shown
@@ -375,7 +381,7 @@ class ProfileController:
         self, key: str, runtime: str, reply_id: str, prompt: ChatMessage, row: int | None
     ) -> None:
         try:
-            await self._sup.call(SESSION_UNDO, {"session_id": runtime})
+            await self._undo(runtime)
         except RpcError as exc:
             if exc.code != METHOD_NOT_FOUND:
                 notice(self._listeners.emit, key, f"Retry failed: {exc.message}")
@@ -398,6 +404,18 @@ class ProfileController:
             text, attachments = prompt.text, prompt.attachments
             draft, error = Draft(text, len(text), attachments), str(exc)
             self._listeners.emit(lambda listener: listener.on_prompt_restored(key, draft, error))
+
+    async def _undo(self, runtime: str) -> None:
+        """`session.undo`, waited for while the gateway still winds the failed turn down: 0.22
+        answers 4009 (busy) for a moment after the turn's end was sent."""
+        for attempt in range(UNDO_ATTEMPTS):
+            try:
+                await self._sup.call(SESSION_UNDO, {"session_id": runtime})
+                return
+            except RpcError as exc:
+                if exc.code != SESSION_BUSY or attempt == UNDO_ATTEMPTS - 1:
+                    raise
+            await self._clock.sleep(UNDO_WAIT)
 
     def discard(self, message_id: str) -> None:
         self._bubbles.discard(message_id)
