@@ -140,6 +140,11 @@ class BubbleDelegate(QStyledItemDelegate):
         self._settle.setSingleShot(True)
         self._settle.setInterval(0)
         self._settle.timeout.connect(self._settle_stacked)
+        # Code blocks a streaming reply closed, shown plain: coloured one per idle step.
+        self._colour = QTimer(self)
+        self._colour.setSingleShot(True)
+        self._colour.setInterval(0)
+        self._colour.timeout.connect(self._colour_code)
         # Armed only when a painted row's real height differs from its estimate.
         self._resize_timer = QTimer(self)
         self._resize_timer.setSingleShot(True)
@@ -206,11 +211,26 @@ class BubbleDelegate(QStyledItemDelegate):
             self._cache.stacked.add(msg.id)
         elif self._cache.stacked and not self._settle.isActive():
             self._settle.start()
+        if self._cache.docs.colours_waiting() and not self._colour.isActive():
+            self._colour.start()
         self.layouts_built += 1
         self._cache.layouts[key] = lay
         if len(self._cache.layouts) > LAYOUT_CACHE:
             self._cache.layouts.popitem(last=False)
         return lay
+
+    def _colour_code(self) -> None:
+        """Idle time: colour a code block shown plain, then lay out again the replies that
+        streamed here (each shows its colours on its next frame)."""
+        docs = self._cache.docs
+        if not docs.colour_step():
+            return
+        if docs.colours_waiting():
+            self._colour.start()
+        else:
+            for message_id in docs.streaming():
+                if self._model.row_of(message_id) is not None:
+                    self._model.touch(message_id)
 
     def _streaming_besides(self, message_id: str) -> bool:
         """Whether a reply other than `message_id` is streaming (they are the last rows)."""

@@ -175,7 +175,8 @@ class _Stream:
 
     width: float
     look: str
-    groups: list[tuple[str, QTextDocument]] = field(default_factory=list)
+    groups: list[tuple[str, QTextDocument, bool]] = field(default_factory=list)
+    """(its text, its document, whether a code block in it is shown plain for now)"""
 
 
 class BubbleDocs:
@@ -192,6 +193,16 @@ class BubbleDocs:
         self.markdown = MarkdownCache()
         self.previews = Previews()
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
+
+    def colour_step(self) -> bool:
+        """Colour one code block a streaming reply showed plain (idle time: pygments takes
+        milliseconds a frame cannot spare); whether one was. The replies streaming here show
+        it once laid out again."""
+        return self.markdown.colours.colour_one()
+
+    def colours_waiting(self) -> bool:
+        """Whether a code block waits for `colour_step`."""
+        return bool(self.markdown.colours.pending)
 
     def streamed_here(self, message_id: str) -> bool:
         """Whether a reply's block groups from streaming are still kept (see `streaming_docs`)."""
@@ -246,22 +257,36 @@ class BubbleDocs:
         while len(streams) > STREAMS:
             streams.popitem(last=False)
         groups = stream.groups
+        waiting = bool(self.markdown.colours.pending)
         for i, chunk in enumerate(chunks):
             if i < len(groups) and groups[i][0] == chunk:
-                continue
-            # The last group grew (a list went on) or the text was replaced: redo from here.
-            del groups[i:]
+                if not groups[i][2] or waiting:
+                    continue
+                # Its code was shown plain and has been coloured since: rendered again.
+            else:
+                # The last group grew (a list went on) or the text was replaced: redo from here.
+                del groups[i:]
+            plain = False
+            if "```" in chunk or "~~~" in chunk:
+                # A code block closed in it is coloured in idle time (`colour_step`), not now.
+                html, plain = self.markdown.streamed(chunk, *style)
+            else:
+                html = self.markdown.render(chunk, *style)
             # Laid out once, like the block being written (see _markdown_doc's `fit`).
-            html = self.markdown.render(chunk, *style)
-            groups.append((chunk, _markdown_doc(user, font, width, colors, html, fit=False)))
+            group = (chunk, _markdown_doc(user, font, width, colors, html, fit=False), plain)
+            if i < len(groups):
+                groups[i] = group
+            else:
+                groups.append(group)
         del groups[len(chunks) :]
         # The tail is rendered uncached: it changes with every delta.
         open_fence = ends_in_open_fence(tail)
-        rendered = self.markdown.fresh(tail or "…", *style, open_fence=open_fence)
+        rendered, plain = self.markdown.streamed(tail or "…", *style, open_fence=open_fence)
         tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
         tail_doc.open_fence = open_fence
         tail_doc.fences = closed_fences(tail)
-        return [doc for _, doc in groups], tail_doc
+        tail_doc.plain_code = plain
+        return [doc for _, doc, _plain in groups], tail_doc
 
 
 def build_layout(

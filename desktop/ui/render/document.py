@@ -34,6 +34,8 @@ class SafeDocument(QTextDocument):
         # and how many code blocks it closes (coloured once closed).
         self.open_fence = False
         self.fences = 0
+        # Whether a code block it closes is shown plain until idle time colours it.
+        self.plain_code = False
         # Its blocks' text, place and formats once compared (see block_keys).
         self.block_keys: list[Any] | None = None
 
@@ -142,6 +144,7 @@ def unchanged_above(old: QTextDocument, new: QTextDocument) -> float:
         or old.defaultFont() != new.defaultFont()
         or getattr(old, "open_fence", None) != getattr(new, "open_fence", None)
         or getattr(old, "fences", None) != getattr(new, "fences", None)
+        or getattr(old, "plain_code", None) != getattr(new, "plain_code", None)
     ):
         return 0.0
     keys_old, keys_new = block_keys(old), block_keys(new)

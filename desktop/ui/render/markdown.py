@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -371,6 +372,49 @@ HIGHLIGHTED = 256
 PLAIN = 512
 
 
+class _Colours:
+    """Coloured code by (code, language, style), least recently used dropped first; what a
+    streaming reply asked for and was shown plain is coloured later (`colour_one`)."""
+
+    def __init__(self) -> None:
+        self.done: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self.pending: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+
+    def now(self, code: str, lang: str, style: str) -> str:
+        """Coloured at once (a finished reply)."""
+        key = (code, lang, style)
+        found = self.done.get(key)
+        if found is None:
+            found = self.done[key] = highlighted(code, lang, style)
+            self.pending.pop(key, None)
+            while len(self.done) > HIGHLIGHTED:
+                self.done.popitem(last=False)
+        else:
+            self.done.move_to_end(key)
+        return found
+
+    def later(self, code: str, lang: str, style: str) -> str:
+        """Coloured if it was before, else plain now and coloured at the next `colour_one`."""
+        key = (code, lang, style)
+        found = self.done.get(key)
+        if found is not None:
+            self.done.move_to_end(key)
+            return found
+        self.pending[key] = None
+        return html.escape(code.rstrip("\n"))
+
+    def colour_one(self) -> bool:
+        """Colour the oldest block shown plain; whether one was."""
+        if not self.pending:
+            return False
+        self.now(*next(iter(self.pending)))
+        return True
+
+    def clear(self) -> None:
+        self.done.clear()
+        self.pending.clear()
+
+
 class MarkdownCache:
     """One view's rendered markdown: HTML by (text, look), plain text, coloured code.
 
@@ -379,7 +423,9 @@ class MarkdownCache:
     """
 
     def __init__(self) -> None:
-        colour = lru_cache(maxsize=HIGHLIGHTED)(highlighted)
+        self.colours = _Colours()
+        """Coloured code; a streaming reply's closed blocks are coloured in idle time."""
+        colour = self.colours.now
 
         def fresh(
             text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
@@ -398,8 +444,28 @@ class MarkdownCache:
             head = [rendered(g, style, code_bg, code_fg) for g in done]
             return "".join(head) + fresh(last, style, code_bg, code_fg)
 
+        def streamed(
+            text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
+        ) -> tuple[str, bool]:
+            plain: list[str] = []
+
+            def later(code: str, lang: str, style: str) -> str:
+                found = self.colours.later(code, lang, style)
+                if (code, lang, style) in self.colours.pending:
+                    plain.append(code)
+                return found
+
+            html = render_markdown_fresh(
+                text, style, code_bg, code_fg, open_fence=open_fence, highlight=later
+            )
+            return html, bool(plain)
+
         self.fresh = fresh
         """`render_markdown_fresh` with this cache's coloured code: text rendered once."""
+        self.streamed = streamed
+        """`fresh` for the block being written: its code blocks closed since the last idle
+        step are shown plain (not coloured on the frame's path: pygments takes milliseconds);
+        with whether any was (`colours.colour_one` colours them, then it is rendered again)."""
         self.render = rendered
         """`render_markdown`, cached."""
         self.render_finished = lru_cache(maxsize=RENDERED_FINISHED)(finished)
@@ -407,13 +473,15 @@ class MarkdownCache:
         where they were rendered while it streamed, so only the last block is rendered now."""
         self.plain_text = lru_cache(maxsize=PLAIN)(plain_text)
         """`plain_text`, cached."""
-        self._caches = (colour, rendered, self.render_finished, self.plain_text)
+        self._caches = (rendered, self.render_finished, self.plain_text)
 
     def clear(self) -> None:
         """Forget every result."""
+        self.colours.clear()
         for cache in self._caches:
             cache.cache_clear()
 
     def __len__(self) -> int:
         """Results held, all kinds together."""
-        return sum(cache.cache_info().currsize for cache in self._caches)
+        held = len(self.colours.done) + len(self.colours.pending)
+        return held + sum(cache.cache_info().currsize for cache in self._caches)

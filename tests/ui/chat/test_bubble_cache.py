@@ -506,3 +506,53 @@ def test_a_reply_finishing_while_another_streams_is_laid_out_whole_after(
     whole = bubbles.layout_for(view.chat_model.index(0))
     assert final.head_docs == [] and final.doc is not None and whole.doc is not None
     assert final.doc.toHtml() == whole.doc.toHtml() and final.height == whole.height
+
+
+def test_a_code_block_that_closes_is_coloured_in_idle_time_not_on_the_frame(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.ui.render import markdown
+
+    coloured: list[str] = []
+    real = markdown.highlighted
+
+    def counting(code: str, lang: str, style: str) -> str:
+        coloured.append(code)
+        return real(code, lang, style)
+
+    monkeypatch.setattr(markdown, "highlighted", counting)
+    code = "Code:\n\n```python\ndef f():\n    return 1\n"
+    reply = assistant("a1", code, streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    view.bubbles._colour.stop()  # (the idle step held back: the frame alone is looked at)
+    docs, index = view.render_cache.docs, view.chat_model.index(1)
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text = code + "```\n\nafter"
+        view.update_message(reply)
+    lay = view.bubbles.layout_for(index)
+    assert coloured == [], "the closed block was coloured on the frame's path"
+    block = lay.head_docs[1][0]
+    assert "return 1" in block.toPlainText() and docs.colours_waiting()
+    plain_html = block.toHtml()
+    qtbot.wait_until(lambda: view.bubbles.layout_for(index).head_docs[1][0] is not block)
+    assert coloured == ["def f():\n    return 1\n"] and not docs.colours_waiting()
+    now = view.bubbles.layout_for(index).head_docs[1][0]
+    assert now.toHtml() != plain_html, "the block got its colours"
+    # Coloured, it is what the finished reply shows for that block.
+    whole = bubble_layout._markdown_doc(
+        False,
+        view.font(),
+        now.textWidth(),
+        view.bubbles.colors,
+        render_markdown_fresh(
+            "```python\ndef f():\n    return 1\n```\n\n",
+            view.bubbles.colors.pygments_style,
+            view.bubbles.colors.code_bg,
+            view.bubbles.colors.text,
+        ),
+        fit=False,
+    )
+    assert now.toHtml() == whole.toHtml()
+    # Each frame on the way (plain, then coloured) is drawn as the bubble drawn whole.
+    _stream_and_compare(qtbot, view, code + "```\n\nafter and more", [len(code) + 3, len(code) + 9])
