@@ -248,3 +248,37 @@ async def test_retry_sends_the_prompt_again_as_the_same_turn(
 def _replies_of(app: App, status: str) -> bool:
     replies = app.bubbles(Role.ASSISTANT)
     return len(replies) == 1 and not replies[0].streaming and replies[0].status == status
+
+
+async def test_app_gone_mid_reply_says_so_after_the_restart_with_its_words(
+    qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer
+) -> None:
+    use_fake_provider(tmp_path, provider.base_url)
+    app = App.open(tmp_path, qtbot)
+    try:
+        await app.wait_online()
+        app.type_and_send(qtbot, "Write a long essay")
+        await until(lambda: "word60" in "".join(m.text for m in app.bubbles(Role.ASSISTANT)), "")
+        key = app.window.session_key
+        assert _reply(app).streaming
+    finally:
+        await app.close()  # the app quits while the reply still streams
+    again = App.open(tmp_path, qtbot)
+    try:
+        again.window.open_session(key)
+        await until(lambda: len(again.bubbles(Role.ASSISTANT)) == 1, "the cached chat")
+        reply = _reply(again)
+        assert (reply.status, state_text(reply)) == (
+            "interrupted",
+            "Interrupted: the app closed before the reply finished",
+        )
+        assert "word60" in reply.text
+        await again.wait_online()
+        router = again.embedded._router  # the snapshot of this epoch is in (no public hook)
+        await until(lambda: router.synced_epoch == again.embedded._sup.epoch, "synced")
+        reply = _reply(again)
+        assert not reply.streaming and reply.status == "interrupted"
+        assert state_text(reply) == "Interrupted: the app closed before the reply finished"
+        assert "word60" in reply.text
+    finally:
+        await again.close()

@@ -983,7 +983,7 @@ def _unfinished_pair(new: ChatMessage, old: ChatMessage) -> bool:
     if new.role is not Role.ASSISTANT or old.role is not Role.ASSISTANT:
         return False
     cut = new.status in rs.UNFINISHED or old.status in rs.UNFINISHED
-    return cut and old.text.startswith(new.text)
+    return cut and (old.text.startswith(new.text) or new.text.startswith(old.text))
 
 
 def _stamp(data: dict[str, Any]) -> float:

@@ -10,6 +10,7 @@ from typing import Any
 
 from desktop.common.clock import Clock
 from desktop.core.chats.conversation import Conversation
+from desktop.core.chats.reply_state import APP_WENT_AWAY, INTERRUPTED
 from desktop.core.disk.store import CachedMessage, SentAttachments, Store, prompt_key
 from desktop.core.errors import StorageError
 from desktop.core.keys import is_temp_key
@@ -19,6 +20,9 @@ from desktop.core.models import ChatMessage, DeliveryState, Role, SessionSummary
 log = logging.getLogger(__name__)
 
 NEW_CHAT = "New chat"
+# A reply still growing is written this often (seconds), marked STREAMING.
+STREAM_SAVE_INTERVAL = 1.0
+STREAMING = "streaming"
 _ROLES = {r.value: r for r in Role}
 _MARKUP = re.compile(r"[*_`#>~]+|!?\[([^\]]*)\]\([^)]*\)")
 
@@ -60,6 +64,8 @@ class SessionIndex:
         self._store = store
         self._clock = clock
         self._notify = notify
+        # When each session's growing reply was last written (see `keep_streaming`).
+        self._streamed_at: dict[str, float] = {}
         self._sessions = {r.key: SessionState(r.summary()) for r in store.sessions(profile_id)}
         self.open_key: str | None = None
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
@@ -167,6 +173,7 @@ class SessionIndex:
     def follow(self, conv: Conversation) -> None:
         """Take a conversation's running state and title into the list."""
         key = conv.key
+        self.keep_streaming(conv)
         state = self._sessions.get(key)
         if state is None:
             return
@@ -314,6 +321,38 @@ class SessionIndex:
         except StorageError as exc:
             log.warning("could not cache messages: %s", exc)
 
+    def keep_streaming(self, conv: Conversation, *, now: bool = False) -> None:
+        """Write the reply still growing (at most once a STREAM_SAVE_INTERVAL), marked
+        streaming: should the app go away mid-reply, the next start shows every word it had
+        and says the app went away (the turn's end replaces the row)."""
+        msg = conv.streaming_message
+        key = conv.key
+        if msg is None or not msg.text or is_temp_key(key):
+            return
+        at = self._clock.monotonic()
+        if (
+            not now
+            and at - self._streamed_at.get(key, -STREAM_SAVE_INTERVAL) < STREAM_SAVE_INTERVAL
+        ):
+            return
+        start, messages = conv.cached_part()
+        if not messages or messages[-1] is not msg:
+            return
+        self._streamed_at[key] = at
+        row = CachedMessage(
+            idx=conv.places(start, messages)[-1],
+            role=msg.role.value,
+            text=msg.text,
+            thinking=msg.thinking,
+            created_at=msg.created_at,
+            status=STREAMING,
+            extra=_extra_of(msg),
+        )
+        try:
+            self._store.put_message(self._id, key, row)
+        except StorageError as exc:
+            log.warning("could not keep the growing reply: %s", exc)
+
     def cached_messages(self, key: str) -> list[ChatMessage]:
         """The cached history (what was loaded when it was last stored), shown offline and until
         the gateway's snapshot arrives."""
@@ -453,6 +492,9 @@ def _from_cache(key: str, row: CachedMessage) -> ChatMessage:
     cause = row.extra.get("cause")
     if isinstance(cause, str):
         msg.cause = cause
+    if row.status == STREAMING:
+        # Kept while it grew and never ended here: the app went away mid-reply.
+        msg.status, msg.cause = INTERRUPTED, APP_WENT_AWAY
     return msg
 
 

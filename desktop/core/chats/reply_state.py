@@ -35,5 +35,6 @@ def state_text(msg: ChatMessage) -> str:
 
 
 def longer_shown(shown: str, stored: str) -> str:
-    """For an unfinished reply, the longest text seen wins over a shorter copy of it."""
+    """For an unfinished reply, the longest text seen wins over a shorter copy of it (either
+    side may have more: the gateway saved less than it sent, or had more than arrived)."""
     return shown if len(shown) > len(stored) and shown.startswith(stored) else stored

@@ -165,6 +165,10 @@ class ConversationFeed:
         self._notify(lambda listener: listener.on_message_removed(key, message_id))
 
     def close(self) -> None:
+        for key in self._unsubs:
+            conv = self.get(key)
+            if conv is not None:
+                self._index.keep_streaming(conv, now=True)  # the app quits mid-reply
         for unsub in self._unsubs.values():
             unsub()
 
