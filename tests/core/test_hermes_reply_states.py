@@ -92,3 +92,30 @@ def _content(message: dict[str, Any]) -> str:
     if isinstance(content, list):
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return str(content or "")
+
+
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
+async def test_stop_reads_stopped_by_you_with_the_words_shown(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    require_hermes(dist)
+    long = " ".join(f"word{i}" for i in range(400))
+    with FakeOpenAIServer(reply="ok", chunk_size=6, chunk_delay=0.03) as fake:
+        fake.script = [{"content": "ready"}, {"content": long}]
+        async with (
+            hermes_gateway(
+                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+            ) as gw,
+            app(gw.url, gw.token, tmp_path) as a,
+        ):
+            key = await a.chat("warm up")
+            conv = a.router.conversation(key)
+            assert conv is not None
+            a.ctl.send(key, "Write a long essay", ())
+            await a.until(lambda: "word20" in conv.messages[-1].text, "streaming", 120)
+            a.ctl.interrupt(key)
+            await a.until(lambda: not conv.running, "the turn ended", 120)
+            reply = conv.messages[-1]
+            assert (reply.role, reply.status) == (Role.ASSISTANT, "stopped"), reply
+            assert state_text(reply) == "Stopped by you"
+            assert "word20" in reply.text and "word399" not in reply.text
