@@ -3,14 +3,21 @@
 `python -m desktop` with its window, store and gateway child; the session is opened from the
 window. Deltas enter where a received frame enters the client (decode, then the client's
 event dispatch, router, conversation, window, chat view): the socket and the gateway are not
-in this row, their rates are the throughput rows. Three runs, each must meet the target.
+in this row, their rates are the throughput rows. Three runs, each must meet the target:
+three on the machine as it is (the quiet row) and three while a busy-loop process keeps one
+of the machine's cores busy (the under-load row), reported beside the quiet runs of the
+same invocation.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -32,6 +39,7 @@ FEED_BUDGET = 0.05
 REPLY_DELTAS = 1000  # a new reply every 0.5 s of stream
 PROBE_MS = 5
 FRAME_MS = 1000 / 60
+QUIET_MS = 8.0
 KEY = "bench-stream"
 PROFILE_ENV = "HERMES_QT_BENCH_PROFILE"
 
@@ -182,15 +190,35 @@ def run(profile: bool = False) -> dict[str, Any]:
     )
 
 
+@contextlib.contextmanager
+def one_core_busy() -> Iterator[int]:
+    """A busy-loop child process pinned to one core (the last) while the block runs; yields
+    the core."""
+    core = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(hog.pid, {core})
+        yield core
+    finally:
+        hog.kill()
+        hog.wait()
+
+
 def main() -> int:
     runs = [run() for _ in range(RUNS)]
+    with one_core_busy() as core:
+        loaded = [run() for _ in range(RUNS)]
     worst = max(runs, key=lambda r: r["delta_p99"])
-    met = sum(r["delta_p99"] * 1000 <= FRAME_MS for r in runs)
+    worst_loaded = max(loaded, key=lambda r: r["delta_p99"])
+    met = sum(r["delta_p99"] * 1000 <= QUIET_MS for r in runs)
+    met_loaded = sum(r["delta_p99"] * 1000 <= FRAME_MS for r in loaded)
     note = ""
-    if met < RUNS:
+    if met < RUNS or met_loaded < RUNS:
         run(profile=True)
-        note = "; profile streaming.txt"
+        note = "; profile streaming.txt (quiet)"
     each = ", ".join(f"{r['delta_p99'] * 1000:.1f}" for r in runs)
+    each_loaded = ", ".join(f"{r['delta_p99'] * 1000:.1f}" for r in loaded)
     where = (
         f"python -m desktop, session opened from the window; {worst['fed']:,} deltas in "
         f"{DURATION:g} s per run, new reply every {REPLY_DELTAS} (a {TABLE_ROWS}-row table and a "
@@ -202,7 +230,7 @@ def main() -> int:
             Result(
                 BENCH,
                 f"delta due -> on screen, p99, worst of {RUNS} runs",
-                f"<= 1 frame ({FRAME_MS:.1f} ms) in {RUNS} of {RUNS}",
+                f"<= {QUIET_MS:g} ms in {RUNS} of {RUNS}",
                 worst["delta_p99"] * 1000,
                 "ms",
                 None,
@@ -215,9 +243,23 @@ def main() -> int:
             ),
             Result(
                 BENCH,
+                f"delta due -> on screen under load, p99, worst of {RUNS} runs",
+                f"<= 1 frame ({FRAME_MS:.1f} ms) in {RUNS} of {RUNS}",
+                worst_loaded["delta_p99"] * 1000,
+                "ms",
+                worst["delta_p99"] * 1000,
+                "the quiet runs above, same invocation",
+                met_loaded == RUNS,
+                f"{met_loaded} of {RUNS} runs met; p99 per run {each_loaded} ms (quiet: {each}); "
+                f"max {worst_loaded['delta_max'] * 1000:.1f} ms; "
+                f"{worst_loaded['on_screen']:.0%} painted; a busy-loop process pinned to core "
+                f"{core} of {os.cpu_count()} throughout; otherwise as the row above",
+            ),
+            Result(
+                BENCH,
                 "UI loop lag p99, worst run",
                 "<= 16 ms",
-                max(r["lag_p99"] for r in runs) * 1000,
+                max(r["lag_p99"] for r in runs) * 1000,  # (quiet runs)
                 "ms",
                 None,
                 "",
