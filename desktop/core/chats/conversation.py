@@ -582,9 +582,15 @@ class Conversation:
                 # A reply cut by the window's edge comes whole with the older page.
                 skip = _reply_rows(messages)
                 messages, start = messages[skip:], start + skip
+            cut = self.streaming_message
             self.messages = self._rebuild(messages, start)
             self.history_start = start
             self._window = None
+            if not running and cut is not None and cut.text and self._lacks_reply(cut):
+                # The gateway went away mid-reply and its history kept nothing of the reply
+                # (Hermes keeps no partial answer): the words shown stay, marked interrupted.
+                cut.streaming, cut.status, cut.cause = False, rs.INTERRUPTED, rs.GATEWAY_WENT_AWAY
+                self.messages.append(cut)
             self.messages.extend(local)
         if running:
             self.running = True
@@ -649,6 +655,11 @@ class Conversation:
         msg = self._live()
         msg.text = assistant
         msg.streaming = True
+
+    def _lacks_reply(self, reply: ChatMessage) -> bool:
+        """Whether the rebuilt history ends with a prompt and no reply (and none like `reply`)."""
+        last = next((m for m in reversed(self.messages) if m.role is not Role.SYSTEM), None)
+        return last is not None and last.role is Role.USER
 
     def _has_user_turn(self, text: str) -> bool:
         for msg in reversed(self.messages):

@@ -75,3 +75,17 @@ def test_a_history_row_marked_interrupted_reads_interrupted() -> None:
     ]
     conv.load_snapshot({"messages": history, "running": False})
     assert conv.messages[-1].status == "interrupted"
+
+
+def test_a_reply_the_gateways_history_lost_stays_with_its_words_marked_interrupted() -> None:
+    """Hermes keeps no partial answer: after its restart the history ends with the prompt."""
+    conv = Conversation("k")
+    conv.load_snapshot({"messages": [{"role": "user", "content": "q"}], "running": False})
+    conv.apply(ev("message.start"))
+    conv.apply(ev("message.delta", text="word1 word2"))
+    conv.load_snapshot({"messages": [{"role": "user", "content": "q"}], "running": False})
+    assert [(m.role, m.text, m.status) for m in conv.messages] == [
+        (Role.USER, "q", "complete"),
+        (Role.ASSISTANT, "word1 word2", "interrupted"),
+    ]
+    assert rs.state_text(conv.messages[-1]) == f"Interrupted: {rs.GATEWAY_WENT_AWAY}"
