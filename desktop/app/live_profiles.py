@@ -23,11 +23,16 @@ class LiveProfiles:
     """
 
     def __init__(
-        self, core: Core, window: MainWindow, on_added: Callable[[ProfileEntry], None]
+        self,
+        core: Core,
+        window: MainWindow,
+        on_added: Callable[[ProfileEntry], None],
+        on_closed: Callable[[str], None] = lambda profile_id: None,
     ) -> None:
         self._core = core
         self._window = window
         self._on_added = on_added
+        self._on_closed = on_closed
         self._tasks: set[asyncio.Task[None]] = set()
 
     def apply_soon(self, before: Mapping[str, Profile], typed_tokens: Collection[str]) -> None:
@@ -47,6 +52,7 @@ class LiveProfiles:
         for pid in changes.closed:
             window.remove_profile(pid)
             await core.drop(pid)
+            self._on_closed(pid)
         for pid, profile in after.items():
             if pid in core.controllers:
                 continue

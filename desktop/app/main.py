@@ -256,12 +256,31 @@ async def _run_window(
     theme.theme_changed.connect(window.set_colors)  # apply_preferences() below applies it
 
     system = SystemEvents(app)
+    from desktop.app.keep_awake import KeepAwake, LogindInhibitor
+    from desktop.common.clock import AsyncioClock
+
+    # While a reply runs the computer does not fall asleep (a logind inhibitor, capped).
+    keep_awake = KeepAwake(LogindInhibitor(), AsyncioClock())
+    watching: dict[str, tuple[object, Callable[[], None]]] = {}  # pid -> controller, unsubscribe
+
+    def watch_profiles() -> None:
+        """Follow each live controller once; a removed or rebuilt profile's old one is let go."""
+        for pid in list(watching):
+            if core.controllers.get(pid) is not watching[pid][0]:
+                watching.pop(pid)[1]()
+                keep_awake.forget(pid)
+        for pid, controller in core.controllers.items():
+            if pid not in watching:
+                listener = keep_awake.listener(pid)
+                watching[pid] = (controller, controller.subscribe(listener))
+                listener.on_status(controller.status())  # it may be online already
 
     def add_entry(entry: ProfileEntry) -> None:
         system.network_changed.connect(entry.backend.network_changed)
         system.woke_up.connect(entry.backend.woke_up)
+        watch_profiles()
 
-    live = LiveProfiles(core, window, add_entry)
+    live = LiveProfiles(core, window, add_entry, lambda pid: watch_profiles())
 
     def apply_preferences(saved: AppSettings | None = None) -> None:
         if saved is not None:
@@ -279,6 +298,7 @@ async def _run_window(
         window.set_send_key(str(prefs.preference("send_key", "enter")))
         window.set_close_to_tray(bool(prefs.preference("close_to_tray", False)))
         tray.set_notifications(bool(prefs.preference("notifications", True)))
+        keep_awake.set_enabled(bool(prefs.preference("keep_awake", True)))
 
     apply_preferences()
     window.settings_saved.connect(apply_preferences)
@@ -327,6 +347,7 @@ async def _run_window(
     finally:
         window.save_state()
         await live.aclose()
+        await keep_awake.aclose()
         notifier_start.cancel()
         await asyncio.gather(notifier_start, return_exceptions=True)
         await notifier.aclose()

@@ -47,6 +47,7 @@ def test_saved_settings_come_back_and_secrets_stay_out_of_json(
     ]
     settings.theme = "dark"
     settings.send_key = "ctrl_enter"
+    settings.keep_awake = False
     prefs.save(settings)
 
     again = Preferences(tmp_path, FileTokenStore(tmp_path / "tokens.json")).load()
@@ -54,7 +55,7 @@ def test_saved_settings_come_back_and_secrets_stay_out_of_json(
     assert again.profiles[1].url == "wss://gw.example:8443/api/ws"
     assert again.profiles[1].token == ""  # never shown back
     assert [(p.name, p.model) for p in again.providers] == [("main", "m1"), ("backup", "m2")]
-    assert (again.theme, again.send_key) == ("dark", "ctrl_enter")
+    assert (again.theme, again.send_key, again.keep_awake) == ("dark", "ctrl_enter", False)
     work = next(p for p in prefs.profiles() if p.id == "work")
     assert prefs.token(work) == "tok-SECRET"
     assert "SECRET" not in _all_json(tmp_path)

@@ -325,11 +325,15 @@ class SettingsDialog(QDialog):
         self.close_to_tray = QCheckBox("Closing the window keeps the app in the tray", page)
         _named(self.close_to_tray, "Close to tray")
         self.close_to_tray.setChecked(self.values.close_to_tray)
+        self.keep_awake = QCheckBox("Keep the computer awake while a reply runs (up to 2 h)", page)
+        _named(self.keep_awake, "Keep awake", "Stops the computer sleeping until the reply ends")
+        self.keep_awake.setChecked(self.values.keep_awake)
         form = QFormLayout(page)
         form.addRow("Theme", self.theme)
         form.addRow("Send key", self.send_key)
         form.addRow("", self.notifications)
         form.addRow("", self.close_to_tray)
+        form.addRow("", self.keep_awake)
         return page
 
     def collect(self) -> AppSettings:
@@ -340,6 +344,7 @@ class SettingsDialog(QDialog):
         self.values.send_key = str(self.send_key.currentData())
         self.values.notifications = self.notifications.isChecked()
         self.values.close_to_tray = self.close_to_tray.isChecked()
+        self.values.keep_awake = self.keep_awake.isChecked()
         return copy.deepcopy(self.values)
 
     def _on_buttons_accepted(self) -> None:

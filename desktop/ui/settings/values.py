@@ -52,6 +52,7 @@ class AppSettings:
     send_key: str = "enter"  # enter | ctrl_enter
     notifications: bool = True
     close_to_tray: bool = False
+    keep_awake: bool = True  # hold a sleep inhibitor while a reply runs (capped at 2 h)
 
 
 class CheckError(Exception):

@@ -42,6 +42,8 @@ def test_save_passes_edited_values_and_leaves_input_untouched(qtbot: Any) -> Non
     d.theme.setCurrentIndex(d.theme.findData("dark"))
     d.send_key.setCurrentIndex(d.send_key.findData("ctrl_enter"))
     d.close_to_tray.setChecked(True)
+    assert d.keep_awake.isChecked() and d.keep_awake.accessibleName() == "Keep awake"
+    d.keep_awake.setChecked(False)
     _button(d, "Save").click()
     assert len(saved) == 1
     v = saved[0]
@@ -53,6 +55,7 @@ def test_save_passes_edited_values_and_leaves_input_untouched(qtbot: Any) -> Non
         "s3cret",
     )
     assert (v.theme, v.send_key, v.close_to_tray) == ("dark", "ctrl_enter", True)
+    assert v.keep_awake is False
     assert original.theme == "system" and len(original.profiles) == 1
 
 
