@@ -1,6 +1,6 @@
 """Screenshots of Settings > General with the keep-awake setting, light and dark (manual).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.ui.keep_awake_screenshots
+QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.ui.keep_awake_screenshots
 """
 
 from __future__ import annotations
