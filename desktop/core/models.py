@@ -69,6 +69,18 @@ class SessionSummary:
     runtime_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ReplyVersion:
+    """One reply to a prompt: an earlier one (Regenerate, edit-and-resend) is kept to switch
+    back to. `prompt` is the prompt it answered (an edit changes it)."""
+
+    text: str
+    status: str = "complete"
+    cause: str = ""
+    model: str = ""
+    prompt: str = ""
+
+
 @dataclass(slots=True)
 class ChatMessage:
     """One bubble in the chat view. Mutable: a streaming reply grows in place."""
@@ -89,6 +101,11 @@ class ChatMessage:
     tools: list[ToolCall] = field(default_factory=list)
     # message.complete's usage: input/output tokens, context_used/context_max, model.
     usage: dict[str, Any] = field(default_factory=dict)
+    # Earlier replies to this reply's prompt, oldest first (assistant messages only); the
+    # view shows < n/m > to switch between them and this one.
+    versions: tuple[ReplyVersion, ...] = ()
+    # Which one the view shows: an index into `versions`, -1 for this (the newest) reply.
+    shown_version: int = -1
 
 
 @dataclass(slots=True)

@@ -111,6 +111,11 @@ class ChatBackend(Protocol):
         are replaced); False when it cannot be (the caller sends the prompt anew)."""
         ...
 
+    def regenerate(self, key: str, reply_id: str) -> bool:
+        """A new reply in the last reply's place, the old one kept as an earlier version;
+        False when it cannot be replaced (not the last turn, offline)."""
+        ...
+
     def discard(self, message_id: str) -> None:
         """Drop an unsent (failed) prompt."""
 

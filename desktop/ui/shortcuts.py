@@ -46,6 +46,8 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("quote", ("Ctrl+Shift+Q",), "Quote the message (or selection) in a reply", "messages"),
     Shortcut("regenerate", ("Ctrl+Shift+R",), "Regenerate the reply", "messages"),
     Shortcut("resend", ("Ctrl+Shift+E",), "Edit and resend your message", "messages"),
+    Shortcut("older_version", ("Alt+Left",), "Show the reply's previous version", "messages"),
+    Shortcut("newer_version", ("Alt+Right",), "Show the reply's next version", "messages"),
     Shortcut("message_menu", ("Shift+F10", "Menu"), "All actions of the message", "messages"),
     Shortcut("jump_newest", ("Ctrl+End",), "Jump to the newest message", "messages"),
 )

@@ -111,6 +111,10 @@ class FakeBackend:
         self.calls.append(("retry_reply", reply_id))
         return False
 
+    def regenerate(self, key: str, reply_id: str) -> bool:
+        self.calls.append(("regenerate", reply_id))
+        return False
+
     def discard(self, message_id: str) -> None:
         self.calls.append(("discard", message_id))
 

@@ -11,6 +11,7 @@ from typing import Any
 from desktop.common.clock import Clock
 from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.reply_state import APP_WENT_AWAY, INTERRUPTED
+from desktop.core.chats.versions import ReplyVersions
 from desktop.core.disk.store import CachedMessage, SentAttachments, Store, prompt_key
 from desktop.core.errors import StorageError
 from desktop.core.keys import is_temp_key
@@ -71,6 +72,7 @@ class SessionIndex:
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
         # session key -> history row -> what the prompt there carried (loaded when first asked)
         self._sent: dict[str, dict[int, SentAttachments]] = {}
+        self.versions = ReplyVersions(profile_id, store)  # earlier replies, by prompt row
         # Deleted on the gateway this run: a session.list fetched before the delete must not
         # bring them back (after a restart the gateway no longer lists them).
         self._deleted: set[str] = set()
@@ -372,6 +374,7 @@ class SessionIndex:
         """
         if is_temp_key(key):
             return []
+        self.attach_versions(key, messages)
         sent = self._sent_of(key)
         if not sent:
             return []
@@ -393,6 +396,10 @@ class SessionIndex:
                 m.text = text
                 changed.append(m)
         return changed
+
+    def attach_versions(self, key: str, messages: list[ChatMessage]) -> None:
+        """Give replies the earlier versions kept for their prompts (see chats/versions)."""
+        self.versions.attach(key, messages, [row_of(key, m.id) for m in messages])
 
     def _sent_of(self, key: str) -> dict[int, SentAttachments]:
         sent = self._sent.get(key)

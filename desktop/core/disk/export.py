@@ -13,6 +13,7 @@ from desktop.common.atomic import write_atomic
 from desktop.core.disk.store import CachedMessage, SentAttachments, Store, prompt_key
 from desktop.core.errors import StorageError
 from desktop.core.keys import draft_key
+from desktop.core.models import ReplyVersion
 
 FORMAT_VERSION = 1
 _ROLE_NAMES = {"user": "You", "assistant": "Assistant", "system": "System", "tool": "Tool"}
@@ -42,13 +43,15 @@ def conversation_json(store: Store, profile_id: str, key: str) -> dict[str, Any]
     if record is None:
         raise ExportError(f"no chat {key!r} to export", retryable=False)
     draft = store.draft(draft_key(profile_id, key))
+    earlier = _earlier_versions(store, profile_id, key)
     return {
         "format": "hermes-qt.conversation",
         "version": FORMAT_VERSION,
         "exported_at": time.time(),
         "session": _plain(record),
         "messages": [
-            _with_files(_plain(m), files) for m, files in _messages(store, profile_id, key)
+            _with_versions(_with_files(_plain(m), files), earlier.get(m.idx, ()))
+            for m, files in _messages(store, profile_id, key)
         ],
         "draft": _plain(draft) if draft is not None and not draft.empty else None,
         "outbox": [_plain(e) for e in store.outbox_entries(profile_id, key)],
@@ -70,6 +73,31 @@ def _messages(
     return out
 
 
+def _earlier_versions(
+    store: Store, profile_id: str, key: str
+) -> dict[int, tuple[ReplyVersion, ...]]:
+    """The earlier replies kept for each prompt, by the row of the turn's last reply (the one
+    the gateway's history holds)."""
+    kept = store.reply_versions(profile_id, key)
+    if not kept:
+        return {}
+    reply_of: dict[int, int] = {}  # prompt row -> the row of its turn's last reply
+    prompt: int | None = None
+    for m in store.messages(profile_id, key):
+        if m.role == "user":
+            prompt = m.idx
+        elif m.role == "assistant" and prompt is not None:
+            reply_of[prompt] = m.idx
+    return {reply_of[p]: versions for p, versions in kept.items() if p in reply_of}
+
+
+def _with_versions(message: dict[str, Any], earlier: tuple[ReplyVersion, ...]) -> dict[str, Any]:
+    # Every version: the earlier ones, oldest first; the message itself is the newest.
+    if earlier:
+        message["versions"] = [_plain(v) for v in earlier]
+    return message
+
+
 def _with_files(message: dict[str, Any], files: SentAttachments | None) -> dict[str, Any]:
     # Described, never embedded: the bytes stay in the data dir, named by their hash.
     message["attachments"] = [
@@ -83,7 +111,9 @@ def _stamp(when: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(when)) if when else ""
 
 
-def _message_markdown(m: CachedMessage, files: SentAttachments | None = None) -> str:
+def _message_markdown(
+    m: CachedMessage, files: SentAttachments | None = None, earlier: int = 0
+) -> str:
     who = _ROLE_NAMES.get(m.role, m.role.title())
     head = f"### {who}" + (f" · {_stamp(m.created_at)}" if m.created_at else "")
     if m.status not in ("complete", ""):
@@ -98,6 +128,12 @@ def _message_markdown(m: CachedMessage, files: SentAttachments | None = None) ->
     parts.append(m.text or ("" if files else "*(no text)*"))
     for a in files.attachments if files else ():
         parts.append(f"📎 {_md_escape(a.filename)} ({a.mime}, {_size(a.size)})")
+    if earlier:
+        total = earlier + 1
+        parts.append(
+            f"*Version {total} of {total}: {earlier} earlier "
+            f"{'reply' if earlier == 1 else 'replies'} kept (every version is in the JSON export)*"
+        )
     return "\n\n".join(p for p in parts if p)
 
 
@@ -120,7 +156,11 @@ def conversation_markdown(store: Store, profile_id: str, key: str) -> str:
     lines = [f"# {title}", ""]
     if record.updated_at:
         lines += [f"*Exported from hermes-qt · last active {_stamp(record.updated_at)}*", ""]
-    body = [_message_markdown(m, files) for m, files in _messages(store, profile_id, key)]
+    earlier = _earlier_versions(store, profile_id, key)
+    body = [
+        _message_markdown(m, files, len(earlier.get(m.idx, ())))
+        for m, files in _messages(store, profile_id, key)
+    ]
     return "\n".join(lines) + "\n" + "\n\n---\n\n".join(body) + "\n"
 
 

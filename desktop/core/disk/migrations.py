@@ -129,6 +129,24 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX message_attachments_by_hash ON message_attachments (sha256);
     """,
+    # 5: earlier replies to a prompt (Regenerate, edit-and-resend), kept to switch back to.
+    # Like message_attachments, kept apart from `messages` (a gateway's history holds only the
+    # newest reply): by the prompt's row `idx` and text; `n` orders them, oldest first.
+    """
+    CREATE TABLE reply_versions (
+        profile_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        prompt TEXT NOT NULL DEFAULT '',
+        text TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL DEFAULT 'complete',
+        cause TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL DEFAULT 0,
+        PRIMARY KEY (profile_id, session_key, idx, n)
+    );
+    """,
 )
 
 LATEST = len(MIGRATIONS)

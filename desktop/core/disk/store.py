@@ -14,7 +14,7 @@ from typing import Any
 
 from desktop.core.disk.migrations import LATEST, migrate
 from desktop.core.errors import StorageError, StorageFullError, StorageReadOnlyError
-from desktop.core.models import Attachment, DeliveryState, SessionSummary
+from desktop.core.models import Attachment, DeliveryState, ReplyVersion, SessionSummary
 
 BUSY_TIMEOUT_MS = 2000
 # Attachment copies live next to the database, named by content hash (see AttachmentStore).
@@ -328,6 +328,10 @@ class Store:
                 "DELETE FROM message_attachments WHERE profile_id = ? AND session_key = ?",
                 (profile_id, key),
             )
+            c.execute(
+                "DELETE FROM reply_versions WHERE profile_id = ? AND session_key = ?",
+                (profile_id, key),
+            )
 
     # -- message cache ----------------------------------------------------------------------
 
@@ -619,6 +623,48 @@ class Store:
                 "AND idx = ?",
                 (new, profile_id, key, old),
             )
+
+    # -- earlier replies (versions) ----------------------------------------------------------
+
+    def add_reply_version(self, profile_id: str, key: str, idx: int, version: ReplyVersion) -> None:
+        """Keep `version` as the newest earlier reply to the prompt at history row `idx`.
+        Durable: the gateway keeps only the latest reply, this is the others' only record."""
+        with self._tx("keep the earlier reply") as c:
+            row = c.execute(
+                "SELECT COALESCE(MAX(n), -1) FROM reply_versions WHERE profile_id = ? "
+                "AND session_key = ? AND idx = ?",
+                (profile_id, key, idx),
+            ).fetchone()
+            c.execute(
+                "INSERT INTO reply_versions (profile_id, session_key, idx, n, prompt, text, "
+                "status, cause, model, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    profile_id,
+                    key,
+                    idx,
+                    int(row[0]) + 1,
+                    version.prompt,
+                    version.text,
+                    version.status,
+                    version.cause,
+                    version.model,
+                    time.time(),
+                ),
+            )
+
+    def reply_versions(self, profile_id: str, key: str) -> dict[int, tuple[ReplyVersion, ...]]:
+        """The earlier replies of a session's prompts by the prompt's history row, oldest first."""
+        rows = self._read(
+            "read the earlier replies",
+            "SELECT idx, prompt, text, status, cause, model FROM reply_versions "
+            "WHERE profile_id = ? AND session_key = ? ORDER BY idx, n",
+            (profile_id, key),
+        )
+        out: dict[int, tuple[ReplyVersion, ...]] = {}
+        for idx, prompt, text, status, cause, model in rows:
+            version = ReplyVersion(text, status, cause, model, prompt)
+            out[int(idx)] = (*out.get(int(idx), ()), version)
+        return out
 
     def message_attachments(self, profile_id: str, key: str) -> dict[int, SentAttachments]:
         """Each recorded prompt of a session by its history row; paths resolved by hash."""

@@ -17,10 +17,17 @@ from typing import Any
 
 from desktop.common.clock import Clock
 from desktop.common.codes import METHOD_NOT_FOUND, SESSION_BUSY
-from desktop.common.methods import APPROVAL_RECEIVED, RESPOND, SESSION_INTERRUPT, SESSION_UNDO
+from desktop.common.methods import (
+    APPROVAL_RECEIVED,
+    RESPOND,
+    SESSION_HISTORY,
+    SESSION_INTERRUPT,
+    SESSION_UNDO,
+)
 from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND, clarify_result
 from desktop.core.chats.router import SessionRouter
+from desktop.core.chats.versions import version_of
 from desktop.core.delivery.outbox import Outbox, OutboxError
 from desktop.core.delivery.port import SupervisorPort
 from desktop.core.disk.attachments import AttachmentStore
@@ -66,6 +73,12 @@ SEARCH_LIMIT = 500
 # How long a Retry waits for a gateway that is still ending the failed turn (4009 to undo).
 UNDO_ATTEMPTS = 20
 UNDO_WAIT = 0.25
+
+
+NO_UNDO = (
+    "This gateway cannot replace a reply (it has no session.undo): the prompt was sent again "
+    "as a new message, and the agent still sees the earlier reply"
+)
 
 
 class ProfileController:
@@ -362,7 +375,13 @@ class ProfileController:
         self._bubbles.take(message_id)
         self.send(key, bubble.text, bubble.attachments)
 
-    def retry_reply(self, key: str, reply_id: str) -> bool:
+    def regenerate(self, key: str, reply_id: str) -> bool:
+        """A new reply to the last reply's prompt in its place, the old one kept as an earlier
+        version (< n/m > on the bubble): as `retry_reply`, same turn, one user message. False
+        when it cannot replace it (not the last turn, offline, the prompt's row not known)."""
+        return self.retry_reply(key, reply_id, keep=True)
+
+    def retry_reply(self, key: str, reply_id: str, *, keep: bool = False) -> bool:
         """Send the prompt of a reply that did not complete again as the same turn: the
         gateway drops the last exchange (`session.undo`), the reply and its prompt leave the
         chat, and the prompt goes out once more (one user message, on screen and in the
@@ -374,13 +393,23 @@ class ProfileController:
         runtime = self._router.runtime_id(key)
         if conv is None or turn is None or not runtime or not self._port.is_online():
             return False
-        self._spawn(self._retry_turn(key, runtime, reply_id, *turn))
+        self._spawn(self._retry_turn(key, runtime, reply_id, *turn, keep=keep))
         return True
 
     async def _retry_turn(
-        self, key: str, runtime: str, reply_id: str, prompt: ChatMessage, row: int | None
+        self,
+        key: str,
+        runtime: str,
+        reply_id: str,
+        prompt: ChatMessage,
+        row: int | None,
+        *,
+        keep: bool = False,
     ) -> None:
         try:
+            if keep and row is None:
+                # A prompt shown from its own bubble: its row is where the gateway lists it.
+                row = await self._last_prompt_row(runtime)
             await self._undo(runtime)
         except RpcError as exc:
             if exc.code != METHOD_NOT_FOUND:
@@ -388,11 +417,18 @@ class ProfileController:
                 return
             # No undo on this gateway: its history keeps the failed exchange, so the prompt
             # shows again below it rather than passing for the same turn.
+            if keep:
+                notice(self._listeners.emit, key, NO_UNDO)
             self.send(key, prompt.text, prompt.attachments)
             return
         except GatewayError as exc:
             notice(self._listeners.emit, key, f"Retry failed: {exc}")
             return
+        conv = self._feed.get(key)
+        reply = next((m for m in conv.messages if m.id == reply_id), None) if conv else None
+        if keep and reply is not None and row is not None:
+            # The gateway forgot the reply (undo): the store keeps it, on the prompt's row.
+            self._index.versions.keep(key, row, version_of(reply, prompt.text), prompt.text)
         self._feed.remove_message(key, reply_id)
         self._feed.remove_message(key, prompt.id)
         self._drafts.clear_if_holds(key, prompt.text)
@@ -404,6 +440,14 @@ class ProfileController:
             text, attachments = prompt.text, prompt.attachments
             draft, error = Draft(text, len(text), attachments), str(exc)
             self._listeners.emit(lambda listener: listener.on_prompt_restored(key, draft, error))
+
+    async def _last_prompt_row(self, runtime: str) -> int | None:
+        page = await self._sup.call(SESSION_HISTORY, {"session_id": runtime})
+        rows = page.get("messages") if isinstance(page, dict) else None
+        if not isinstance(rows, list):
+            return None
+        users = [i for i, r in enumerate(rows) if isinstance(r, dict) and r.get("role") == "user"]
+        return users[-1] if users else None
 
     async def _undo(self, runtime: str) -> None:
         """`session.undo`, waited for while the gateway still winds the failed turn down: 0.22

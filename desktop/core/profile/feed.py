@@ -11,7 +11,7 @@ from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.router import HISTORY_HELD, HISTORY_WINDOW, SessionRouter
 from desktop.core.keys import is_temp_key
 from desktop.core.listeners import Notify
-from desktop.core.models import ApprovalRequest, ChatMessage, SessionInfo
+from desktop.core.models import ApprovalRequest, ChatMessage, Role, SessionInfo
 
 
 class ConversationFeed:
@@ -201,6 +201,8 @@ class ConversationFeed:
             # A reply started or completed: only its bubbles changed, the rest stays as shown
             # (re-sending the whole list would lay out every bubble again mid-stream).
             self._shown[key] = len(messages)
+            if any(m.role is Role.ASSISTANT for m in changed):
+                self._index.attach_versions(key, messages)  # a new reply to a prompt resent
             for msg in changed:
                 self._message_changed(key, msg)
         else:

@@ -42,6 +42,7 @@ from desktop.ui.chat.model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.chat.render_cache import Change, Drawn, RenderCache
 from desktop.ui.chat.reply_note import draw_reply_note
 from desktop.ui.chat.text_selection import TextSelection
+from desktop.ui.chat.version_switch import draw_version_switch
 from desktop.ui.platform.resources import icon
 from desktop.ui.render.attachments import paint_attachment
 from desktop.ui.render.bubble_layout import (
@@ -110,6 +111,7 @@ class BubbleDelegate(QStyledItemDelegate):
     action_requested = Signal(str, str)
     link_activated = Signal(str)
     code_copied = Signal(str)
+    version_step = Signal(str, int)  # message id, -1 (previous) or +1 (next version)
 
     def __init__(self, view: QListView, model: MessageListModel, cache: RenderCache) -> None:
         super().__init__(view)
@@ -622,6 +624,7 @@ class BubbleDelegate(QStyledItemDelegate):
                 attach_icon=clip_icon,
             )
         self._draw_footer(painter, msg, lay, font, muted)
+        draw_version_switch(painter, msg, lay, c)
         if lay.error_rect is not None and not user:
             draw_reply_note(painter, msg, lay, c)
         elif lay.error_rect is not None:
@@ -918,6 +921,8 @@ class BubbleDelegate(QStyledItemDelegate):
                     )
                 else:
                     AttachmentActions.save_as(self._view, att)
+        elif kind == "version":
+            self.version_step.emit(msg.id, index)
         elif kind in ("thinking", "tool"):
             state = self._expanded.setdefault(msg.id, set())
             state.symmetric_difference_update({(kind, index)})

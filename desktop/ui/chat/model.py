@@ -16,6 +16,7 @@ from PySide6.QtCore import (
 )
 
 from desktop.core.models import ChatMessage
+from desktop.ui.chat.version_switch import version_name
 from desktop.ui.render.markdown import plain_text
 
 MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -70,7 +71,8 @@ class MessageListModel(QAbstractListModel):
             return self._revision.get(msg.id, 0)
         if role == Qt.ItemDataRole.AccessibleTextRole:
             # Screen readers get the text as shown, not its markdown marks.
-            return f"{msg.role.value}: {self._plain(msg.text)}"
+            said = f"{msg.role.value}: {self._plain(msg.text)}"
+            return f"{said} ({version_name(msg)})" if msg.versions else said
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{msg.role.value}: {msg.text}"
         return None

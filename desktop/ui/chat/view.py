@@ -56,6 +56,7 @@ from desktop.ui.chat.text_selection import (
     nearest,
     word_at,
 )
+from desktop.ui.chat.version_switch import showing, version_count
 from desktop.ui.platform.heap import release_free_memory
 from desktop.ui.render.links import LinkOpener
 from desktop.ui.theme import Colors
@@ -130,6 +131,8 @@ class ChatView(QListView):
             "messages, Enter or the Menu key opens a message's actions, Ctrl+C copies it"
         )
         self.chat_model = MessageListModel(self, self.render_cache.docs.markdown.plain_text)
+        # Replies shown at an earlier version (< n/m >): the reply itself, by id.
+        self._newest: dict[str, ChatMessage] = {}
         self.jump_button = JumpButton(self)
         self.jump_button.clicked.connect(self.jump_to_newest)
         # Runs only while rows near the view remain undrawn: idle means no timer.
@@ -165,6 +168,7 @@ class ChatView(QListView):
         self.chat_model.rowsRemoved.connect(self._on_model_reset)
         self.bubbles.action_requested.connect(self.action_requested)
         self.bubbles.code_copied.connect(self.code_copied)
+        self.bubbles.version_step.connect(self.step_version)
         self.bubbles.link_activated.connect(self._on_bubbles_link_activated)
         self._selecting = False
         self._matches: list[int] = []
@@ -178,6 +182,8 @@ class ChatView(QListView):
                 "quote": self.quote,
                 "regenerate": lambda: self._request_current("regenerate"),
                 "resend": lambda: self._request_current("resend"),
+                "older_version": lambda: self._step_current(-1),
+                "newer_version": lambda: self._step_current(1),
                 "message_menu": self.show_message_menu,
                 "jump_newest": self.jump_to_newest,
             },
@@ -205,6 +211,7 @@ class ChatView(QListView):
         self._matches = []
         self.bubbles.forget_expanded()
         self.render_cache.invalidate(Change.SESSION)
+        self._newest.clear()
         self.chat_model.reset(messages)
         self._newest_let_go = False
         self.jump_button.set_replies(0)
@@ -329,7 +336,24 @@ class ChatView(QListView):
 
     def update_message(self, message: ChatMessage) -> None:
         """A message arrived or changed (streaming deltas are coalesced by the model)."""
+        self._newest.pop(message.id, None)  # a changed reply shows as it now is
         self.chat_model.upsert(message)
+
+    def step_version(self, message_id: str, delta: int) -> None:
+        """Show the reply's previous (-1) or next (+1) version (< n/m >)."""
+        row = self.chat_model.row_of(message_id)
+        if row is None:
+            return
+        msg = self.chat_model.message_at(row)
+        n, m = version_count(msg)
+        target = max(1, min(m, n + delta))
+        if target == n:
+            return
+        newest = self._newest.pop(message_id, msg)
+        if target < m:
+            self._newest[message_id] = newest
+        self.chat_model.upsert(showing(newest, target))
+        self.chat_model.flush()
 
     def remove_message(self, message_id: str) -> None:
         """A message was removed."""
@@ -418,6 +442,11 @@ class ChatView(QListView):
             text = self.render_cache.docs.markdown.plain_text(msg.text) if msg is not None else ""
         if text.strip():
             self.quote_requested.emit(text)
+
+    def _step_current(self, delta: int) -> None:
+        msg = self.current_message()
+        if msg is not None and msg.versions:
+            self.step_version(msg.id, delta)
 
     def _request_current(self, kind: str) -> None:
         msg = self.current_message()

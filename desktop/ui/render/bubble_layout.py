@@ -383,6 +383,16 @@ def build_layout(
         content_w = max(content_w, w)
         y += BUTTON_H
 
+    if msg.versions and not user:
+        # < n/m >: the earlier replies to the same prompt (see ui/chat/version_switch).
+        y += SECTION_GAP / 2
+        step = BUTTON_H
+        label_w = fm.horizontalAdvance(f"{len(msg.versions) + 1}/{len(msg.versions) + 1}") + 12
+        lay.zones.append(Zone("version", -1, QRectF(0, y, step, step), "Previous version"))
+        lay.zones.append(Zone("version", 1, QRectF(step + label_w, y, step, step), "Next version"))
+        content_w = max(content_w, 2 * step + label_w)
+        y += step
+
     small = QFont(font)
     small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
     stamp = footer_text(msg)

@@ -139,10 +139,12 @@ class ChatIntents(QObject):
         elif kind == "retry_reply" and key:
             if not backend.retry_reply(key, message_id):
                 self._on_chat_view_action_requested("regenerate", message_id)
-        elif kind == "regenerate":
+        elif kind == "regenerate" and key:
+            if backend.regenerate(key, message_id):
+                return  # the last reply: replaced in place, kept as an earlier version
             prompt = prompt_before(self._view.messages(), message_id)
-            if prompt is not None and key:
-                # The gateway has no "regenerate": the prompt goes out again as a new submission.
+            if prompt is not None:
+                # An older reply cannot be replaced: the prompt goes out again as a new one.
                 backend.send(key, prompt.text, prompt.attachments)
 
     def _on_chat_view_older_wanted(self) -> None:

@@ -1,0 +1,127 @@
+"""End to end: Regenerate replaces the reply in place and keeps the earlier ones as versions
+(< n/m > on the bubble), on screen, in the gateway's history, in the store, after a restart
+and in the export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from desktop.core.disk.export import conversation_json, conversation_markdown
+from desktop.core.models import ChatMessage, Role
+from desktop.ui.chat.version_switch import version_count
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.ui.e2e_support import App, until, use_fake_provider
+from tests.ui.test_e2e_reply_states import _shoot
+
+pytestmark = pytest.mark.slow
+
+
+def _reply(app: App) -> ChatMessage:
+    [reply] = app.bubbles(Role.ASSISTANT)
+    return reply
+
+
+def _done(app: App, text: str) -> bool:
+    replies = app.bubbles(Role.ASSISTANT)
+    return len(replies) == 1 and not replies[0].streaming and replies[0].text == text
+
+
+def _on_reply(app: App) -> None:
+    view = app.window.chat_view
+    row = view.chat_model.row_of(_reply(app).id)
+    assert row is not None
+    view.setFocus()
+    view.setCurrentIndex(view.chat_model.index(row))
+
+
+def _click_version(app: App, qtbot: Any, step: int) -> None:
+    view = app.window.chat_view
+    row = view.chat_model.row_of(_reply(app).id)
+    assert row is not None
+    index = view.chat_model.index(row)
+    view.scrollTo(index)
+    at = view.bubbles.zone_center(index, "version", step)
+    assert at is not None, "the bubble shows < n/m >"
+    point = (at + view.visualRect(index).topLeft().toPointF()).toPoint()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+
+
+def _accessible(app: App) -> str:
+    view = app.window.chat_view
+    row = view.chat_model.row_of(_reply(app).id)
+    assert row is not None
+    return str(view.chat_model.index(row).data(Qt.ItemDataRole.AccessibleTextRole))
+
+
+async def _history(app: App) -> list[tuple[str, str]]:
+    key = app.window.session_key
+    assert key is not None
+    runtime = app.embedded._router.runtime_id(key)
+    result = await app.embedded._sup.call("session.history", {"session_id": runtime})
+    return [(m["role"], m.get("text") or m.get("content") or "") for m in result["messages"]]
+
+
+async def test_regenerate_twice_keeps_three_versions_of_one_prompt(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer("First answer.") as provider:
+        use_fake_provider(tmp_path, provider.base_url)
+        app = App.open(tmp_path, qtbot)
+        try:
+            await app.wait_online()
+            app.type_and_send(qtbot, "Tell me a fact")
+            await until(lambda: _done(app, "First answer."), "the first reply")
+            for text in ("Second answer.", "Third answer."):
+                provider.set_reply(text)
+                _on_reply(app)
+                QTest.keySequence(app.window.chat_view, "Ctrl+Shift+R")
+                await until(lambda t=text: _done(app, t), f"the reply {text!r}")
+            assert [m.text for m in app.bubbles(Role.USER)] == ["Tell me a fact"], "one prompt"
+            assert version_count(_reply(app)) == (3, 3)
+            assert _accessible(app).endswith("(Version 3 of 3)")
+            # The gateway's history holds the prompt once, with the reply shown.
+            history = await _history(app)
+            assert [r for r, _ in history] == ["user", "assistant"]
+            assert history[1][1] == "Third answer."
+            # Switching shows each version, by click and by keyboard.
+            _click_version(app, qtbot, -1)
+            await until(lambda: _reply(app).text == "Second answer.", "version 2")
+            assert _accessible(app).endswith("(Version 2 of 3)")
+            await _shoot(app, "version-2-of-3")
+            _on_reply(app)
+            QTest.keySequence(app.window.chat_view, "Alt+Left")
+            await until(lambda: _reply(app).text == "First answer.", "version 1")
+            assert version_count(_reply(app)) == (1, 3)
+            _click_version(app, qtbot, 1)
+            _click_version(app, qtbot, 1)
+            await until(lambda: _reply(app).text == "Third answer.", "back at version 3")
+            key = app.window.session_key
+            assert key is not None
+            store = app.core.store
+            exported = conversation_json(store, app.embedded.profile_id, key)
+            [answer] = [m for m in exported["messages"] if m["role"] == "assistant"]
+            assert answer["text"] == "Third answer."
+            assert [v["text"] for v in answer["versions"]] == ["First answer.", "Second answer."]
+            markdown = conversation_markdown(store, app.embedded.profile_id, key)
+            assert "Third answer." in markdown and "Version 3 of 3" in markdown
+            json.dumps(exported)
+        finally:
+            await app.close()
+        # After a restart the gateway's rows hold the newest reply; the versions come back.
+        again = App.open(tmp_path, qtbot)
+        try:
+            await again.wait_online()
+            again.window.open_session(key)
+            await until(lambda: _done(again, "Third answer."), "the chat shown again")
+            await until(lambda: version_count(_reply(again)) == (3, 3), "its three versions")
+            assert [m.text for m in again.bubbles(Role.USER)] == ["Tell me a fact"]
+            _click_version(again, qtbot, -1)
+            await until(lambda: _reply(again).text == "Second answer.", "version 2 again")
+        finally:
+            await again.close()
