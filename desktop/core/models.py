@@ -67,6 +67,8 @@ class SessionSummary:
     running: bool = False
     unread: int = 0
     runtime_id: str | None = None
+    pinned: bool = False  # kept at the top of the list (local only)
+    archived: bool = False  # left out of the list unless the Archived view is on; still searched
 
 
 @dataclass(frozen=True, slots=True)

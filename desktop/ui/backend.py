@@ -201,6 +201,12 @@ class ChatBackend(Protocol):
     def rename_session(self, key: str, title: str) -> None:
         """Give session `key` a new title."""
 
+    def pin_session(self, key: str, pinned: bool) -> None:
+        """Pin session `key` to the top of the list, or unpin it (kept on this computer)."""
+
+    def archive_session(self, key: str, archived: bool) -> None:
+        """Archive session `key` (hidden from the list, still searched) or restore it."""
+
     def delete_session(self, key: str) -> None:
         """Delete session `key` locally and on the gateway."""
 

@@ -40,6 +40,10 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("export_session", ("Ctrl+Shift+S",), "Export the open chat (Markdown or JSON)"),
     Shortcut("rename_session", ("F2",), "Rename the selected chat", "sessions"),
     Shortcut("delete_session", ("Del",), "Delete the selected chat", "sessions"),
+    Shortcut("pin_session", ("Ctrl+Shift+P",), "Pin or unpin the selected chat", "sessions"),
+    Shortcut(
+        "archive_session", ("Ctrl+Shift+A",), "Archive or restore the selected chat", "sessions"
+    ),
     Shortcut("copy", ("Ctrl+C",), "Copy the selected text, or the whole message", "messages"),
     Shortcut("copy_markdown", ("Ctrl+Shift+C",), "Copy the message as Markdown", "messages"),
     Shortcut("select_all", ("Ctrl+A",), "Select the message's text", "messages"),

@@ -212,6 +212,12 @@ class FakeBackend:
     def rename_session(self, key: str, title: str) -> None:
         self.calls.append(("rename_session", (key, title)))
 
+    def pin_session(self, key: str, pinned: bool) -> None:
+        self.calls.append(("pin_session", (key, pinned)))
+
+    def archive_session(self, key: str, archived: bool) -> None:
+        self.calls.append(("archive_session", (key, archived)))
+
     def delete_session(self, key: str) -> None:
         self.calls.append(("delete_session", key))
 

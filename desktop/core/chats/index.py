@@ -80,9 +80,9 @@ class SessionIndex:
     # -- reading ---------------------------------------------------------------------------
 
     def summaries(self) -> list[SessionSummary]:
-        """The list as shown: newest first, with running and unread marks."""
+        """The list as shown: pinned first, then newest first, with running and unread marks."""
         items = [_shown(s) for s in self._sessions.values()]
-        items.sort(key=lambda s: s.updated_at, reverse=True)
+        items.sort(key=lambda s: (s.pinned, s.updated_at), reverse=True)
         return items
 
     def summary(self, key: str) -> SessionSummary | None:
@@ -133,6 +133,19 @@ class SessionIndex:
         state.summary = replace(state.summary, title=title)
         if not is_temp_key(key):
             self._store.upsert_session(self._id, key, title=title)
+        self.emit()
+        return True
+
+    def mark(self, key: str, *, pinned: bool | None = None, archived: bool | None = None) -> bool:
+        """Pin or archive `key` (local marks, kept in the store); False when it is not listed."""
+        state = self._sessions.get(key)
+        if state is None:
+            return False
+        pinned = state.summary.pinned if pinned is None else pinned
+        archived = state.summary.archived if archived is None else archived
+        state.summary = replace(state.summary, pinned=pinned, archived=archived)
+        if not is_temp_key(key):
+            self._store.upsert_session(self._id, key, pinned=pinned, archived=archived)
         self.emit()
         return True
 
@@ -244,6 +257,8 @@ class SessionIndex:
             title=summary.title,
             preview=summary.preview,
             updated_at=summary.updated_at or self._clock.wall(),
+            pinned=summary.pinned,
+            archived=summary.archived,
         )
         self._store.rekey_session(self._id, temp_key, real_key)
         if self.open_key == temp_key:

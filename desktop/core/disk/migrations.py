@@ -147,6 +147,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (profile_id, session_key, idx, n)
     );
     """,
+    # 6: how the user organised the list, kept only here (the gateways know no pins or archive).
+    """
+    ALTER TABLE sessions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 LATEST = len(MIGRATIONS)

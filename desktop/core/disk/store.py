@@ -39,6 +39,8 @@ class SessionRecord:
     message_count: int = 0
     last_seq: int = 0
     replay_epoch: str = ""
+    pinned: bool = False  # the user's own marks (migration 5), never sent to a gateway
+    archived: bool = False
 
     def summary(self) -> SessionSummary:
         return SessionSummary(
@@ -48,6 +50,8 @@ class SessionRecord:
             updated_at=self.updated_at,
             message_count=self.message_count,
             runtime_id=self.runtime_id,
+            pinned=bool(self.pinned),
+            archived=bool(self.archived),
         )
 
 
@@ -150,6 +154,8 @@ _SESSION_FIELDS = (
     "message_count",
     "last_seq",
     "replay_epoch",
+    "pinned",
+    "archived",
 )
 _OUTBOX_MUTABLE = ("runtime_id", "text", "state", "error", "attempts", "wire", "history_mark")
 

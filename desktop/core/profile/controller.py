@@ -322,6 +322,14 @@ class ProfileController:
         """Retitle `key` here and on the gateway (by its runtime id); a refusal is told."""
         self._admin.rename(self._resolve(key), title)
 
+    def pin_session(self, key: str, pinned: bool) -> None:
+        """Keep `key` at the top of the list (a local mark: no gateway knows pins)."""
+        self._index.mark(self._resolve(key), pinned=pinned)
+
+    def archive_session(self, key: str, archived: bool) -> None:
+        """Leave `key` out of the list, or put it back (local; it stays on the gateway)."""
+        self._index.mark(self._resolve(key), archived=archived)
+
     def delete_session(self, key: str) -> None:
         """Delete `key` on the gateway (by its stored id), then here; a refusal is told."""
         self._admin.delete(self._resolve(key))

@@ -70,7 +70,8 @@ class SessionListModel(QAbstractListModel):
             return s.title or "New chat"
         if role == Qt.ItemDataRole.AccessibleTextRole:
             extra = f", {s.unread} unread" if s.unread else ""
-            return f"{s.title or 'New chat'}{extra}{', running' if s.running else ''}"
+            marks = (", pinned" if s.pinned else "") + (", archived" if s.archived else "")
+            return f"{s.title or 'New chat'}{marks}{extra}{', running' if s.running else ''}"
         return None
 
     def set_sessions(self, sessions: list[SessionSummary]) -> None:
@@ -128,7 +129,9 @@ def is_empty_chat(s: SessionSummary) -> bool:
 class SessionFilter(QSortFilterProxyModel):
     """Filters by title, or by the sessions whose text matched (from backend.search_hits).
 
-    While a query is active each row also answers SNIPPET_ROLE with its best match.
+    Without a query it shows the chats not archived, or (in the Archived view) only the
+    archived ones; a query finds archived chats too. While a query is active each row also
+    answers SNIPPET_ROLE with its best match.
     """
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -137,6 +140,15 @@ class SessionFilter(QSortFilterProxyModel):
         self._matches: frozenset[str] = frozenset()
         self.hits: dict[str, SearchHit] = {}
         self._hidden: frozenset[str] = frozenset()
+        self.archived_view = False
+
+    def set_archived_view(self, on: bool) -> None:
+        """List the archived chats (on) or the others (off)."""
+        if on == self.archived_view:
+            return
+        self.beginFilterChange()
+        self.archived_view = on
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def set_hidden(self, keys: set[str]) -> None:
         """Leave the chats `keys` out of the list (empty new chats the user left)."""
@@ -171,7 +183,7 @@ class SessionFilter(QSortFilterProxyModel):
         if s.key in self._hidden:
             return False
         if not self._query:
-            return True
+            return s.archived == self.archived_view
         return self._query in (s.title or "").casefold() or s.key in self._matches
 
 
@@ -183,6 +195,7 @@ class SessionDelegate(QStyledItemDelegate):
     def __init__(self, parent: QObject | None = None, now: Callable[[], float] = time.time) -> None:
         super().__init__(parent)
         self._now = now
+        self.tint = ""  # the line icons' colour on a dark theme ("" for their own)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         return QSize(200, self.ROW_H)
@@ -213,7 +226,14 @@ class SessionDelegate(QStyledItemDelegate):
         fm = QFontMetrics(font)
         when_w = fm.horizontalAdvance(when) + 4
         mark_w = 18 if s.running else 0
-        title_rect = QRectF(inner.left(), inner.top(), inner.width() - when_w - mark_w, 20)
+        pin_w = 18 if s.pinned else 0
+        if s.pinned:
+            icon("pin", self.tint).paint(
+                painter, QRectF(inner.left(), inner.top() + 3, 14, 14).toRect()
+            )
+        title_rect = QRectF(
+            inner.left() + pin_w, inner.top(), inner.width() - when_w - mark_w - pin_w, 20
+        )
         painter.setFont(bold)
         painter.setPen(text_color)
         title = QFontMetrics(bold).elidedText(

@@ -98,6 +98,22 @@ class ChatAdmin:
         if title and title.strip() and title != current:
             backend.rename_session(key, title.strip())
 
+    def pin_selected(self) -> None:
+        """Pin the chat list's current chat to the top, or unpin it."""
+        key, backend = self._sidebar.selected_key(), self._owner.backend
+        summary = self._sidebar.session(key) if key else None
+        if key and backend is not None and summary is not None:
+            backend.pin_session(key, not summary.pinned)
+
+    def archive_selected(self) -> None:
+        """Archive the chat list's current chat (it leaves the list), or restore an archived one."""
+        key, backend = self._sidebar.selected_key(), self._owner.backend
+        summary = self._sidebar.session(key) if key else None
+        if key and backend is not None and summary is not None:
+            backend.archive_session(key, not summary.archived)
+            verb = "restored" if summary.archived else "archived; find it under Archived"
+            self._owner.show_status(f"“{summary.title or 'New chat'}” {verb}", 4000)
+
     def delete_selected(self) -> None:
         """Delete the chat list's current chat after confirmation."""
         key, backend = self._sidebar.selected_key(), self._owner.backend

@@ -178,6 +178,8 @@ class MainWindow(QMainWindow):
             "export_session": self.chat_admin.export_open,
             "rename_session": self.chat_admin.rename_selected,
             "delete_session": self.chat_admin.delete_selected,
+            "pin_session": self.chat_admin.pin_selected,
+            "archive_session": self.chat_admin.archive_selected,
         }
 
     # -- profiles ---------------------------------------------------------------------------

@@ -79,6 +79,7 @@ class Sidebar(QWidget):
         # Filtering moves the list's current row; that is not the user choosing a chat.
         self._filtering = False
         self._open_key: str | None = None  # the chat last marked current (the open one)
+        self._archived = 0  # how many listed chats are archived
         self.session_model = SessionListModel(self)
         self.session_filter = SessionFilter(self)
         self.session_filter.setSourceModel(self.session_model)
@@ -110,6 +111,14 @@ class Sidebar(QWidget):
         side.addLayout(top)
         side.addWidget(self.search_box)
         side.addWidget(self.session_list, 1)
+        self.archived_button = QToolButton(self)
+        self.archived_button.setObjectName("archivedButton")
+        self.archived_button.setCheckable(True)
+        self.archived_button.setAutoRaise(True)
+        self.archived_button.setAccessibleDescription("Show the archived chats, or the others")
+        self.archived_button.toggled.connect(self._on_archived_toggled)
+        self.archived_button.hide()  # until a chat is archived
+        side.addWidget(self.archived_button)
 
     # -- profiles -----------------------------------------------------------------------------
 
@@ -148,6 +157,20 @@ class Sidebar(QWidget):
 
     def set_sessions(self, sessions: list[SessionSummary]) -> None:
         self.session_model.set_sessions(sessions)
+        self._archived = sum(s.archived for s in sessions)
+        self._show_archived_button()
+
+    def _show_archived_button(self) -> None:
+        on = self.archived_button.isChecked()
+        text = "Back to chats" if on else f"Archived ({self._archived})"
+        self.archived_button.setText(text)
+        self.archived_button.setAccessibleName(text)
+        self.archived_button.setVisible(on or self._archived > 0)
+
+    def _on_archived_toggled(self, on: bool) -> None:
+        self.session_filter.set_archived_view(on)
+        self.session_list.setAccessibleName("Archived chats" if on else "Chats")
+        self._show_archived_button()
 
     def session(self, key: str) -> SessionSummary | None:
         return self.session_model.session(key)
@@ -245,4 +268,7 @@ class Sidebar(QWidget):
             (self.settings_button, "settings"),
         ):
             button.setIcon(icon(name, tint))
+        delegate = self.session_list.itemDelegate()
+        if isinstance(delegate, SessionDelegate):
+            delegate.tint = tint
         self.session_list.viewport().update()

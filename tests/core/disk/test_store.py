@@ -77,6 +77,26 @@ def test_migration_3_from_v2_with_data_indexes_existing_messages_and_titles(
         assert [e.text for e in store.outbox_entries()] == ["queued before upgrade"]
 
 
+def test_migration_6_from_v5_with_data_keeps_sessions_unpinned_and_stores_the_marks(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "app.db"
+    conn = _at_version(path, 5)
+    conn.execute("INSERT INTO sessions (profile_id, key, title) VALUES ('p', 's1', 'Zebra facts')")
+    conn.close()
+    with Store(path) as store:
+        old = store.session("p", "s1")
+        assert old is not None and old.title == "Zebra facts"
+        assert (old.summary().pinned, old.summary().archived) == (False, False)
+        store.upsert_session("p", "s1", pinned=True, archived=True)
+    with Store(path) as store:
+        again = store.session("p", "s1")
+        assert again is not None and (again.summary().pinned, again.summary().archived) == (
+            True,
+            True,
+        )
+
+
 def test_database_newer_than_the_app_is_refused_clearly(data_dir: Path) -> None:
     path = data_dir / "app.db"
     conn = _conn(path)

@@ -1,0 +1,47 @@
+"""Screenshots of a chat list with pinned chats on top and an archived one, for the README.
+
+Run on a real display, e.g. `xvfb-run -s "-screen 0 1280x800x24" python -m
+tests.ui.organise_screenshots docs/screenshots dark`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from desktop.core.models import SessionSummary
+from desktop.ui.theme import ThemeMode
+from tests.ui.fakes import FakeBackend, assistant, user
+from tests.ui.reading_screenshots import NOW, sample_window, settle, shoot
+
+
+def backend() -> FakeBackend:
+    b = FakeBackend(pid="embedded")
+    b.summaries = [
+        SessionSummary(
+            "s4", "Release checklist", "Tag, then build the wheels", NOW - 86400 * 9, 8, pinned=True
+        ),
+        SessionSummary("s1", "Durable queues", "WAL mode keeps readers going", NOW - 60, 12),
+        SessionSummary("s2", "Trip to Lisbon", "Day 3: Sintra", NOW - 86400 * 3, 12),
+        SessionSummary(
+            "s3", "Old tax questions", "Keep receipts 6 years", NOW - 86400 * 40, 4, archived=True
+        ),
+    ]
+    b.messages["s4"] = [
+        user("u1", "What is left before the release?"),
+        assistant("a1", "Tag the commit, then build the wheels and the AppImage."),
+    ]
+    return b
+
+
+def main(target: Path, mode: ThemeMode) -> None:
+    with sample_window(backend(), mode) as win:
+        win.sidebar.select("s4")
+        settle()
+        shoot(win, target / f"chat-list-pinned-{mode.value}.png")
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    main(out, ThemeMode(sys.argv[2]) if len(sys.argv) > 2 else ThemeMode.LIGHT)
