@@ -205,6 +205,9 @@ class SessionInfo:
     context_max: int | None = None
     # The agent's latest task list (empty: it keeps none).
     todos: tuple[TodoItem, ...] = ()
+    # Hermes' per-session approval bypass (`session.info` `yolo`): its tool calls run without
+    # asking. None: the gateway does not say.
+    auto_approve: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,6 +149,9 @@ class ChatBackend(Protocol):
     def set_model(self, key: str, choice: ModelChoice) -> None:
         """Switch the session's model (where the gateway allows it)."""
 
+    def set_auto_approve(self, key: str, on: bool) -> None:
+        """Turn the gateway's approval bypass on or off for this session only."""
+
     def reload_models(self) -> None:
         """The model providers changed: ask again what every session asked before can use."""
 

@@ -148,6 +148,9 @@ class FakeBackend:
     def set_model(self, key: str, choice: Any) -> None:
         self.calls.append(("set_model", (key, choice)))
 
+    def set_auto_approve(self, key: str, on: bool) -> None:
+        self.calls.append(("set_auto_approve", (key, on)))
+
     def pause(self) -> None:
         self.calls.append(("pause", None))
 

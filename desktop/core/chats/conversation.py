@@ -55,6 +55,10 @@ def cut_note(total: Any) -> str:
     return f"\n\n[… this message{size} was cut here: it is larger than one message can carry]"
 
 
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
@@ -138,6 +142,7 @@ class Conversation:
             context_used=used,
             context_max=most,
             todos=self.todos,
+            auto_approve=_flag(self.info.get("yolo")),
         )
 
     def add_listener(self, listener: ChangeListener) -> Unsubscribe:

@@ -82,6 +82,11 @@ class AgentCommands:
     def set_model(self, key: str, choice: ModelChoice) -> None:
         self._spawn(self._set_model(key, choice))
 
+    def set_auto_approve(self, key: str, on: bool) -> None:
+        """Turn Hermes' approval bypass on or off for this session only (`yolo`, session
+        scope); the gateway's answer, then its session.info, say what it is now."""
+        self._spawn(self._set_auto_approve(key, on))
+
     # -- calls ---------------------------------------------------------------------------------
 
     async def _load_commands(self, key: str) -> None:
@@ -150,6 +155,13 @@ class AgentCommands:
         if conv is not None:
             # The next session.info confirms it; the header changes at once.
             conv.apply_info({"model": str(result.get("value") or choice.model)})
+
+    async def _set_auto_approve(self, key: str, on: bool) -> None:
+        params = {"key": "yolo", "value": "on" if on else "off", "scope": "session"}
+        result = await self._ask(key, CONFIG_SET, params, quiet=False)
+        conv = self._feed.get(key)
+        if isinstance(result, dict) and conv is not None and result.get("value") in ("0", "1"):
+            conv.apply_info({"yolo": result["value"] == "1"})
 
     async def _ask(
         self, key: str, method: str, params: dict[str, Any], *, quiet: bool = True

@@ -575,6 +575,9 @@ class ProfileController:
     def set_model(self, key: str, choice: ModelChoice) -> None:
         self._commands.set_model(self._resolve(key), choice)
 
+    def set_auto_approve(self, key: str, on: bool) -> None:
+        self._commands.set_auto_approve(self._resolve(key), on)
+
     def reload_models(self) -> None:
         """The model providers changed (Settings saved): the header shows what now answers."""
         self._commands.reload_models()

@@ -19,9 +19,11 @@ class ChatHeader(QWidget):
 
     Signals:
         model_chosen(object): the user picked a ModelChoice from the model menu.
+        auto_approve_toggled(bool): the user turned auto-approve in this chat on or off.
     """
 
     model_chosen = Signal(object)
+    auto_approve_toggled = Signal(bool)
 
     def __init__(
         self,
@@ -54,10 +56,19 @@ class ChatHeader(QWidget):
         self.context_label.setObjectName("contextLabel")
         self.context_label.setAccessibleName("Context used")
         self.context_label.hide()
+        # Hermes' per-chat approval bypass, as the gateway reports it; hidden where it says
+        # nothing of it. The button shows the gateway's state, a click asks to change it.
+        self.auto_approve = QToolButton(self)
+        self.auto_approve.setObjectName("autoApprove")
+        self.auto_approve.setAccessibleName("Auto-approve in this chat")
+        self.auto_approve.setCheckable(True)
+        self.auto_approve.clicked.connect(self._on_auto_approve_clicked)
+        self.auto_approve.hide()
         st = QHBoxLayout(self)
         st.setContentsMargins(16, 8, 12, 8)
         st.addWidget(self.title_label, 1)
         st.addWidget(self.context_label)
+        st.addWidget(self.auto_approve)
         st.addWidget(self.model_label)
         st.addWidget(self.connection)
 
@@ -90,3 +101,19 @@ class ChatHeader(QWidget):
         self.context_label.setText(context)
         self.context_label.set_tip(context_tip)
         self.context_label.setVisible(bool(context))
+        self._show_auto_approve(info.auto_approve)
+
+    def _show_auto_approve(self, on: bool | None) -> None:
+        self.auto_approve.setVisible(on is not None)
+        self.auto_approve.setChecked(bool(on))
+        self.auto_approve.setText("Auto-approve on" if on else "Auto-approve")
+        self.auto_approve.setToolTip(
+            "Tool calls in this chat run without asking; click to ask again"
+            if on
+            else "Let tool calls in this chat run without asking (this chat only)"
+        )
+
+    def _on_auto_approve_clicked(self, checked: bool) -> None:
+        # Shown as the gateway says until its answer comes: a refused change never looks done.
+        self.auto_approve.setChecked(not checked)
+        self.auto_approve_toggled.emit(checked)

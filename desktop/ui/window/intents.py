@@ -62,6 +62,7 @@ class ChatIntents(QObject):
         view.newer_wanted.connect(self._on_chat_view_newer_wanted)
         view.live_end_wanted.connect(self._on_chat_view_live_end_wanted)
         header.model_chosen.connect(self._on_header_model_chosen)
+        header.auto_approve_toggled.connect(self._on_header_auto_approve_toggled)
         approvals.answered.connect(self._on_approvals_answered)
         self._connection.reconnect_requested.connect(self._on_connection_reconnect_requested)
         self._connection.pause_requested.connect(self._on_connection_pause_requested)
@@ -167,6 +168,11 @@ class ChatIntents(QObject):
         open_ = self._open()
         if open_ is not None:
             open_[0].set_model(open_[1], choice)
+
+    def _on_header_auto_approve_toggled(self, on: bool) -> None:
+        open_ = self._open()
+        if open_ is not None:
+            open_[0].set_auto_approve(open_[1], on)
 
     def _on_approvals_answered(self, request_id: str, answer: object, had_focus: bool) -> None:
         open_ = self._open()
