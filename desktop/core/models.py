@@ -103,6 +103,9 @@ class ChatMessage:
     tools: list[ToolCall] = field(default_factory=list)
     # message.complete's usage: input/output tokens, context_used/context_max, model.
     usage: dict[str, Any] = field(default_factory=dict)
+    # How long the turn took, seconds from its message.start to its message.complete as this
+    # client saw them (replies only); None when it did not see both.
+    duration: float | None = None
     # Earlier replies to this reply's prompt, oldest first (assistant messages only); the
     # view shows < n/m > to switch between them and this one.
     versions: tuple[ReplyVersion, ...] = ()

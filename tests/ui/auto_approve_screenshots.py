@@ -1,4 +1,5 @@
-"""Screenshots of the chat header with auto-approve on, light and dark (manual).
+"""Screenshots of the chat header with auto-approve on and a reply's turn duration, light
+and dark (manual).
 
 QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.ui.auto_approve_screenshots
 """
@@ -41,6 +42,9 @@ def main() -> None:
             assistant("a1", "Done: `chmod 777 scratch.txt` ran without asking."),
         ]
     }
+    reply = b.messages["s1"][1]
+    reply.usage = {"input": 15_700, "output": 42, "model": "fake-model"}
+    reply.duration = 75.0  # the footer's "took 1 min 15 s"
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
         win = MainWindow([ProfileEntry("Hermes", ProfileBridge(b))], settings, tray=Tray())

@@ -121,6 +121,7 @@ class Conversation:
         self.todos: tuple[TodoItem, ...] = ()
         self._todo_revision = -1
         self._now = now or (lambda: 0.0)
+        self._started_at: float | None = None  # when the running turn's message.start came
         self._ids = itertools.count(1)
         self._listeners: Observers[ChangeListener] = Observers("conversation")
         # During a change announcement: the only messages the change touched, when a handler
@@ -271,6 +272,7 @@ class Conversation:
 
     def _on_start(self, payload: dict[str, Any]) -> bool:
         self.running = True
+        self._started_at = self._now()
         self._completed = False
         self._failed = None
         current = self.streaming_message
@@ -388,6 +390,8 @@ class Conversation:
             self.running = False
             return False
         msg = self._live()
+        if self._started_at is not None:
+            msg.duration, self._started_at = max(0.0, self._now() - self._started_at), None
         if final and payload.get("truncated") is not True:
             # The server's full text is authoritative: it heals anything lost while detached.
             # A text the gateway had to cut to fit one frame is not: keep what streamed.
@@ -896,6 +900,7 @@ class Conversation:
             new.created_at = new.created_at or old.created_at
             if new.role is Role.ASSISTANT:
                 new.usage = new.usage or old.usage
+                new.duration = old.duration if new.duration is None else new.duration
                 new.thinking = new.thinking or old.thinking
                 if [t.name for t in new.tools] == [t.name for t in old.tools]:
                     new.tools = old.tools  # same calls: keep their output and ids

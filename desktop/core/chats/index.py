@@ -514,6 +514,9 @@ def _from_cache(key: str, row: CachedMessage) -> ChatMessage:
     cause = row.extra.get("cause")
     if isinstance(cause, str):
         msg.cause = cause
+    duration = row.extra.get("duration")
+    if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
+        msg.duration = float(duration)
     if row.status == STREAMING:
         # Kept while it grew and never ended here: the app went away mid-reply.
         msg.status, msg.cause = INTERRUPTED, APP_WENT_AWAY
@@ -532,6 +535,8 @@ def _extra_of(msg: ChatMessage) -> dict[str, Any]:
         extra["usage"] = msg.usage
     if msg.cause:
         extra["cause"] = msg.cause  # why it did not complete, in words: kept over a restart
+    if msg.duration is not None:
+        extra["duration"] = msg.duration  # the turn's length: no history row says it
     return extra
 
 

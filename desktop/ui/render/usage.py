@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QLocale
+
 from desktop.core.models import ChatMessage, Role, SessionInfo, TodoItem
 from desktop.ui.render.dates import clock_time
 
@@ -51,7 +53,24 @@ def footer_text(msg: ChatMessage) -> str:
         if isinstance(model, str) and model:
             used = f"{model} · {used}" if used else model  # which model wrote this reply
         stamp = f"{used} · {stamp}" if stamp and used else (used or stamp)
+    if msg.role is Role.ASSISTANT and msg.duration is not None and not msg.streaming:
+        took = f"took {took_text(msg.duration)}"
+        stamp = f"{stamp} · {took}" if stamp else took
     return stamp
+
+
+def took_text(seconds: float) -> str:
+    """A turn's length: '0.4 s', '12 s', '1 min 5 s', '2 h 3 min'."""
+    if seconds < 10:
+        return f"{QLocale().toString(seconds, 'f', 1)} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {secs} s" if secs else f"{minutes} min"
 
 
 def context_text(info: SessionInfo) -> tuple[str, str]:

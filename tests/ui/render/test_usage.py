@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from desktop.core.models import ChatMessage, Role
-from desktop.ui.render.usage import footer_text, usage_line
+from desktop.ui.render.usage import footer_text, took_text, usage_line
 
 
 def test_usage_line_reads_hermes_usage_fields() -> None:
@@ -58,3 +58,13 @@ def test_a_replys_footer_names_the_model_that_wrote_it() -> None:
     )
     assert footer_text(msg) == "large · 10 in · 2 out"
     assert footer_text(ChatMessage("b", Role.ASSISTANT, "hi", usage={"model": "m"})) == "m"
+
+
+def test_a_finished_reply_says_how_long_its_turn_took() -> None:
+    msg = ChatMessage("m", Role.ASSISTANT, "hi", usage={"input": 10, "output": 2}, duration=75.0)
+    assert footer_text(msg) == "10 in · 2 out · took 1 min 15 s"
+    assert took_text(12.4) == "12 s" and took_text(7200 + 180) == "2 h 3 min"
+    assert took_text(3.0) in ("3.0 s", "3,0 s")  # the decimal point is the locale's
+    msg.streaming = True
+    assert "took" not in footer_text(msg)
+    assert footer_text(ChatMessage("n", Role.ASSISTANT, "hi")) == "", "no duration: nothing"
