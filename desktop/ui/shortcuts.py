@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -82,13 +83,25 @@ class ShortcutsDialog(QDialog):
             self.table.setItem(row, 1, QTableWidgetItem(native))
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         buttons.button(QDialogButtonBox.StandardButton.Close).setAccessibleName("Close")
         lay = QVBoxLayout(self)
         lay.addWidget(self.table)
         lay.addWidget(buttons)
-        self.resize(420, 320)
+        # Wide enough for both columns whole, tall enough for every row (within the screen).
+        header = self.table.horizontalHeader()
+        frame = 2 * self.table.frameWidth()
+        scroll = self.table.verticalScrollBar().sizeHint().width()
+        table_w = header.length() + frame + scroll + 24
+        table_h = self.table.verticalHeader().length() + header.height() + frame
+        margins = lay.contentsMargins()
+        width = table_w + margins.left() + margins.right()
+        height = table_h + buttons.sizeHint().height() + lay.spacing() + margins.top()
+        height += margins.bottom()
+        screen = self.screen().availableGeometry()
+        self.resize(min(width, screen.width() - 40), min(height, screen.height() - 80))
 
     def rows(self) -> list[tuple[str, str]]:
         """(description, keys) as shown."""

@@ -58,7 +58,7 @@ async def test_a_chat_exports_to_markdown_and_to_json_with_everything_kept(
         )
         target.append(tmp_path / "mars.md")
         QTest.keySequence(win, "Ctrl+Shift+S")
-        assert asked == ["How many moons has Mars_.md"]
+        assert asked == [str(Path.home() / "How many moons has Mars.md")]
         markdown = (tmp_path / "mars.md").read_text("utf-8")
         assert markdown.startswith("# How many moons has Mars?\n")
         assert "### You" in markdown and "How many moons has Mars?" in markdown

@@ -23,6 +23,7 @@ from desktop.core.disk.attachments import AttachmentError, is_image
 from desktop.core.models import Attachment
 from desktop.ui.backend import Draft
 from desktop.ui.compose.slash_completer import SlashCompleter
+from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.resources import icon
 from desktop.ui.render.delivery import failure_label
 from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
@@ -233,6 +234,7 @@ class Composer(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.folders = Folders()  # where the attach dialog opens (the window's, once set)
         self.setObjectName("composer")
         self._attachments: list[Attachment] = []
         self._running = False
@@ -469,9 +471,9 @@ class Composer(QWidget):
     # -- dialogs (patchable in tests) -------------------------------------------------------
 
     @classmethod
-    def pick_files(cls, parent: QWidget) -> list[str]:
-        """Ask the user for files to attach."""
-        files, _ = QFileDialog.getOpenFileNames(parent, "Attach files")
+    def pick_files(cls, parent: QWidget, start: str = "") -> list[str]:
+        """Ask the user for files to attach, starting in folder `start`."""
+        files, _ = QFileDialog.getOpenFileNames(parent, "Attach files", start)
         return list(files)
 
     # -- slots ------------------------------------------------------------------------------
@@ -504,7 +506,10 @@ class Composer(QWidget):
         self._changed()
 
     def _on_attach_button_clicked(self) -> None:
-        self.attach_files(self.pick_files(self))
+        files = self.pick_files(self, self.folders.start("attach"))
+        if files:
+            self.folders.remember("attach", files[0])
+        self.attach_files(files)
 
     def attach_files(self, paths: list[str]) -> None:
         """Ask for files to be attached (dropped anywhere on the window, pasted or picked);

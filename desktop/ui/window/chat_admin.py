@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QInputDialog,
+    QMessageBox,
+    QPushButton,
+    QWidget,
+)
 
 from desktop.core.errors import StorageError
 from desktop.core.models import SessionSummary
 from desktop.ui.backend import ChatBackend
+from desktop.ui.platform.folders import Folders
+from desktop.ui.render.markdown import plain_text
 from desktop.ui.window.sidebar import Sidebar
 
 
@@ -23,14 +33,21 @@ class Dialogs:
     @classmethod
     def ask_text(cls, parent: QWidget, title: str, label: str, text: str) -> str | None:
         """Ask for a line of text; None when cancelled."""
-        value, ok = QInputDialog.getText(parent, title, label, text=text)
-        return str(value) if ok else None
+        dialog = text_dialog(parent, title, label, text)
+        try:
+            return dialog.textValue() if cls.run(dialog) else None
+        finally:
+            dialog.deleteLater()
 
     @classmethod
-    def confirm(cls, parent: QWidget, title: str, text: str) -> bool:
-        """Ask a yes/no question."""
-        answer = QMessageBox.question(parent, title, text)
-        return bool(answer == QMessageBox.StandardButton.Yes)
+    def confirm(cls, parent: QWidget, title: str, text: str, action: str = "Delete") -> bool:
+        """Ask whether to go ahead with `action` (a destructive one)."""
+        box, go = confirm_box(parent, title, text, action)
+        try:
+            cls.run(box)
+            return box.clickedButton() is go
+        finally:
+            box.deleteLater()
 
     @classmethod
     def ask_save_path(cls, parent: QWidget, suggested: str) -> str | None:
@@ -44,13 +61,47 @@ class Dialogs:
         return str(path) or None
 
 
+def text_dialog(parent: QWidget, title: str, label: str, text: str) -> QInputDialog:
+    """A one-line text question wide enough for a long chat title (within the screen)."""
+    dialog = QInputDialog(parent)
+    dialog.setWindowTitle(title)
+    dialog.setLabelText(label)
+    dialog.setTextValue(text)
+    dialog.setAccessibleName(title)
+    fm = dialog.fontMetrics()
+    screen = dialog.screen().availableGeometry().width()
+    width = max(420, min(fm.horizontalAdvance(text) + 120, screen * 4 // 5))
+    dialog.resize(width, dialog.sizeHint().height())
+    dialog.setMinimumWidth(width)
+    return dialog
+
+
+def confirm_box(
+    parent: QWidget, title: str, text: str, action: str
+) -> tuple[QMessageBox, QPushButton]:
+    """A plain question (no clip-art icon) whose buttons name what they do."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.NoIcon)
+    box.setWindowTitle(title)
+    box.setText(text)
+    box.setAccessibleName(title)
+    go = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(cancel)  # Enter does not delete by accident
+    box.setEscapeButton(cancel)
+    return box, go
+
+
+_UNSAFE = set('<>:"/\\|?*')  # not allowed in a file name on Windows, macOS or Linux
+
+
 def export_name(summary: SessionSummary | None) -> str:
-    """The file name offered for exporting a chat: its title, safe on every file system."""
-    stem = "".join(
-        c if c.isalnum() or c in " -_" else "_"
-        for c in (summary.title if summary and summary.title else "chat")
-    )
-    return f"{stem.strip() or 'chat'}.md"
+    """The file name offered for exporting a chat: its title as plain text (no Markdown
+    marks), safe on every file system."""
+    title = plain_text(summary.title) if summary and summary.title else ""
+    stem = "".join(" " if c in _UNSAFE or not c.isprintable() else c for c in title)
+    stem = " ".join(stem.split())[:120].strip(" .")
+    return f"{stem or 'chat'}.md"
 
 
 class ChatOwner(Protocol):
@@ -67,8 +118,11 @@ class ChatOwner(Protocol):
 class ChatAdmin:
     """Rename, delete and export, for the chat list's current chat or the open one."""
 
-    def __init__(self, owner: ChatOwner, parent: QWidget, sidebar: Sidebar) -> None:
+    def __init__(
+        self, owner: ChatOwner, parent: QWidget, sidebar: Sidebar, folders: Folders
+    ) -> None:
         self._owner = owner
+        self._folders = folders
         self._parent = parent
         self._sidebar = sidebar
 
@@ -77,9 +131,11 @@ class ChatAdmin:
         backend, key = self._owner.backend, self._owner.session_key
         if backend is None or key is None:
             return
-        path = Dialogs.ask_save_path(self._parent, export_name(self._sidebar.session(key)))
+        name = export_name(self._sidebar.session(key))
+        path = Dialogs.ask_save_path(self._parent, str(Path(self._folders.start("export"), name)))
         if not path:
             return
+        self._folders.remember("export", path)
         try:
             backend.export_session(key, path)
         except StorageError as exc:  # ExportError: the chat or the file could not be written

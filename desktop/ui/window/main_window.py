@@ -26,6 +26,7 @@ from desktop.ui.compose.composer import (
     mime_files,
     mime_image_png,
 )
+from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
 from desktop.ui.sessions.session_list import is_empty_chat
@@ -148,7 +149,9 @@ class MainWindow(QMainWindow):
             approvals=self.approvals,
             details=self.details,
         )
-        self.chat_admin = ChatAdmin(self, self, side)
+        self.folders = Folders(self._settings)  # where file dialogs open, remembered
+        self.composer.folders = self.folders
+        self.chat_admin = ChatAdmin(self, self, side, self.folders)
         chain: list[QWidget] = [
             side.profile_combo,
             side.new_chat_button,

@@ -110,7 +110,9 @@ def test_dropped_file_becomes_a_removable_chip(qtbot: Any, tmp_path: Any) -> Non
 
 def test_attach_button_uses_patchable_file_dialog(qtbot: Any, monkeypatch: Any) -> None:
     c, backend = _composer(qtbot)
-    monkeypatch.setattr(Composer, "pick_files", classmethod(lambda cls, parent: ["/x/a.pdf"]))
+    monkeypatch.setattr(
+        Composer, "pick_files", classmethod(lambda cls, parent, start="": ["/x/a.pdf"])
+    )
     c.attach_button.click()
     assert ("attach_file", "/x/a.pdf") in backend.calls
     assert [a.filename for a in c.attachments] == ["a.pdf"]

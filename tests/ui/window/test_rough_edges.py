@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QInputMethodEvent
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox
 
 from desktop.core.models import SessionSummary
+from desktop.ui.window.chat_admin import Dialogs
 from tests.ui.fakes import FakeBackend, assistant, user
 
 
@@ -138,3 +142,118 @@ def test_copied_shows_over_the_chat_without_moving_the_layout(make_window: Any, 
     toast.timer.timeout.emit()  # its time is up (the timer, not a wait)
     assert win.status_message() == ""
     assert (view.geometry(), win.composer.geometry(), win.centralWidget().geometry()) == before
+
+
+def test_file_dialogs_open_at_home_then_where_last_used_and_export_names_are_plain(
+    make_window: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    home, docs, out, elsewhere = (tmp_path / d for d in ("home", "docs", "out", "cwd"))
+    for d in (home, docs, out, elsewhere):
+        d.mkdir()
+    (docs / "a.txt").write_text("hi", "utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(elsewhere)
+    opened: list[tuple[str, str]] = []
+
+    def open_names(parent: Any, caption: str = "", folder: str = "", *a: Any) -> Any:
+        opened.append(("attach", folder))
+        return [str(docs / "a.txt")], ""
+
+    def save_name(parent: Any, caption: str = "", suggested: str = "", *a: Any) -> Any:
+        opened.append(("export", suggested))
+        return str(out / "bananas.md"), ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(open_names))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_name))
+    b = _backend()
+    b.summaries[0] = SessionSummary("s1", "Bananas _renamed_: a/b?", "tiles", 3.0, 2)
+    win = make_window(b)
+    win.open_session("s1")
+    win.composer.attach_button.click()
+    win.composer.attach_button.click()
+    win.actions_by_name["export_session"].trigger()
+    win.actions_by_name["export_session"].trigger()
+    assert opened == [
+        ("attach", str(home)),
+        ("attach", str(docs)),
+        ("export", str(home / "Bananas renamed a b.md")),
+        ("export", str(out / "Bananas renamed a b.md")),
+    ]
+    win.close()
+    again = make_window(_backend())
+    opened.clear()
+    again.composer.attach_button.click()
+    assert opened == [("attach", str(docs))], "remembered across a restart"
+
+
+def test_f1_shows_both_columns_whole(make_window: Any, qtbot: Any, monkeypatch: Any) -> None:
+    win = make_window(_backend())
+    seen: list[Any] = []
+
+    def run(cls: Any, dialog: Any) -> int:
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        seen.append(dialog)
+        return 0
+
+    monkeypatch.setattr(Dialogs, "run", classmethod(run))
+    win.actions_by_name["shortcuts"].trigger()
+    table = seen[0].table
+    fm = table.fontMetrics()
+    widest_keys = max(fm.horizontalAdvance(keys) for _, keys in seen[0].rows())
+    assert table.columnWidth(1) >= widest_keys + 8, "the Keys column is not cut off"
+    assert table.horizontalHeader().length() <= table.viewport().width()
+    seen[0].close()
+
+
+@pytest.mark.qt_log_ignore(
+    "does not support raise", "does not support grabbing", "does not support propagateSizeHints"
+)
+def test_switcher_highlights_the_row_enter_opens(make_window: Any, qtbot: Any) -> None:
+    win = make_window(_backend())
+    win.open_session("s1")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    sw = win.switcher
+    qtbot.waitExposed(sw)
+    assert sw.list.selectionModel().isSelected(sw.proxy.index(0, 0)), "a highlighted row"
+    QTest.keyClicks(sw.query, "a")  # Animals, Garden
+    assert sw.list.currentIndex().data(Qt.ItemDataRole.DisplayRole) == "Animals"
+    assert sw.list.selectionModel().isSelected(sw.list.currentIndex())
+    QTest.keyClick(sw.query, Qt.Key.Key_Down)
+    assert sw.list.currentIndex().data(Qt.ItemDataRole.DisplayRole) == "Garden"
+    QTest.keyClick(sw.query, Qt.Key.Key_Return)
+    assert win.session_key == "s3", "Enter opens the highlighted row"
+
+
+def test_rename_is_wide_enough_and_delete_asks_plainly(make_window: Any, monkeypatch: Any) -> None:
+    b = _backend()
+    long_title = "Planning the kitchen renovation: tiles, grout colours and the budget"
+    b.summaries[0] = SessionSummary("s1", long_title, "tiles", 3.0, 2)
+    win = make_window(b)
+    win.open_session("s1")
+    seen: list[Any] = []
+
+    def run(cls: Any, dialog: Any) -> int:
+        dialog.show()
+        seen.append(dialog)
+        if isinstance(dialog, QInputDialog):
+            edit = dialog.findChild(QLineEdit)
+            assert edit.fontMetrics().horizontalAdvance(long_title) < edit.width()
+            dialog.setTextValue("Kitchen")
+            return 1
+        box = dialog
+        assert box.icon() == QMessageBox.Icon.NoIcon and box.iconPixmap().isNull()
+        names = sorted(btn.text() for btn in box.buttons())
+        assert names == ["&Cancel", "Delete"] or names == ["Cancel", "Delete"]
+        assert box.defaultButton().text().lstrip("&") == "Cancel"
+        delete = next(btn for btn in box.buttons() if btn.text() == "Delete")
+        delete.click()
+        return 0
+
+    monkeypatch.setattr(Dialogs, "run", classmethod(run))
+    win.session_list.setFocus()
+    win.actions_by_name["rename_session"].trigger()
+    assert b.calls[-1] == ("rename_session", ("s1", "Kitchen"))
+    win.actions_by_name["delete_session"].trigger()
+    assert b.calls[-1] == ("delete_session", "s1")
+    assert len(seen) == 2
