@@ -16,6 +16,10 @@ SESSION_TITLE = "session.title"
 SESSION_DELETE = "session.delete"
 SESSION_CLOSE = "session.close"
 SESSION_INTERRUPT = "session.interrupt"
+# Hermes 0.19, 0.20.1, 0.22: put `{text}` into the running turn (the next tool result the model
+# reads), `{status: "queued" | "rejected"}`; 0.22 rejects it while no turn runs. The embedded
+# gateway has no tool loop and does not serve it (-32601).
+SESSION_STEER = "session.steer"
 # Hermes 0.19/0.20.1 and the embedded gateway: drop the last exchange (the last user row and the
 # reply rows after it) from the history, `{removed: N}`; 4009 while a turn runs.
 SESSION_UNDO = "session.undo"

@@ -159,6 +159,7 @@ class Outbox:
         self._workers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._timers: dict[tuple[str, str], TimerHandle] = {}
         self._sending: set[str] = set()
+        self._steering: set[str] = set()  # queued prompts being offered as a steer
         self._resumed: set[str] = set()
         # Per session: the turns-ended count of its chat when our last prompt was written. Until
         # the count moves past it that prompt's turn is not over and the next one is held.
@@ -244,6 +245,52 @@ class Outbox:
         self._store.outbox_delete(ref)
         self._emit(self._removed_listeners, entry)
         return entry
+
+    def move(self, ref: str, step: int) -> bool:
+        """Move a queued prompt `step` places earlier (<0) or later (>0) among its session's
+        prompts that are still queued; False when it cannot move that way."""
+        entry = self._queued(ref)
+        queued = [
+            e.submission_ref
+            for e in self._store.outbox_entries(entry.profile_id, entry.session_key)
+            if self._editable(e)
+        ]
+        at = queued.index(ref)
+        to = at + step
+        if step == 0 or not 0 <= to < len(queued):
+            return False
+        one = 1 if to > at else -1
+        for i in range(at, to, one):  # adjacent swaps: the others keep their order
+            self._store.outbox_swap(queued[i], queued[i + one])
+            queued[i], queued[i + one] = queued[i + one], queued[i]
+        for e in self._store.outbox_entries(entry.profile_id, entry.session_key):
+            self._emit(self._state_listeners, e)
+        return True
+
+    def hold_for_steer(self, ref: str) -> OutboxEntry:
+        """Keep a queued prompt back while it is offered to the running turn as a steer: no
+        worker sends it, no edit changes it, until `steered` or `not_steered`."""
+        entry = self._queued(ref)
+        self._steering.add(ref)
+        return entry
+
+    def steered(self, ref: str) -> None:
+        """The steer went out (taken, or unknown): the prompt leaves the queue and is never
+        sent as a follow-up as well (an ambiguous steer is not retried)."""
+        self._steering.discard(ref)
+        entry = self._store.outbox_get(ref)
+        if entry is None:
+            return
+        self._store.outbox_delete(ref)
+        self._emit(self._removed_listeners, entry)
+        self._kick(entry.profile_id, entry.session_key)
+
+    def not_steered(self, ref: str) -> None:
+        """The turn provably did not take it: it stays queued as a follow-up."""
+        self._steering.discard(ref)
+        entry = self._store.outbox_get(ref)
+        if entry is not None:
+            self._kick(entry.profile_id, entry.session_key)
 
     def retry(self, ref: str) -> OutboxEntry | None:
         """Send a FAILED prompt again under its original `submission_ref`.
@@ -570,7 +617,8 @@ class Outbox:
     def _next(self, profile_id: str, session_key: str) -> OutboxEntry | None:
         for e in self._store.outbox_entries(profile_id, session_key):
             if e.state in (DeliveryState.PENDING, DeliveryState.UNCONFIRMED):
-                return e
+                # One offered as a steer keeps its place: those after it wait for its answer.
+                return None if e.submission_ref in self._steering else e
         return None
 
     async def _deliver(self, port: GatewayPort, entry: OutboxEntry) -> bool:
@@ -801,13 +849,19 @@ class Outbox:
         entry = self._store.outbox_get(ref)
         if entry is None:
             raise OutboxError("that message is no longer queued")
-        if (
-            ref in self._sending
-            or entry.state is not DeliveryState.PENDING
-            or entry.wire != Wire.NOTHING
-        ):
+        if not self._editable(entry):
             raise OutboxError("that message is already being sent and can no longer be changed")
         return entry
+
+    def _editable(self, entry: OutboxEntry) -> bool:
+        """No byte of it is on its way: it can still be edited, moved, steered or cancelled."""
+        ref = entry.submission_ref
+        return (
+            ref not in self._sending
+            and ref not in self._steering
+            and entry.state is DeliveryState.PENDING
+            and entry.wire == Wire.NOTHING
+        )
 
     @staticmethod
     def _emit(listeners: _ByProfile[StateListener], entry: OutboxEntry) -> None:

@@ -545,6 +545,23 @@ class Store:
                 (new_key, profile_id, old_key),
             )
 
+    def outbox_swap(self, ref_a: str, ref_b: str) -> None:
+        """Exchange the send order of two entries (one transaction; `seq` stays unique)."""
+        with self._tx("reorder the queued messages") as c:
+            seqs = {
+                str(r[0]): int(r[1])
+                for r in c.execute(
+                    "SELECT submission_ref, seq FROM outbox WHERE submission_ref IN (?, ?)",
+                    (ref_a, ref_b),
+                ).fetchall()
+            }
+            if len(seqs) != 2:
+                return
+            move = "UPDATE outbox SET seq = ? WHERE submission_ref = ?"
+            c.execute(move, (-seqs[ref_a], ref_a))
+            c.execute(move, (seqs[ref_a], ref_b))
+            c.execute(move, (seqs[ref_b], ref_a))
+
     def outbox_delete(self, ref: str) -> None:
         with self._tx("remove the queued message") as c:
             c.execute("DELETE FROM outbox WHERE submission_ref = ?", (ref,))

@@ -62,6 +62,7 @@ from desktop.core.profile.composer_drafts import ComposerDrafts
 from desktop.core.profile.feed import ConversationFeed
 from desktop.core.profile.new_chats import TempSessions
 from desktop.core.profile.prompt_bubbles import PromptBubbles, ref_of
+from desktop.core.profile.steering import Steering, steer_available
 
 __all__ = ["TEMP_PREFIX", "ProfileController", "is_temp_key"]
 
@@ -163,6 +164,13 @@ class ProfileController:
             is_online=self._port.is_online,
             spawn=self._spawn,
             notify=notify,
+        )
+        self._steering = Steering(
+            call=self._sup.call,
+            outbox=outbox,
+            send=lambda key, text: self.send(key, text, ()),
+            notify=notify,
+            spawn=self._spawn,
         )
         events = SessionEvents(
             router, self._index, notify, on_list_changed=self._catchup.list_changed
@@ -369,6 +377,40 @@ class ProfileController:
             conv.stop_requested()  # its end reads "stopped by you", not "interrupted"
         if runtime:
             self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
+
+    # -- while a turn runs (desktop/core/profile/steering.py) ----------------------------------
+
+    def steer_available(self) -> tuple[bool, str]:
+        """Whether Steer can be offered on this connection, and the reason when not."""
+        return steer_available(self._sup.dialect if self._port.is_online() else None)
+
+    def steer(self, key: str, text: str) -> None:
+        """Put `text` into the running turn; refused or not served, it is queued instead."""
+        key = self._resolve(key)
+        if text.strip():
+            self._steering.steer_text(key, self._router.runtime_id(key) or "", text)
+
+    def steer_queued(self, message_id: str) -> bool:
+        """Offer the queued follow-up `message_id` to the running turn now."""
+        ref = ref_of(message_id)
+        found = self._bubbles.find(message_id)
+        if ref is None or found is None:
+            return False
+        return self._steering.steer_queued(found[0], self._router.runtime_id(found[0]) or "", ref)
+
+    def move_queued(self, message_id: str, step: int) -> bool:
+        """Send the queued follow-up `message_id` `step` places earlier (<0) or later."""
+        ref = ref_of(message_id)
+        try:
+            return ref is not None and self._outbox.move(ref, step)
+        except OutboxError as exc:
+            notice(self._listeners.emit, "", str(exc))
+            return False
+
+    def stop_and_send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:
+        """Stop the running turn, then send: the outbox holds it until that turn has ended."""
+        self.send(key, text, attachments)
+        self.interrupt(key)
 
     def retry(self, message_id: str) -> None:
         found = self._bubbles.find(message_id)
