@@ -32,6 +32,7 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("new_chat", ("Ctrl+N",), "New chat"),
     Shortcut("switch_session", ("Ctrl+K",), "Switch session"),
     Shortcut("focus_composer", ("Ctrl+L",), "Focus the message box"),
+    Shortcut("toggle_sidebar", ("Ctrl+B",), "Show or hide the chat list"),
     Shortcut("search", ("Ctrl+F",), "Find in this chat (search chats when none is open)"),
     Shortcut("search_chats", ("Ctrl+Shift+F",), "Search all chats"),
     Shortcut("stop", ("Esc",), "Stop the running reply"),

@@ -43,6 +43,13 @@ class ChatHeader(QWidget):
         font.setWeight(font.Weight.DemiBold)
         self.title_label.setFont(font)
         self.connection = ConnectionWidget(self, monotonic=monotonic, wall=wall)
+        # Shows or hides the chat list (Ctrl+B).
+        self.sidebar_button = QToolButton(self)
+        self.sidebar_button.setObjectName("sidebarButton")
+        self.sidebar_button.setCheckable(True)
+        self.sidebar_button.setText("☰")
+        self.sidebar_button.setAccessibleName("Chat list")
+        self.set_sidebar_shown(True)
         # The session's model; a menu switches it where the gateway offers models.
         self.model_label = QToolButton(self)
         self.model_label.setObjectName("modelLabel")
@@ -65,12 +72,19 @@ class ChatHeader(QWidget):
         self.auto_approve.clicked.connect(self._on_auto_approve_clicked)
         self.auto_approve.hide()
         st = QHBoxLayout(self)
-        st.setContentsMargins(16, 8, 12, 8)
+        st.setContentsMargins(8, 8, 12, 8)
+        st.addWidget(self.sidebar_button)
         st.addWidget(self.title_label, 1)
         st.addWidget(self.context_label)
         st.addWidget(self.auto_approve)
         st.addWidget(self.model_label)
         st.addWidget(self.connection)
+
+    def set_sidebar_shown(self, shown: bool) -> None:
+        self.sidebar_button.setChecked(shown)
+        what = "Hide" if shown else "Show"
+        self.sidebar_button.setToolTip(f"{what} the chat list (Ctrl+B)")
+        self.sidebar_button.setAccessibleDescription(f"{what} the chat list (Ctrl+B)")
 
     def set_title(self, title: str) -> None:
         self.title_label.setText(title)

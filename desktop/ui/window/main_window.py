@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QResizeEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QListView,
     QMainWindow,
     QSplitter,
@@ -81,6 +82,7 @@ class MainWindow(QMainWindow):
         self._draft_announced = False
         self._close_to_tray = False
         self._quitting = False
+        self._sidebar_wanted = True  # Ctrl+B; a window too narrow for both hides it anyway
         self._left_empty: set[str] = set()  # empty new chats the user left (not listed)
         self._build(monotonic, wall)
         self.actions_by_name = build_actions(self, self.session_list, self._action_handlers())
@@ -164,7 +166,10 @@ class MainWindow(QMainWindow):
         ]
         for a, b in pairwise(chain):
             QWidget.setTabOrder(a, b)
+        side.setMinimumWidth(200)
+        self.header.sidebar_button.clicked.connect(self.toggle_sidebar)
         self.resize(1040, 700)
+        self.setMinimumSize(420, 360)  # below, the header and composer have no room
         self.setAcceptDrops(True)
 
     def _action_handlers(self) -> dict[str, Callable[[], None]]:
@@ -178,6 +183,7 @@ class MainWindow(QMainWindow):
             "settings": self.open_settings,
             "shortcuts": self.show_shortcuts,
             "quit": self.quit,
+            "toggle_sidebar": self.toggle_sidebar,
             "export_session": self.chat_admin.export_open,
             "rename_session": self.chat_admin.rename_selected,
             "delete_session": self.chat_admin.delete_selected,
@@ -456,6 +462,32 @@ class MainWindow(QMainWindow):
         Dialogs.run(dialog)
         dialog.deleteLater()
 
+    def toggle_sidebar(self) -> None:
+        """Ctrl+B: hide the chat list (room for the chat at narrow widths) or show it again;
+        remembered."""
+        self.set_sidebar_shown(not self._sidebar_wanted)
+
+    def set_sidebar_shown(self, shown: bool) -> None:
+        self._sidebar_wanted = shown
+        self._settings.setValue("ui/sidebar_hidden", not shown)
+        self._fit_sidebar()
+
+    def _fit_sidebar(self) -> None:
+        """The chat list shows when wanted and the window has room for it beside the chat."""
+        room = self.sidebar.minimumWidth() + self.pane.minimumSizeHint().width()
+        shown = self._sidebar_wanted and self.width() >= room + self.splitter.handleWidth()
+        self.header.set_sidebar_shown(shown)
+        if self.sidebar.isHidden() != shown:
+            return  # already as it should be
+        had_focus = self.sidebar.isAncestorOf(QApplication.focusWidget())
+        self.sidebar.setVisible(shown)
+        if not shown and had_focus:
+            self.focus_composer()
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        super().resizeEvent(e)
+        self._fit_sidebar()
+
     def show_shortcuts(self) -> None:
         dialog = ShortcutsDialog(self)
         Dialogs.run(dialog)
@@ -470,6 +502,8 @@ class MainWindow(QMainWindow):
         splitter = self._settings.value("ui/splitter")
         if isinstance(splitter, QByteArray):
             self.splitter.restoreState(splitter)
+        hidden = self._settings.value("ui/sidebar_hidden", False)
+        self.set_sidebar_shown(str(hidden).lower() not in ("true", "1"))
         last = str(self._settings.value("ui/last_profile", "") or "")
         target = last if last in self._views else self.sidebar.first_profile()
         if target:

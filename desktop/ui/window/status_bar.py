@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.ui.platform.resources import icon
@@ -117,6 +117,9 @@ class ConnectionWidget(QWidget):
         b.setAccessibleName(text)
         b.setAccessibleDescription(description)
         b.setCursor(Qt.CursorShape.PointingHandCursor)
+        # Never narrower than its text: a narrow window is wider at least than the header
+        # needs, rather than showing "ause" and "etail".
+        b.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         return b
 
     @property

@@ -257,3 +257,41 @@ def test_rename_is_wide_enough_and_delete_asks_plainly(make_window: Any, monkeyp
     win.actions_by_name["delete_session"].trigger()
     assert b.calls[-1] == ("delete_session", "s1")
     assert len(seen) == 2
+
+
+@pytest.mark.parametrize("width", [683, 500])
+def test_half_screen_widths_clip_nothing_in_the_header(
+    make_window: Any, qtbot: Any, width: int
+) -> None:
+    b = _backend()
+    win = make_window(b)
+    win.open_session("s1")
+    win.resize(width, 600)
+    QCoreApplication.processEvents()
+    header = win.header
+    assert win.width() >= win.minimumWidth() > 0, "a minimum size exists"
+    conn = header.connection
+    for button in (conn.pause_button, conn.details_button):
+        if button.isVisible():
+            assert button.width() >= button.sizeHint().width(), button.text()
+            right = button.mapTo(win, button.rect().topRight()).x()
+            assert right <= win.width(), f"{button.text()} is inside the window"
+    assert header.mapTo(win, header.rect().topRight()).x() <= win.width()
+
+
+def test_ctrl_b_collapses_the_sidebar_and_it_is_remembered(
+    make_window: Any, settings: Any, qtbot: Any
+) -> None:
+    win = make_window(_backend())
+    win.open_session("s1")
+    pane_before = win.pane.width()
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)
+    QCoreApplication.processEvents()
+    assert not win.sidebar.isVisible()
+    assert win.pane.width() > pane_before, "the chat takes the room"
+    assert not win.header.sidebar_button.isChecked()
+    win.close()
+    again = make_window(_backend())
+    assert not again.sidebar.isVisible(), "still collapsed after a restart"
+    again.header.sidebar_button.click()
+    assert again.sidebar.isVisible()
