@@ -479,7 +479,8 @@ class MainWindow(QMainWindow):
         self.header.set_sidebar_shown(shown)
         if self.sidebar.isHidden() != shown:
             return  # already as it should be
-        had_focus = self.sidebar.isAncestorOf(QApplication.focusWidget())
+        focus = QApplication.focusWidget()
+        had_focus = focus is not None and self.sidebar.isAncestorOf(focus)
         self.sidebar.setVisible(shown)
         if not shown and had_focus:
             self.focus_composer()
