@@ -39,6 +39,12 @@ def main(target: Path, mode: ThemeMode) -> None:
         win.sidebar.select("s4")
         settle()
         shoot(win, target / f"chat-list-pinned-{mode.value}.png")
+        win.sidebar.select("s2")
+        settle()
+        win.chat_admin.delete_selected()
+        settle()
+        shoot(win, target / f"delete-undo-{mode.value}.png")
+        win.chat_admin.undo.undo()
 
 
 if __name__ == "__main__":

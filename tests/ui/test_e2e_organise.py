@@ -46,6 +46,7 @@ def _focus_row(app: App, title: str) -> None:
 async def _chat(app: App, qtbot: Any, prompt: str) -> None:
     app.type_and_send(qtbot, prompt)
     await until(lambda: app.user_confirmed(prompt), f"{prompt} confirmed")
+    await until(lambda: len(app.finished_replies()) == 1, f"{prompt}: the reply finished")
     await until(lambda: prompt in _listed(app), f"{prompt} listed")
 
 
@@ -104,5 +105,54 @@ async def test_pinned_chats_stay_on_top_and_archived_ones_leave_the_list_across_
         _focus_row(app, "Oldest plan")
         QTest.keySequence(side.session_list, "Ctrl+Shift+P")
         await until(lambda: _listed(app)[-1] == "Oldest plan", "unpinned: back in date order")
+    finally:
+        await app.close()
+
+
+async def test_a_deleted_chat_reaches_the_gateway_only_after_the_undo_window(
+    qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer, monkeypatch: Any
+) -> None:
+    use_fake_provider(tmp_path / "app", provider.base_url)
+    app = App.open(tmp_path / "app", qtbot)
+    told: list[tuple[str, Any]] = []
+    try:
+        await app.wait_online()
+        for prompt in ("Keep me", "Delete me"):
+            await _chat(app, qtbot, prompt)
+            QTest.keySequence(app.window, "Ctrl+N")
+        sup = app.embedded._admin._sup
+        call = sup.call
+
+        async def recording(method: str, params: Any = None, **kw: Any) -> Any:
+            told.append((method, params))
+            return await call(method, params, **kw)
+
+        monkeypatch.setattr(sup, "call", recording)
+        side, undo = app.window.sidebar, app.window.chat_admin.undo
+        _focus_row(app, "Delete me")
+        key = side.selected_key()
+        QTest.keyClick(side.session_list, Qt.Key.Key_Delete)
+        assert "Delete me" not in _listed(app)
+        assert undo.toast.isVisible() and undo.toast.label.text() == "Deleted “Delete me”"
+        assert undo.timer.isActive() and undo.timer.interval() == 5000
+        assert not [m for m, _ in told if m == "session.delete"], "the gateway is not told yet"
+        # Undo (the toast's button) puts it back; the gateway never hears of it.
+        QTest.mouseClick(undo.toast.undo_button, Qt.MouseButton.LeftButton)
+        assert "Delete me" in _listed(app) and not undo.toast.isVisible()
+        assert not undo.timer.isActive()
+        assert not [m for m, _ in told if m == "session.delete"]
+        # Deleted again, and the window passes (the timer's end, without waiting 5 s for it).
+        _focus_row(app, "Delete me")
+        QTest.keyClick(side.session_list, Qt.Key.Key_Delete)
+        undo.timer.timeout.emit()
+        await until(lambda: ("session.delete", {"session_id": key}) in told, "told the gateway")
+        await until(lambda: app.window.session_model.session(str(key)) is None, "deleted there")
+    finally:
+        await app.close()
+    app = App.open(tmp_path / "app", qtbot)
+    try:
+        await app.wait_online()
+        await until(lambda: "Keep me" in _listed(app), "listed by the gateway")
+        assert "Delete me" not in _listed(app), "gone from the gateway too"
     finally:
         await app.close()

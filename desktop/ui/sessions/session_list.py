@@ -140,7 +140,16 @@ class SessionFilter(QSortFilterProxyModel):
         self._matches: frozenset[str] = frozenset()
         self.hits: dict[str, SearchHit] = {}
         self._hidden: frozenset[str] = frozenset()
+        self._deleting: frozenset[str] = frozenset()
         self.archived_view = False
+
+    def set_deleting(self, keys: set[str]) -> None:
+        """Leave out the chats deleted and still undoable (the gateway is not told yet)."""
+        if frozenset(keys) == self._deleting:
+            return
+        self.beginFilterChange()
+        self._deleting = frozenset(keys)
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def set_archived_view(self, on: bool) -> None:
         """List the archived chats (on) or the others (off)."""
@@ -180,7 +189,7 @@ class SessionFilter(QSortFilterProxyModel):
 
     def filterAcceptsRow(self, row: int, parent: _Index) -> bool:
         s: SessionSummary = self.sourceModel().index(row, 0, parent).data(SESSION_ROLE)
-        if s.key in self._hidden:
+        if s.key in self._hidden or s.key in self._deleting:
             return False
         if not self._query:
             return s.archived == self.archived_view

@@ -1,4 +1,4 @@
-"""Renaming, deleting and exporting chats, and the questions each asks first."""
+"""Renaming, pinning, archiving, deleting (undoable) and exporting chats, and what each asks."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from desktop.ui.backend import ChatBackend
 from desktop.ui.platform.folders import Folders
 from desktop.ui.render.markdown import plain_text
 from desktop.ui.window.sidebar import Sidebar
+from desktop.ui.window.undo_delete import UndoDeletes
 
 
 class Dialogs:
@@ -125,6 +126,7 @@ class ChatAdmin:
         self._folders = folders
         self._parent = parent
         self._sidebar = sidebar
+        self.undo = UndoDeletes(parent, sidebar.hide_deleting)
 
     def export_open(self) -> None:
         """Export the open chat to a Markdown or JSON file the user picks."""
@@ -162,23 +164,30 @@ class ChatAdmin:
             backend.pin_session(key, not summary.pinned)
 
     def archive_selected(self) -> None:
-        """Archive the chat list's current chat (it leaves the list), or restore an archived one."""
-        key, backend = self._sidebar.selected_key(), self._owner.backend
-        summary = self._sidebar.session(key) if key else None
-        if key and backend is not None and summary is not None:
-            backend.archive_session(key, not summary.archived)
-            verb = "restored" if summary.archived else "archived; find it under Archived"
-            self._owner.show_status(f"“{summary.title or 'New chat'}” {verb}", 4000)
+        """Archive the selected chats (they leave the list), or restore archived ones."""
+        backend = self._owner.backend
+        chosen = [(k, s) for k in self._sidebar.selected_keys() if (s := self._sidebar.session(k))]
+        if backend is None or not chosen:
+            return
+        restore = all(s.archived for _, s in chosen)
+        for key, _ in chosen:
+            backend.archive_session(key, not restore)
+        them = "it" if len(chosen) == 1 else "them"
+        verb = "restored" if restore else f"archived; find {them} under Archived"
+        self._owner.show_status(f"{_what(chosen)} {verb}", 4000)
 
     def delete_selected(self) -> None:
-        """Delete the chat list's current chat after confirmation."""
-        key, backend = self._sidebar.selected_key(), self._owner.backend
-        if not key or backend is None:
+        """Delete the selected chats, undoable for a few seconds before the gateway is told."""
+        backend = self._owner.backend
+        chosen = [(k, s) for k in self._sidebar.selected_keys() if (s := self._sidebar.session(k))]
+        if backend is None or not chosen:
             return
-        summary = self._sidebar.session(key)
-        name = summary.title if summary and summary.title else "this chat"
-        if not Dialogs.confirm(self._parent, "Delete chat", f"Delete “{name}”?"):
-            return
-        backend.delete_session(key)
-        if key == self._owner.session_key:
+        self.undo.delete(backend, [k for k, _ in chosen], f"Deleted {_what(chosen)}")
+        if self._owner.session_key in {k for k, _ in chosen}:
             self._owner.close_chat()
+
+
+def _what(chosen: list[tuple[str, SessionSummary]]) -> str:
+    if len(chosen) == 1:
+        return f"“{chosen[0][1].title or 'New chat'}”"
+    return f"{len(chosen)} chats"

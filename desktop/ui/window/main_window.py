@@ -554,7 +554,9 @@ class MainWindow(QMainWindow):
             e.ignore()
             self.hide()
             return
-        # Closed for good: no backend callback reaches a closed window while the app shuts down.
+        # Closed for good: a delete still undoable goes through; then no backend callback
+        # reaches a closed window while the app shuts down.
+        self.chat_admin.undo.commit()
         for view in self._views.values():
             view.bridge.detach()
         super().closeEvent(e)

@@ -92,6 +92,8 @@ class Sidebar(QWidget):
         self.session_list.setUniformItemSizes(True)
         self.session_list.setMouseTracking(True)
         self.session_list.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
+        # Ctrl/Shift+click and Shift+arrows select several chats for Archive or Delete.
+        self.session_list.setSelectionMode(QListView.SelectionMode.ExtendedSelection)
         # The window's Rename/Delete/Export actions double as the context menu.
         self.session_list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.search_box.returnPressed.connect(self._on_search_box_return_pressed)
@@ -193,6 +195,21 @@ class Sidebar(QWidget):
     def selected_key(self) -> str | None:
         key = self.session_list.currentIndex().data(KEY_ROLE)
         return str(key) if key else None
+
+    def selected_keys(self) -> list[str]:
+        """The selected chats in list order (the current one when none is selected)."""
+        rows = sorted(self.session_list.selectionModel().selectedIndexes(), key=lambda i: i.row())
+        keys = [str(i.data(KEY_ROLE)) for i in rows if i.data(KEY_ROLE)]
+        current = self.selected_key()
+        return keys or ([current] if current else [])
+
+    def hide_deleting(self, keys: set[str]) -> None:
+        """Leave out chats deleted and still undoable; the current row moving opens nothing."""
+        self._filtering = True
+        try:
+            self.session_filter.set_deleting(keys)
+        finally:
+            self._filtering = False
 
     def query(self) -> str:
         """The search box's text, stripped."""

@@ -345,17 +345,19 @@ def test_rename_and_delete_selected_chat(make_window: Any, monkeypatch: Any) -> 
     monkeypatch.setattr(
         Dialogs, "ask_text", classmethod(lambda cls, p, t, label, text: " Quokka facts ")
     )
-    monkeypatch.setattr(Dialogs, "confirm", classmethod(lambda cls, p, t, text: True))
     win.actions_by_name["rename_session"].trigger()
     assert b.calls[-1] == ("rename_session", ("s2", "Quokka facts"))
     win.actions_by_name["delete_session"].trigger()
-    assert b.calls[-1] == ("delete_session", "s2")
+    assert "delete_session" not in b.names(), "undoable first: the backend is told later"
     assert win.session_key is None
     assert win.chat_view.chat_model.rowCount() == 0
-    monkeypatch.setattr(Dialogs, "confirm", classmethod(lambda cls, p, t, text: False))
+    win.chat_admin.undo.timer.timeout.emit()  # the undo window passed
+    assert b.calls[-1] == ("delete_session", "s2")
     win.open_session("s1")
     win.actions_by_name["delete_session"].trigger()
-    assert b.names().count("delete_session") == 1, "cancelled delete deletes nothing"
+    win.chat_admin.undo.toast.undo_button.click()
+    win.chat_admin.undo.timer.timeout.emit()
+    assert b.names().count("delete_session") == 1, "an undone delete deletes nothing"
 
 
 def test_local_session_key_replaced_by_durable_key_keeps_the_view(make_window: Any) -> None:
