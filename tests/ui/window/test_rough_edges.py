@@ -12,6 +12,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox
 
 from desktop.core.models import SessionSummary
+from desktop.ui.theme import ThemeManager, ThemeMode
 from desktop.ui.window.chat_admin import Dialogs
 from tests.ui.fakes import FakeBackend, assistant, user
 
@@ -297,3 +298,30 @@ def test_ctrl_b_collapses_the_sidebar_and_it_is_remembered(
     assert not again.sidebar.isVisible(), "still collapsed after a restart"
     again.header.sidebar_button.click()
     assert again.sidebar.isVisible()
+
+
+@pytest.fixture
+def themed(qapp: Any) -> Any:
+    before = qapp.styleSheet()
+    manager = ThemeManager(qapp, ThemeMode.LIGHT)
+    yield manager
+    qapp.setStyleSheet(before)
+
+
+def test_keyboard_focus_shows_on_the_lists_and_the_composer_buttons(
+    make_window: Any, qtbot: Any, themed: Any
+) -> None:
+    win = make_window(_backend())
+    win.open_session("s1")
+    QTest.keyClicks(win.composer.edit, "x")  # Send enabled
+    c = win.composer
+    for widget in (win.session_list, win.chat_view, c.attach_button, c.send_button):
+        win.search_box.setFocus(Qt.FocusReason.TabFocusReason)
+        QCoreApplication.processEvents()
+        plain = widget.grab().toImage()
+        widget.setFocus(Qt.FocusReason.TabFocusReason)
+        QCoreApplication.processEvents()
+        assert widget.hasFocus()
+        ringed = widget.grab().toImage()
+        assert plain.size() == ringed.size()
+        assert plain != ringed, f"{widget.accessibleName()} shows that it has the keyboard"
