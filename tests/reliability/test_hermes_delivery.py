@@ -115,7 +115,7 @@ def show_like_the_app(r: Rig, key: str) -> None:
     index.add(SessionSummary(key=key, title="reliability"))
     feed = ConversationFeed(r.router, index, clock, lambda _call: None)
     bubbles = PromptBubbles(
-        pid, index=index, feed=feed, outbox=r.outbox, resolve=str, notify=lambda _call: None
+        chats=feed, listing=index, cancel=r.outbox.cancel, resolve=str, tell=lambda *_: None
     )
     r.outbox.on_state(bubbles.on_outbox_state, pid)
     r.outbox.on_removed(bubbles.on_outbox_removed, pid)

@@ -17,7 +17,7 @@ from desktop.core.chats.router import HISTORY_HELD, HISTORY_PAGE, HISTORY_WINDOW
 from desktop.core.disk.store import CachedMessage
 from desktop.core.disk.store import Store as LocalStore
 from desktop.core.models import Role, SessionSummary
-from desktop.core.profile.catchup import FIRST_PAGE
+from desktop.core.profile.list_refresh import FIRST_PAGE
 from desktop.gateway.store import Store
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, until, use_fake_provider

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -26,6 +26,7 @@ from desktop.core.errors import (
     HermesQtError,
     RpcError,
 )
+from desktop.core.jobs import Jobs
 from desktop.core.link.protocol import Event
 from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.models import ConnectionState, ConnectionStatus
@@ -133,7 +134,7 @@ class SessionRouter:
         self._by_runtime: dict[str, str] = {}
         self._replay_epoch: str | None = None
         self._epoch = 0
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._jobs = Jobs("session router", lambda exc: self._failed("", exc))
         self._closed = False
         # Snapshot or history calls in flight per session, and who was loading when a socket
         # closed on a frame too big (per supervisor epoch): the culprit is among them.
@@ -273,10 +274,7 @@ class SessionRouter:
         self._closed = True
         for unsub in self._unsubs:
             unsub()
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._jobs.aclose()
 
     # -- supervisor hooks ----------------------------------------------------------------
 
@@ -286,8 +284,7 @@ class SessionRouter:
         if status.state is ConnectionState.ONLINE:
             self._epoch = status.epoch
             self._too_big = {}
-            for task in list(self._tasks):
-                task.cancel()  # an older epoch's reactivation: superseded
+            self._jobs.cancel()  # an older epoch's reactivation: superseded
             sessions = [s for s in self._sessions.values() if not s.gone and not s.blocked]
             for routed in sessions:
                 # Hold live events from here on: the snapshot supersedes older buffered ones.
@@ -729,20 +726,8 @@ class SessionRouter:
         if self._on_ids is not None:
             self._on_ids(routed.stored_id, runtime_id)
 
-    def _spawn(self, coro: Any) -> None:
-        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(self._report)
-
-    def _report(self, task: asyncio.Task[None]) -> None:
-        # What the jobs above do not handle themselves: never left for the garbage collector.
-        if task.cancelled() or (exc := task.exception()) is None:
-            return
-        if isinstance(exc, HermesQtError) and not isinstance(exc, GatewayError):
-            self._failed("", exc)
-        else:
-            log.error("a session router job failed", exc_info=exc)
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        self._jobs.spawn(coro)
 
 
 def _is_int(value: Any) -> TypeGuard[int]:

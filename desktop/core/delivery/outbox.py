@@ -6,7 +6,7 @@ import asyncio
 import base64
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -408,14 +408,7 @@ class Outbox:
                 inflight_user = None  # one in-flight turn confirms one prompt
                 result.confirmed.append(self._confirm(entry))
                 continue
-            match = next(
-                (
-                    i
-                    for i, text in marked
-                    if i >= entry.history_mark and i not in used and _same(text, entry.text)
-                ),
-                None,
-            )
+            match = copy_at(marked, entry.text, entry.history_mark, used)
             if match is not None:
                 used.add(match)
                 result.confirmed.append(self._confirm(entry))
@@ -926,6 +919,20 @@ def _row_text(row: Mapping[str, Any]) -> str:
 
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
+
+
+def copy_at(
+    rows: Iterable[tuple[int, str]], text: str, history_mark: int, used: Container[int] = ()
+) -> int | None:
+    """Where the gateway's copy of prompt `text` stands among user `rows` (position, text):
+    the first row at or after the `history_mark` recorded when the prompt was queued (an older
+    identical prompt cannot be its copy), not `used` by another prompt, with the same words
+    (white space aside). None: no copy there. The one rule for "is this prompt there", used by
+    reconciliation here and by the prompt bubbles on screen."""
+    return next(
+        (i for i, row in rows if i >= history_mark and i not in used and _same(row, text)),
+        None,
+    )
 
 
 def _staged(entry: OutboxEntry) -> int:

@@ -14,12 +14,12 @@ from typing import Any
 
 from desktop.common.codes import METHOD_NOT_FOUND
 from desktop.common.methods import COMMANDS_CATALOG, CONFIG_SET, MODEL_OPTIONS, SLASH_EXEC
+from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.router import SessionRouter
 from desktop.core.errors import GatewayError, RpcError
 from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.listeners import Notify, notice
 from desktop.core.models import ChatMessage, ModelChoice, Role
-from desktop.core.profile.feed import ConversationFeed
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class AgentCommands:
         self,
         supervisor: ConnectionSupervisor,
         router: SessionRouter,
-        feed: ConversationFeed,
+        conversation: Callable[[str], Conversation | None],
         notify: Notify,
         *,
         spawn: Spawn,
@@ -46,7 +46,7 @@ class AgentCommands:
     ) -> None:
         self._sup = supervisor
         self._router = router
-        self._feed = feed
+        self._conversation = conversation  # a session's conversation, temporary ones too
         self._notify = notify
         self._spawn = spawn
         self._now = now
@@ -107,7 +107,7 @@ class AgentCommands:
         if not isinstance(result, dict):
             return
         output = str(result.get("output") or "").strip() or "(no output)"
-        conv = self._feed.get(key)
+        conv = self._conversation(key)
         if conv is None:
             return
         self._outputs += 1
@@ -134,7 +134,7 @@ class AgentCommands:
                     choices.append(
                         ModelChoice(slug, name, str(model), (slug, str(model)) == current)
                     )
-            conv = self._feed.get(key)
+            conv = self._conversation(key)
             if conv is not None and current[1]:
                 # The model the next reply will use, as of now (a provider may have been added
                 # or changed since the session's info came).
@@ -151,7 +151,7 @@ class AgentCommands:
         warning = str(result.get("warning") or "")
         if warning:
             notice(self._notify, key, warning)
-        conv = self._feed.get(key)
+        conv = self._conversation(key)
         if conv is not None:
             # The next session.info confirms it; the header changes at once.
             conv.apply_info({"model": str(result.get("value") or choice.model)})
@@ -159,7 +159,7 @@ class AgentCommands:
     async def _set_auto_approve(self, key: str, on: bool) -> None:
         params = {"key": "yolo", "value": "on" if on else "off", "scope": "session"}
         result = await self._ask(key, CONFIG_SET, params, quiet=False)
-        conv = self._feed.get(key)
+        conv = self._conversation(key)
         if isinstance(result, dict) and conv is not None and result.get("value") in ("0", "1"):
             conv.apply_info({"yolo": result["value"] == "1"})
 

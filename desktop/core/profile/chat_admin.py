@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from desktop.common.codes import RESUME_TARGET_NOT_FOUND, SESSION_LIVE, SESSION_NOT_FOUND
 from desktop.common.methods import SESSION_CLOSE, SESSION_DELETE, SESSION_TITLE
+from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.router import SessionRouter
 from desktop.core.errors import GatewayError, RpcError
 from desktop.core.keys import is_temp_key
 from desktop.core.link.supervisor import ConnectionSupervisor
-from desktop.core.listeners import Notify, notice
-from desktop.core.profile.feed import ConversationFeed
-from desktop.core.profile.prompt_bubbles import PromptBubbles
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +36,20 @@ def _name(title: str) -> str:
     return f"“{title}”" if title else "This chat"
 
 
+class AdminChats(Protocol):
+    """What deleting needs of the profile's conversations (the feed)."""
+
+    def get(self, key: str) -> Conversation | None: ...
+    def route(self, key: str) -> Conversation: ...
+    def forget(self, key: str) -> None: ...
+
+
 class ChatAdmin:
-    """Owns the delete and rename intents of one profile's chats."""
+    """Owns the delete and rename intents of one profile's chats.
+
+    A chat deleted here leaves the list; what else was kept of it (its conversation, its
+    queued bubbles) is the owner's to drop: `removed(key)`.
+    """
 
     def __init__(
         self,
@@ -47,20 +57,20 @@ class ChatAdmin:
         supervisor: ConnectionSupervisor,
         router: SessionRouter,
         index: SessionIndex,
-        feed: ConversationFeed,
-        bubbles: PromptBubbles,
+        chats: AdminChats,
+        removed: Callable[[str], None],
         is_online: Callable[[], bool],
         spawn: Callable[[Coroutine[Any, Any, Any]], None],
-        notify: Notify,
+        tell: Callable[[str, str], None],
     ) -> None:
         self._sup = supervisor
         self._router = router
         self._index = index
-        self._feed = feed
-        self._bubbles = bubbles
+        self._chats = chats
+        self._removed = removed
         self._is_online = is_online
         self._spawn = spawn
-        self._notify = notify
+        self._tell = tell
         self._deleting: set[str] = set()
 
     # -- delete --------------------------------------------------------------------------------
@@ -73,12 +83,12 @@ class ChatAdmin:
             self._remove_locally(key)  # the gateway never had it
             return
         name = _name(state.summary.title)
-        conv = self._feed.get(key)
+        conv = self._chats.get(key)
         if conv is not None and conv.running:
-            notice(self._notify, key, f"{name} is still running; stop it first, then delete it.")
+            self._tell(key, f"{name} is still running; stop it first, then delete it.")
             return
         if not self._is_online():
-            notice(self._notify, key, f"{name} can be deleted once connected to the gateway.")
+            self._tell(key, f"{name} can be deleted once connected to the gateway.")
             return
         self._deleting.add(key)
         self._spawn(self._delete(key, name))
@@ -92,7 +102,7 @@ class ChatAdmin:
         finally:
             self._deleting.discard(key)
         if refusal:
-            notice(self._notify, key, refusal)
+            self._tell(key, refusal)
             if self._index.open_key == key and self._router.session(key) is None:
                 # Still listed and on screen: follow it again (the close unrouted it).
                 self._spawn(self._reopen(key))
@@ -105,7 +115,7 @@ class ChatAdmin:
         if runtime:
             # Loaded by us: close it first (Hermes refuses to delete a loaded session). Unrouted
             # first, so a reconnect in between does not load it again.
-            self._feed.forget(key)
+            self._chats.forget(key)
             await self._close(runtime)
         try:
             await self._sup.call(SESSION_DELETE, {"session_id": key})
@@ -143,7 +153,7 @@ class ChatAdmin:
                 raise  # 4001: reaped already, nothing to close
 
     async def _reopen(self, key: str) -> None:
-        self._feed.route(key)
+        self._chats.route(key)
         try:
             await self._router.open(key)
         except GatewayError as exc:
@@ -153,8 +163,7 @@ class ChatAdmin:
         self._index.forget_listed(key)
         if not self._index.remove(key):
             return
-        self._feed.forget(key)
-        self._bubbles.forget(key)
+        self._removed(key)
         self._index.emit()
 
     # -- rename --------------------------------------------------------------------------------
@@ -169,7 +178,7 @@ class ChatAdmin:
         if not self._is_online():
             # The next session.list would put the gateway's title back: say so instead.
             name = _name(state.summary.title)
-            notice(self._notify, key, f"{name} can be renamed once connected to the gateway.")
+            self._tell(key, f"{name} can be renamed once connected to the gateway.")
             return
         old = state.summary.title
         self._index.rename(key, title)
@@ -185,7 +194,7 @@ class ChatAdmin:
             else:
                 why = _reason(exc)
             self._index.rename(key, old)
-            notice(self._notify, key, f"{_name(old)} could not be renamed: {why}")
+            self._tell(key, f"{_name(old)} could not be renamed: {why}")
 
     async def _title(self, key: str, title: str) -> None:
         runtime = self._router.runtime_id(key)

@@ -1,15 +1,16 @@
 """One profile's core controller: the Qt-free object behind a chat window's `ChatBackend`.
 
-It wires the profile's supervisor and session router to the shared store, drafts, attachments
-and outbox through small pieces that each own one part of the state, and fans their callbacks
-out to listeners: `SessionIndex` (the session list), `ConversationFeed` (messages),
-`PromptBubbles` (queued prompts), `TempSessions` (sessions not created yet), `ComposerDrafts`
-(drafts), `SessionEvents` (approvals, notices) and `OnlineCatchUp` (work after a reconnect).
+It owns the profile's parts, a tree: each part holds only narrow ports (a few callables or a
+small Protocol declared beside it), never another part; what crosses between parts is wired
+here. `SessionIndex` (the session list), `ConversationFeed` (the one path by which the window
+hears of a chat's messages), `PromptBubbles` (queued prompts), `TempSessions` (sessions not
+created yet), `ComposerDrafts` (drafts), `SessionEvents` (notices, unread marks),
+`ListRefresh` (`session.list`), `OnlineCatchUp` (work after a reconnect), `ChatAdmin` (delete,
+rename) and `AgentCommands` (slash commands, models).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -35,6 +36,7 @@ from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.export import export_conversation
 from desktop.core.disk.store import SearchHit, Store
 from desktop.core.errors import GatewayError, HermesQtError, RpcError, StorageError
+from desktop.core.jobs import Jobs
 from desktop.core.keys import TEMP_PREFIX, is_temp_key
 from desktop.core.link.dialect import Dialect
 from desktop.core.link.supervisor import ConnectionSupervisor
@@ -60,6 +62,7 @@ from desktop.core.profile.chat_admin import ChatAdmin
 from desktop.core.profile.chat_events import SessionEvents
 from desktop.core.profile.composer_drafts import ComposerDrafts
 from desktop.core.profile.feed import ConversationFeed
+from desktop.core.profile.list_refresh import ListRefresh
 from desktop.core.profile.new_chats import TempSessions
 from desktop.core.profile.prompt_bubbles import PromptBubbles, ref_of
 from desktop.core.profile.steering import Steering, steer_available
@@ -119,51 +122,51 @@ class ProfileController:
         # Approvals whose card was announced to the gateway (`approval.received`): once each.
         self._received: set[str] = set()
         self._drafts = ComposerDrafts(profile_id, drafts, store, notify)
+        tell = self._tell
         self._bubbles = PromptBubbles(
-            profile_id,
-            index=self._index,
-            feed=self._feed,
-            outbox=outbox,
+            chats=self._feed,
+            listing=self._index,
+            cancel=outbox.cancel,
             resolve=self._resolve,
-            notify=notify,
+            tell=tell,
         )
         self._temps = TempSessions(
-            profile_id,
-            router=router,
-            index=self._index,
-            feed=self._feed,
-            rekey=self._rekey,
-            outbox=outbox,
-            clock=clock,
-            is_online=self._port.is_online,
-            notify=notify,
+            listing=self._index,
+            start_chat=self._feed.start_temp,
+            create=self._create_remote,
+            created=self._created,
+            is_online=port.is_online,
+            now=clock.wall,
+            tell=tell,
         )
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._jobs = Jobs("background", self._job_failed)
         self._loading_older: set[str] = set()  # sessions with a page of history on its way
         self._loading_newer: set[str] = set()
+        self._lists = ListRefresh(
+            link=supervisor, listing=self._index, timers=clock, spawn=self._spawn
+        )
         self._catchup = OnlineCatchUp(
             profile_id,
-            supervisor=supervisor,
-            router=router,
-            index=self._index,
-            create_waiting=self._temps.create_waiting,
+            epoch=lambda: supervisor.epoch,
+            blocked=self._blocked,
             outbox=outbox,
+            create_waiting=self._create_waiting,
+            refresh_list=self._lists.refresh,
             spawn=self._spawn,
-            notify=notify,
-            clock=clock,
+            tell=tell,
         )
         self._commands = AgentCommands(
-            supervisor, router, self._feed, notify, spawn=self._spawn, now=clock.wall
+            supervisor, router, self._feed.get, notify, spawn=self._spawn, now=clock.wall
         )
         self._admin = ChatAdmin(
             supervisor=supervisor,
             router=router,
             index=self._index,
-            feed=self._feed,
-            bubbles=self._bubbles,
-            is_online=self._port.is_online,
+            chats=self._feed,
+            removed=self._removed,
+            is_online=port.is_online,
             spawn=self._spawn,
-            notify=notify,
+            tell=tell,
         )
         self._steering = Steering(
             call=self._sup.call,
@@ -172,9 +175,7 @@ class ProfileController:
             notify=notify,
             spawn=self._spawn,
         )
-        events = SessionEvents(
-            router, self._index, notify, on_list_changed=self._catchup.list_changed
-        )
+        events = SessionEvents(router, self._index, notify, on_list_changed=self._lists.changed)
         self._unsubs: list[Callable[[], None]] = [
             supervisor.add_status_listener(self._on_status),
             supervisor.subscribe(events.on_supervisor_event),
@@ -201,14 +202,12 @@ class ProfileController:
     async def close(self) -> None:
         """Stop everything this controller started; the supervisor closes intentionally."""
         self._catchup.close()
+        self._lists.close()
         for unsub in self._unsubs:
             unsub()
         self._drafts.close()
         self._feed.close()
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._jobs.aclose()
         await self._temps.aclose()
         await self._router.close()
         await self._sup.close()
@@ -665,10 +664,33 @@ class ProfileController:
     def _resolve(self, key: str) -> str:
         return self._temps.resolve(key)
 
-    def _rekey(self, temp_key: str, real_key: str) -> None:
-        """The gateway created a temporary session: its draft and queued bubbles move along."""
+    async def _create_remote(self, title: str | None) -> str:
+        """`session.create` (titled when the user named the chat first); the real key."""
+        return await self._router.create(**({"title": title} if title else {}))
+
+    def _created(self, temp_key: str, real_key: str) -> None:
+        """The gateway created a temporary session: its draft and queued bubbles move along,
+        then its chat (the window hears of the new key), and what waited for it goes out."""
         self._drafts.adopt(temp_key, real_key)
         self._bubbles.rekey(temp_key, real_key)
+        self._feed.adopt(temp_key, real_key)
+        self._outbox.on_online(self._id)
+
+    def _create_waiting(self) -> None:
+        """Back online: the temporary sessions with prompts queued are created first."""
+        self._temps.create_waiting({e.session_key for e in self._outbox.entries(self._id)})
+
+    def _blocked(self, key: str) -> bool:
+        routed = self._router.session(key)
+        return routed is not None and routed.blocked
+
+    def _removed(self, key: str) -> None:
+        """Session `key` was deleted: its conversation and bubbles go with it."""
+        self._feed.forget(key)
+        self._bubbles.forget(key)
+
+    def _tell(self, key: str, text: str) -> None:
+        notice(self._listeners.emit, key, text)
 
     def _call_soon(self, method: str, params: dict[str, Any]) -> None:
         """Send a call whose failure only needs telling the user."""
@@ -681,27 +703,12 @@ class ProfileController:
             notice(self._listeners.emit, "", f"{method} failed: {exc}")
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(self._report)
+        self._jobs.spawn(coro)
 
-    def _report(self, task: asyncio.Task[Any]) -> None:
-        """A background job stopped by this computer (disk, attachment) tells the user.
-
-        Gateway errors are handled where they happen (retried on the next connect); an error
-        of the local side must not pass for one of those, nor vanish.
-        """
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is None:
-            return
-        if isinstance(exc, HermesQtError) and not isinstance(exc, GatewayError):
-            log.warning("a background job failed: %s", exc)
-            self._tell_local_failure("", exc)
-        else:
-            log.error("a background job failed", exc_info=exc)
+    def _job_failed(self, exc: HermesQtError) -> None:
+        """A background job stopped by this computer (disk, attachment) tells the user."""
+        log.warning("a background job failed: %s", exc)
+        self._tell_local_failure("", exc)
 
     def _tell_local_failure(self, key: str, exc: HermesQtError) -> None:
         """An error of this computer's side (disk, attachment) is shown to the user."""

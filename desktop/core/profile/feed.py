@@ -58,9 +58,19 @@ class ConversationFeed:
         self.watch(key, conv)
         return conv
 
-    def take_temp(self, key: str) -> Conversation | None:
-        """Stop holding a temporary conversation (its session was created) and return it."""
-        return self._temp.pop(key, None)
+    def adopt(self, temp_key: str, real_key: str) -> None:
+        """The gateway created `temp_key` as `real_key`: its row and what was shown under the
+        temporary key move to the router's conversation, and listeners hear of the new key."""
+        temp_conv = self._temp.pop(temp_key, None)
+        self._index.adopt(temp_key, real_key, self._router.runtime_id(real_key))
+        conv = self._router.conversation(real_key)
+        if conv is not None:
+            if temp_conv is not None:
+                for message in temp_conv.messages:
+                    conv.append_local(message)
+            self.watch(real_key, conv)
+        self._notify(lambda listener: listener.on_session_key_changed(temp_key, real_key))
+        self._index.emit()
 
     def route(self, key: str) -> Conversation:
         """Have the router follow `key`, watched from now on."""
@@ -194,7 +204,7 @@ class ConversationFeed:
         streaming = conv.streaming_message
         shown = self._shown.get(key)
         if streaming is not None and shown == len(messages):
-            self._message_changed(key, streaming)
+            self.message_changed(key, streaming)
             return
         changed = _changed_in_place(messages, shown, conv.changed_only)
         if changed is not None:
@@ -204,7 +214,7 @@ class ConversationFeed:
             if any(m.role is Role.ASSISTANT for m in changed):
                 self._index.attach_versions(key, messages)  # a new reply to a prompt resent
             for msg in changed:
-                self._message_changed(key, msg)
+                self.message_changed(key, msg)
         else:
             self._shown[key] = len(messages)
             whole = list(messages)
@@ -224,12 +234,13 @@ class ConversationFeed:
                 shown.add(request_id)
                 self._request_shown(key, request)
 
-    # Called from loops, which make no lambdas of their own (ruff B023 cannot tell that
-    # notify calls them at once).
-
-    def _message_changed(self, key: str, message: ChatMessage) -> None:
+    def message_changed(self, key: str, message: ChatMessage) -> None:
+        """One message of `key` changed in place (a delta, its delivery state, its files).
+        Called from loops too, which make no lambdas of their own (ruff B023)."""
         self._notify(lambda listener: listener.on_message_changed(key, message))
 
+    # Called from loops, which make no lambdas of their own (ruff B023 cannot tell that
+    # notify calls them at once).
     def _request_closed(self, key: str, request_id: str) -> None:
         self._notify(lambda listener: listener.on_approval_closed(key, request_id))
 

@@ -4,51 +4,52 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection, Iterator
+from typing import Protocol
 
-from desktop.common.clock import Clock
-from desktop.core.chats.index import NEW_CHAT, SessionIndex
-from desktop.core.chats.router import SessionRouter
-from desktop.core.delivery.outbox import Outbox
+from desktop.core.chats.index import NEW_CHAT, SessionState
 from desktop.core.errors import GatewayError, StorageError
 from desktop.core.keys import is_temp_key, new_temp_key
-from desktop.core.listeners import Notify, notice
 from desktop.core.models import SessionSummary
-from desktop.core.profile.feed import ConversationFeed
 
 log = logging.getLogger(__name__)
+
+
+class TempList(Protocol):
+    """What temporary sessions need of the session list: their rows."""
+
+    def get(self, key: str) -> SessionState | None: ...
+    def add(self, summary: SessionSummary) -> SessionState: ...
+    def emit(self) -> None: ...
+    def __iter__(self) -> Iterator[str]: ...
 
 
 class TempSessions:
     """Owns temporary session keys: one `session.create` each, then the move to the real key.
 
-    A temporary key stays valid after the move (an alias), for intents still in flight; what
-    else is kept under the temporary key (drafts, queued bubbles) is moved by `rekey`.
+    A temporary key stays valid after the move (an alias), for intents still in flight. What
+    else is kept under the temporary key (its conversation, draft, queued bubbles) is the
+    owner's to move: `created(temp_key, real_key)` is called once the gateway made it.
     """
 
     def __init__(
         self,
-        profile_id: str,
         *,
-        router: SessionRouter,
-        index: SessionIndex,
-        feed: ConversationFeed,
-        rekey: Callable[[str, str], None],
-        outbox: Outbox,
-        clock: Clock,
+        listing: TempList,
+        start_chat: Callable[[str], object],
+        create: Callable[[str | None], Awaitable[str]],
+        created: Callable[[str, str], None],
         is_online: Callable[[], bool],
-        notify: Notify,
+        now: Callable[[], float],
+        tell: Callable[[str, str], None],
     ) -> None:
-        self._id = profile_id
-        self._router = router
-        self._index = index
-        self._feed = feed
-        self._rekey = rekey  # (temporary key, real key)
-        self._outbox = outbox
-        self._clock = clock
+        self._listing = listing
+        self._start_chat = start_chat  # a conversation for a key the gateway does not have
+        self._create = create  # session.create with this title (None: untitled) -> real key
+        self._created = created  # (temporary key, real key)
         self._is_online = is_online
-        self._notify = notify
+        self._now = now
+        self._tell = tell
         self._creating: dict[str, asyncio.Task[str | None]] = {}
         self._aliases: dict[str, str] = {}  # temporary key of a created session -> real key
 
@@ -59,24 +60,23 @@ class TempSessions:
     def new(self) -> str:
         """List a new empty session; the gateway creates it when online."""
         key = new_temp_key()
-        self._index.add(SessionSummary(key=key, title=NEW_CHAT, updated_at=self._clock.wall()))
-        self._feed.start_temp(key)
-        self._index.emit()
+        self._listing.add(SessionSummary(key=key, title=NEW_CHAT, updated_at=self._now()))
+        self._start_chat(key)
+        self._listing.emit()
         if self._is_online():
             self.ensure_created(key)
         return key
 
     def ensure_created(self, temp_key: str) -> None:
         """Start creating `temp_key` on the gateway unless that is already under way."""
-        if temp_key in self._creating or self._index.get(temp_key) is None:
+        if temp_key in self._creating or self._listing.get(temp_key) is None:
             return
-        task = asyncio.get_running_loop().create_task(self._create(temp_key))
+        task = asyncio.get_running_loop().create_task(self._make(temp_key))
         self._creating[temp_key] = task
 
-    def create_waiting(self) -> None:
-        """Back online: create every temporary session that has prompts waiting."""
-        waiting = {e.session_key for e in self._outbox.entries(self._id)}
-        for key in self._index:
+    def create_waiting(self, waiting: Collection[str]) -> None:
+        """Back online: create every temporary session that has prompts `waiting`."""
+        for key in list(self._listing):
             if is_temp_key(key) and key in waiting:
                 self.ensure_created(key)
 
@@ -86,35 +86,20 @@ class TempSessions:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _create(self, temp_key: str) -> str | None:
+    async def _make(self, temp_key: str) -> str | None:
         try:
-            state = self._index.get(temp_key)
+            state = self._listing.get(temp_key)
             title = state.summary.title if state and state.summary.title != NEW_CHAT else None
-            params: dict[str, Any] = {"title": title} if title else {}
-            real_key = await self._router.create(**params)
+            real_key = await self._create(title)
         except GatewayError as exc:
             log.info("creating a session failed: %s", exc)  # created on the next connect
             return None
         except StorageError as exc:
             log.warning("recording a new session failed: %s", exc)
-            notice(self._notify, temp_key, f"could not save the new chat: {exc}")
+            self._tell(temp_key, f"could not save the new chat: {exc}")
             return None
         finally:
             self._creating.pop(temp_key, None)
-        self._adopt(temp_key, real_key)
-        return real_key
-
-    def _adopt(self, temp_key: str, real_key: str) -> None:
-        temp_conv = self._feed.take_temp(temp_key)
-        self._index.adopt(temp_key, real_key, self._router.runtime_id(real_key))
-        self._rekey(temp_key, real_key)
-        conv = self._router.conversation(real_key)
-        if conv is not None:
-            if temp_conv is not None:
-                for message in temp_conv.messages:
-                    conv.append_local(message)
-            self._feed.watch(real_key, conv)
         self._aliases[temp_key] = real_key
-        self._notify(lambda listener: listener.on_session_key_changed(temp_key, real_key))
-        self._index.emit()
-        self._outbox.on_online(self._id)
+        self._created(temp_key, real_key)
+        return real_key

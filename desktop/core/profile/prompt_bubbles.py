@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
-from desktop.core.chats.conversation import LOCAL_PREFIX
-from desktop.core.chats.index import SessionIndex, title_from
-from desktop.core.delivery.outbox import HELD, Outbox, OutboxError
+from desktop.core.chats.conversation import LOCAL_PREFIX, Conversation
+from desktop.core.chats.index import SessionState, title_from
+from desktop.core.delivery.outbox import HELD, OutboxError, copy_at
 from desktop.core.disk.store import OutboxEntry
 from desktop.core.errors import StorageError
-from desktop.core.listeners import Notify, notice
 from desktop.core.models import ChatMessage, DeliveryState, Draft, Role, SessionSummary
-from desktop.core.profile.feed import ConversationFeed
 
 
 def bubble_id(submission_ref: str) -> str:
@@ -32,23 +31,33 @@ def echoed(messages: list[ChatMessage], bubble: ChatMessage, history_mark: int) 
 def echo_of(
     messages: list[ChatMessage], bubble: ChatMessage, history_mark: int
 ) -> ChatMessage | None:
-    """The gateway's copy of `bubble`'s prompt when a snapshot already holds it.
-
-    Snapshot rows come first, in gateway order; only rows at or after the history length
-    recorded when the prompt was queued can be its copy (an older identical prompt cannot).
-    """
-    text = " ".join(bubble.text.split())
-    return next(
-        (
-            m
-            for i, m in enumerate(messages)
-            if i >= history_mark
-            and m.role is Role.USER
-            and not m.id.startswith(LOCAL_PREFIX)
-            and " ".join(m.text.split()) == text
-        ),
-        None,
+    """The gateway's copy of `bubble`'s prompt when a snapshot already holds it: its user rows
+    (bubbles of this side aside) judged by the outbox's rule, `copy_at`."""
+    rows = (
+        (i, m.text)
+        for i, m in enumerate(messages)
+        if m.role is Role.USER and not m.id.startswith(LOCAL_PREFIX)
     )
+    at = copy_at(rows, bubble.text, history_mark)
+    return None if at is None else messages[at]
+
+
+class BubbleChats(Protocol):
+    """What the bubbles need of the profile's conversations (the feed): the one path by
+    which the window hears of a bubble."""
+
+    def get(self, key: str) -> Conversation | None: ...
+    def ensure(self, key: str) -> Conversation: ...
+    def remove_message(self, key: str, message_id: str) -> None: ...
+    def message_changed(self, key: str, message: ChatMessage) -> None: ...
+
+
+class BubbleList(Protocol):
+    """What the bubbles need of the session list: a row for a prompt's chat, and its cache."""
+
+    def get(self, key: str) -> SessionState | None: ...
+    def add(self, summary: SessionSummary) -> SessionState: ...
+    def cache_conversation(self, key: str, conv: Conversation) -> None: ...
 
 
 class PromptBubbles:
@@ -61,20 +70,18 @@ class PromptBubbles:
 
     def __init__(
         self,
-        profile_id: str,
         *,
-        index: SessionIndex,
-        feed: ConversationFeed,
-        outbox: Outbox,
+        chats: BubbleChats,
+        listing: BubbleList,
+        cancel: Callable[[str], object],
         resolve: Callable[[str], str],
-        notify: Notify,
+        tell: Callable[[str, str], None],
     ) -> None:
-        self._id = profile_id
-        self._index = index
-        self._feed = feed
-        self._outbox = outbox
+        self._chats = chats
+        self._listing = listing
+        self._cancel = cancel  # takes a queued prompt out of the outbox (by its ref)
         self._resolve = resolve  # a temporary key the gateway created -> its real key
-        self._notify = notify
+        self._tell = tell  # a notice about a session
         self._local: dict[str, dict[str, ChatMessage]] = {}  # session key -> id -> bubble
 
     # -- outbox news -----------------------------------------------------------------------
@@ -82,8 +89,8 @@ class PromptBubbles:
     def show(self, entry: OutboxEntry) -> None:
         """Put a queued prompt's bubble in its conversation, or update its delivery state."""
         key = self._resolve(entry.session_key)
-        if self._index.get(key) is None:
-            self._index.add(SessionSummary(key=key, title=title_from(entry.text)))
+        if self._listing.get(key) is None:
+            self._listing.add(SessionSummary(key=key, title=title_from(entry.text)))
         local = self._local.setdefault(key, {})
         message_id = bubble_id(entry.submission_ref)
         bubble = local.get(message_id)
@@ -102,11 +109,11 @@ class PromptBubbles:
         # The line under the bubble: why it failed, or that it waits for the running reply.
         held = entry.state is DeliveryState.PENDING and entry.error == HELD
         bubble.delivery_error = entry.error if entry.state is DeliveryState.FAILED or held else ""
-        conv = self._feed.ensure(key)
+        conv = self._chats.ensure(key)
         if is_new:
             conv.append_local(bubble)
         else:
-            self._notify(lambda listener: listener.on_message_changed(key, bubble))
+            self._chats.message_changed(key, bubble)
 
     def on_outbox_state(self, entry: OutboxEntry) -> None:
         """An entry of this profile changed state (the outbox tells each profile its own)."""
@@ -121,31 +128,31 @@ class PromptBubbles:
         if entry.state is DeliveryState.FAILED:
             # A failed entry leaves the outbox only once it is back in the composer, with its
             # own Retry: a second copy on screen could be sent twice.
-            self._feed.remove_message(key, message_id)
+            self._chats.remove_message(key, message_id)
             return
-        conv = self._feed.get(key)
+        conv = self._chats.get(key)
         if entry.state is not DeliveryState.CONFIRMED or conv is None:
-            self._feed.remove_message(key, message_id)
+            self._chats.remove_message(key, message_id)
             return
         copy = echo_of(conv.messages, bubble, entry.history_mark)
         if copy is not None:
             # A snapshot already brought the gateway's copy of this prompt: keep only that,
             # with the files it was sent with (the gateway's row names none).
-            self._feed.remove_message(key, message_id)
+            self._chats.remove_message(key, message_id)
             if bubble.attachments and copy.attachments != bubble.attachments:
                 copy.attachments = bubble.attachments
-                self._notify(lambda listener: listener.on_message_changed(key, copy))
-                self._index.cache_conversation(key, conv)
+                self._chats.message_changed(key, copy)
+                self._listing.cache_conversation(key, conv)
             return
         # Kept: it is this prompt's user row now. A gateway that catches up by replay (0.22,
         # 0.21.5) sends no history after a reconnect, so no gateway copy replaces it.
         bubble.delivery = DeliveryState.CONFIRMED
         bubble.delivery_error = ""
-        self._notify(lambda listener: listener.on_message_changed(key, bubble))
+        self._chats.message_changed(key, bubble)
         # Cached now: the chat is written at snapshots and turn ends, and a prompt settled
         # after a cut link is confirmed after both (its turn ended while it was unconfirmed,
         # which is never cached); offline, the chat would show that reply without its prompt.
-        self._index.cache_conversation(key, conv)
+        self._listing.cache_conversation(key, conv)
 
     # -- user intents ----------------------------------------------------------------------
 
@@ -164,12 +171,12 @@ class PromptBubbles:
         ref = ref_of(message_id)
         if ref:
             try:
-                self._outbox.cancel(ref)
+                self._cancel(ref)
             except OutboxError:
                 pass  # already on its way: the outbox settles it, the bubble goes now
             except StorageError as exc:
                 # Still queued on disk: hiding its bubble would hide a prompt about to be sent.
-                notice(self._notify, found[0], f"could not discard the message: {exc}")
+                self._tell(found[0], f"could not discard the message: {exc}")
                 return
         self._drop(found[0], message_id)
 
@@ -182,9 +189,9 @@ class PromptBubbles:
         ref = ref_of(message_id)
         if ref and bubble.delivery is DeliveryState.PENDING:
             try:
-                self._outbox.cancel(ref)
+                self._cancel(ref)
             except (OutboxError, StorageError) as exc:
-                notice(self._notify, key, str(exc))
+                self._tell(key, str(exc))
                 return None
         self._drop(key, message_id)
         return Draft(bubble.text, len(bubble.text), bubble.attachments)
@@ -208,4 +215,4 @@ class PromptBubbles:
 
     def _drop(self, key: str, message_id: str) -> None:
         self._local.get(key, {}).pop(message_id, None)
-        self._feed.remove_message(key, message_id)
+        self._chats.remove_message(key, message_id)
