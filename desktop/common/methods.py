@@ -20,6 +20,10 @@ SESSION_INTERRUPT = "session.interrupt"
 # reads), `{status: "queued" | "rejected"}`; 0.22 rejects it while no turn runs. The embedded
 # gateway has no tool loop and does not serve it (-32601).
 SESSION_STEER = "session.steer"
+# Hermes 0.19-0.22: summarise the session's history to free context, `{focus_topic?}` ->
+# `{status, before_messages, after_messages, before_tokens, after_tokens, usage, info, ...}`;
+# 4009 while a turn runs. The embedded gateway has none (-32601).
+SESSION_COMPRESS = "session.compress"
 # Hermes 0.19/0.20.1 and the embedded gateway: drop the last exchange (the last user row and the
 # reply rows after it) from the history, `{removed: N}`; 4009 while a turn runs.
 SESSION_UNDO = "session.undo"

@@ -152,6 +152,9 @@ class ChatBackend(Protocol):
     def set_auto_approve(self, key: str, on: bool) -> None:
         """Turn the gateway's approval bypass on or off for this session only."""
 
+    def compress(self, key: str, focus: str) -> None:
+        """Ask the gateway to summarise the session's history (its outcome is a notice)."""
+
     def reload_models(self) -> None:
         """The model providers changed: ask again what every session asked before can use."""
 

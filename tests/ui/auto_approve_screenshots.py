@@ -24,8 +24,8 @@ OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 INFO = SessionInfo(
     model="fake-model",
     provider="custom",
-    context_percent=12,
-    context_used=15_700,
+    context_percent=62,
+    context_used=81_300,
     context_max=131_072,
     auto_approve=True,
 )
@@ -48,7 +48,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
         win = MainWindow([ProfileEntry("Hermes", ProfileBridge(b))], settings, tray=Tray())
-        win.resize(1040, 520)
+        win.resize(1280, 520)
         theme.theme_changed.connect(win.set_colors)
         win.show()
         win.open_session("s1")

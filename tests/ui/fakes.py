@@ -151,6 +151,9 @@ class FakeBackend:
     def set_auto_approve(self, key: str, on: bool) -> None:
         self.calls.append(("set_auto_approve", (key, on)))
 
+    def compress(self, key: str, focus: str) -> None:
+        self.calls.append(("compress", (key, focus)))
+
     def pause(self) -> None:
         self.calls.append(("pause", None))
 

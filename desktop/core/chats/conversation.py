@@ -55,6 +55,10 @@ def cut_note(total: Any) -> str:
     return f"\n\n[… this message{size} was cut here: it is larger than one message can carry]"
 
 
+COMPACTING_KINDS = frozenset({"compacting", "compressing"})
+COMPACTING_TEXT = "Compacting the conversation…"
+
+
 def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
@@ -122,6 +126,9 @@ class Conversation:
         self._todo_revision = -1
         self._now = now or (lambda: 0.0)
         self._started_at: float | None = None  # when the running turn's message.start came
+        # The gateway summarises the history (status.update compacting/compressing, or a
+        # session.compress this client asked for): its status line shows even between turns.
+        self.compacting = False
         self._ids = itertools.count(1)
         self._listeners: Observers[ChangeListener] = Observers("conversation")
         # During a change announcement: the only messages the change touched, when a handler
@@ -138,7 +145,7 @@ class Conversation:
             model=_text(self.info.get("model")),
             provider=_text(self.info.get("provider")),
             approval_mode=_text(self.info.get("approval_mode")),
-            activity=self.status_text if self.running else "",
+            activity=self.status_text if self.running or self.compacting else "",
             context_percent=percent,
             context_used=used,
             context_max=most,
@@ -453,10 +460,22 @@ class Conversation:
 
     def _on_status(self, payload: dict[str, Any]) -> bool:
         text = _text(payload.get("text")) or _text(payload.get("kind"))
-        if text == self.status_text:
+        compacting = _text(payload.get("kind")) in COMPACTING_KINDS
+        if text == self.status_text and compacting == self.compacting:
             return False
-        self.status_text = text
+        self.status_text, self.compacting = text, compacting
         return True
+
+    def set_compacting(self, on: bool) -> None:
+        """This client asked the gateway to compress (on) or it answered (off)."""
+        if on and not self.compacting:
+            self.compacting = True
+            if not self.running:  # a finished turn's last spinner text is not this
+                self.status_text = COMPACTING_TEXT
+            self._changed()
+        elif not on and self.compacting:
+            self.compacting, self.status_text = False, "" if not self.running else self.status_text
+            self._changed()
 
     def _on_interim(self, payload: dict[str, Any]) -> bool:
         # What the agent says beside its tool calls while it works: the status line, never

@@ -12,8 +12,14 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from desktop.common.codes import METHOD_NOT_FOUND
-from desktop.common.methods import COMMANDS_CATALOG, CONFIG_SET, MODEL_OPTIONS, SLASH_EXEC
+from desktop.common.codes import METHOD_NOT_FOUND, SESSION_BUSY
+from desktop.common.methods import (
+    COMMANDS_CATALOG,
+    CONFIG_SET,
+    MODEL_OPTIONS,
+    SESSION_COMPRESS,
+    SLASH_EXEC,
+)
 from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.router import SessionRouter
 from desktop.core.errors import GatewayError, RpcError
@@ -155,6 +161,51 @@ class AgentCommands:
         if conv is not None:
             # The next session.info confirms it; the header changes at once.
             conv.apply_info({"model": str(result.get("value") or choice.model)})
+
+    def compress(self, key: str, focus: str = "") -> None:
+        """Ask the gateway to summarise the session's history (`session.compress`); the chat
+        shows its compacting state meanwhile and the context meter the figure after."""
+        self._spawn(self._compress(key, " ".join(focus.split())))
+
+    async def _compress(self, key: str, focus: str) -> None:
+        runtime = self._router.runtime_id(key)
+        conv = self._conversation(key)
+        if not runtime or conv is None:
+            return
+        params: dict[str, Any] = {"session_id": runtime}
+        if focus:
+            params["focus_topic"] = focus
+        conv.set_compacting(True)
+        try:
+            result = await self._sup.call(SESSION_COMPRESS, params)
+        except RpcError as exc:
+            if exc.code == METHOD_NOT_FOUND:
+                text = "This gateway cannot compress a conversation"
+            elif exc.code == SESSION_BUSY:
+                text = "Not compressed: a reply is running. Wait for it or stop it first"
+            else:
+                text = f"Not compressed: {exc.message}"
+            notice(self._notify, key, text)
+            return
+        except GatewayError as exc:
+            notice(self._notify, key, f"Not compressed: {exc}")
+            return
+        finally:
+            conv.set_compacting(False)
+        if not isinstance(result, dict):
+            return
+        info = result.get("info")
+        learned: dict[str, Any] = dict(info) if isinstance(info, dict) else {}
+        if isinstance(result.get("usage"), dict):
+            learned["usage"] = result["usage"]  # the context meter's figure after compressing
+        conv.apply_info(learned)
+        before, after = result.get("before_messages"), result.get("after_messages")
+        if result.get("status") == "aborted":
+            notice(self._notify, key, "Compression did not shorten the conversation")
+        elif isinstance(before, int) and isinstance(after, int):
+            notice(
+                self._notify, key, f"Compressed the agent's context: {before} → {after} messages"
+            )
 
     async def _set_auto_approve(self, key: str, on: bool) -> None:
         params = {"key": "yolo", "value": "on" if on else "off", "scope": "session"}

@@ -616,6 +616,9 @@ class ProfileController:
     def set_model(self, key: str, choice: ModelChoice) -> None:
         self._commands.set_model(self._resolve(key), choice)
 
+    def compress(self, key: str, focus: str = "") -> None:
+        self._commands.compress(self._resolve(key), focus)
+
     def set_auto_approve(self, key: str, on: bool) -> None:
         self._commands.set_auto_approve(self._resolve(key), on)
 

@@ -13,6 +13,9 @@ from desktop.ui.render.usage import context_text
 from desktop.ui.render.wrap import ElidingLabel
 from desktop.ui.window.status_bar import ConnectionWidget
 
+# From how full a context the header offers Compress.
+COMPRESS_FROM_PERCENT = 50
+
 
 class ChatHeader(QWidget):
     """The strip above the chat; shows what it is given, asks nothing of a backend.
@@ -20,10 +23,12 @@ class ChatHeader(QWidget):
     Signals:
         model_chosen(object): the user picked a ModelChoice from the model menu.
         auto_approve_toggled(bool): the user turned auto-approve in this chat on or off.
+        compress_requested(): the user asked the gateway to compress this chat's context.
     """
 
     model_chosen = Signal(object)
     auto_approve_toggled = Signal(bool)
+    compress_requested = Signal()
 
     def __init__(
         self,
@@ -65,6 +70,18 @@ class ChatHeader(QWidget):
         self.context_label.hide()
         # Hermes' per-chat approval bypass, as the gateway reports it; hidden where it says
         # nothing of it. The button shows the gateway's state, a click asks to change it.
+        # Where the gateway reports the context (Hermes) and it is half full or more, it can
+        # summarise it on request.
+        self.compress = QToolButton(self)
+        self.compress.setObjectName("compressButton")
+        self.compress.setText("Compress")
+        self.compress.setAccessibleName("Compress the conversation")
+        self.compress.setToolTip(
+            "Ask the agent to summarise earlier messages and free the model's context "
+            "(not while a reply runs)"
+        )
+        self.compress.clicked.connect(self.compress_requested)
+        self.compress.hide()
         self.auto_approve = QToolButton(self)
         self.auto_approve.setObjectName("autoApprove")
         self.auto_approve.setAccessibleName("Auto-approve in this chat")
@@ -76,6 +93,7 @@ class ChatHeader(QWidget):
         st.addWidget(self.sidebar_button)
         st.addWidget(self.title_label, 1)
         st.addWidget(self.context_label)
+        st.addWidget(self.compress)
         st.addWidget(self.auto_approve)
         st.addWidget(self.model_label)
         st.addWidget(self.connection)
@@ -113,8 +131,15 @@ class ChatHeader(QWidget):
         self.model_label.setMenu(self.model_menu if len(models) > 1 else None)  # type: ignore[arg-type]
         context, context_tip = context_text(info)
         self.context_label.setText(context)
+        # The figure is short and is the point: the title gives way first, never "context 6…".
+        self.context_label.setMinimumWidth(
+            self.context_label.fontMetrics().horizontalAdvance(context)
+        )
         self.context_label.set_tip(context_tip)
         self.context_label.setVisible(bool(context))
+        # Offered once it matters (the header is narrow); Hermes' /compress works any time.
+        percent = info.context_percent
+        self.compress.setVisible(percent is not None and percent >= COMPRESS_FROM_PERCENT)
         self._show_auto_approve(info.auto_approve)
 
     def _show_auto_approve(self, on: bool | None) -> None:

@@ -63,6 +63,7 @@ class ChatIntents(QObject):
         view.live_end_wanted.connect(self._on_chat_view_live_end_wanted)
         header.model_chosen.connect(self._on_header_model_chosen)
         header.auto_approve_toggled.connect(self._on_header_auto_approve_toggled)
+        header.compress_requested.connect(self._on_header_compress_requested)
         approvals.answered.connect(self._on_approvals_answered)
         self._connection.reconnect_requested.connect(self._on_connection_reconnect_requested)
         self._connection.pause_requested.connect(self._on_connection_pause_requested)
@@ -168,6 +169,11 @@ class ChatIntents(QObject):
         open_ = self._open()
         if open_ is not None:
             open_[0].set_model(open_[1], choice)
+
+    def _on_header_compress_requested(self) -> None:
+        open_ = self._open()
+        if open_ is not None:
+            open_[0].compress(open_[1], "")
 
     def _on_header_auto_approve_toggled(self, on: bool) -> None:
         open_ = self._open()

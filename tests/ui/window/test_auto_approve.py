@@ -1,4 +1,4 @@
-"""The header's "auto-approve in this chat" shows what the gateway says and asks to change it."""
+"""The header's "auto-approve in this chat" and Compress, shown from what the gateway says."""
 
 from __future__ import annotations
 
@@ -36,3 +36,23 @@ def test_auto_approve_shows_the_gateways_state_and_a_click_asks_for_the_change(
 
     win.open_session("s2")  # another chat: its own state, here unknown
     qtbot.wait_until(button.isHidden)
+
+
+def test_compress_is_offered_where_the_gateway_reports_the_context(
+    qtbot: Any, make_window: Any
+) -> None:
+    b = FakeBackend(pid="p1")
+    b.messages = {"s1": [assistant("a1", "hi")]}
+    win = make_window(b)
+    win.open_session("s1")
+    button = win.header.compress
+    assert button.isHidden(), "no context figure (the embedded gateway): no Compress"
+    b.emit("on_session_info", "s1", SessionInfo(model="m", context_percent=20))
+    qtbot.wait_until(lambda: win.context_label.text() == "context 20 %")
+    assert button.isHidden(), "a context far from full: not offered"
+    b.emit("on_session_info", "s1", SessionInfo(model="m", context_percent=80))
+    qtbot.wait_until(lambda: not button.isHidden())
+    assert button.accessibleName() == "Compress the conversation"
+    button.setFocus()
+    qtbot.keyClick(button, Qt.Key.Key_Space)
+    assert ("compress", ("s1", "")) in b.calls
