@@ -47,6 +47,9 @@ class SessionState:
     summary: SessionSummary
     running: bool = False
     unread: int = 0
+    # The title the user gave it ("" for none): no gateway title (an auto-title finishing after
+    # the rename, a stale session.info or session.list) replaces it.
+    user_title: str = ""
 
 
 def _shown(state: SessionState) -> SessionSummary:
@@ -67,7 +70,10 @@ class SessionIndex:
         self._notify = notify
         # When each session's growing reply was last written (see `keep_streaming`).
         self._streamed_at: dict[str, float] = {}
-        self._sessions = {r.key: SessionState(r.summary()) for r in store.sessions(profile_id)}
+        self._sessions = {
+            r.key: SessionState(r.summary(), user_title=r.user_title)
+            for r in store.sessions(profile_id)
+        }
         self.open_key: str | None = None
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
         # session key -> history row -> what the prompt there carried (loaded when first asked)
@@ -125,16 +131,24 @@ class SessionIndex:
             state.unread = 0
             self.emit()
 
-    def rename(self, key: str, title: str) -> bool:
-        """Retitle `key`; False when it is not listed."""
+    def rename(self, key: str, title: str, *, user_title: str | None = None) -> bool:
+        """Retitle `key` (and set the user's own title when given); False when it is not listed."""
         state = self._sessions.get(key)
         if state is None:
             return False
         state.summary = replace(state.summary, title=title)
+        fields: dict[str, str] = {"title": title}
+        if user_title is not None:
+            state.user_title = fields["user_title"] = user_title
         if not is_temp_key(key):
-            self._store.upsert_session(self._id, key, title=title)
+            self._store.upsert_session(self._id, key, **fields)
         self.emit()
         return True
+
+    def user_title(self, key: str) -> str:
+        """The title the user gave `key` ("" for none)."""
+        state = self._sessions.get(key)
+        return state.user_title if state else ""
 
     def mark(self, key: str, *, pinned: bool | None = None, archived: bool | None = None) -> bool:
         """Pin or archive `key` (local marks, kept in the store); False when it is not listed."""
@@ -198,9 +212,11 @@ class SessionIndex:
             if not conv.running:
                 self.cache_conversation(key, conv)
             self.emit()
-        if conv.title and conv.title != state.summary.title:
-            state.summary = replace(state.summary, title=conv.title)
-            self._store.upsert_session(self._id, key, title=conv.title)
+        # The gateway's title: a session.title event, or Hermes' session.info (the stored title).
+        title = conv.title or str(conv.info.get("title") or "").strip()
+        if title and title != state.summary.title and not state.user_title:
+            state.summary = replace(state.summary, title=title)
+            self._store.upsert_session(self._id, key, title=title)
             self.emit()
 
     def merge_listed(self, rows: list[Any], *, emit: bool = True) -> int:
@@ -225,6 +241,8 @@ class SessionIndex:
             if isinstance(updated, int | float):
                 fields["updated_at"] = float(updated)
             state = self._sessions.get(key)
+            if state is not None and state.user_title:
+                fields["title"] = state.user_title  # the user's rename wins
             if state is not None and all(
                 getattr(state.summary, name) == value for name, value in fields.items()
             ):
@@ -249,7 +267,11 @@ class SessionIndex:
             key=real_key,
             runtime_id=runtime_id,
         )
-        self._sessions[real_key] = SessionState(summary, unread=state.unread if state else 0)
+        self._sessions[real_key] = SessionState(
+            summary,
+            unread=state.unread if state else 0,
+            user_title=state.user_title if state else "",
+        )
         self._store.upsert_session(
             self._id,
             real_key,
@@ -259,6 +281,7 @@ class SessionIndex:
             updated_at=summary.updated_at or self._clock.wall(),
             pinned=summary.pinned,
             archived=summary.archived,
+            user_title=state.user_title if state else "",
         )
         self._store.rekey_session(self._id, temp_key, real_key)
         if self.open_key == temp_key:

@@ -152,6 +152,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE sessions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
     """,
+    # 7: the title the user gave a chat ('' for none): a gateway's own title never replaces it.
+    """
+    ALTER TABLE sessions ADD COLUMN user_title TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 LATEST = len(MIGRATIONS)

@@ -41,6 +41,7 @@ class SessionRecord:
     replay_epoch: str = ""
     pinned: bool = False  # the user's own marks (migration 5), never sent to a gateway
     archived: bool = False
+    user_title: str = ""  # a rename by the user (migration 7): wins over the gateway's titles
 
     def summary(self) -> SessionSummary:
         return SessionSummary(
@@ -156,6 +157,7 @@ _SESSION_FIELDS = (
     "replay_epoch",
     "pinned",
     "archived",
+    "user_title",
 )
 _OUTBOX_MUTABLE = ("runtime_id", "text", "state", "error", "attempts", "wire", "history_mark")
 

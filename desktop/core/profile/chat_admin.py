@@ -173,18 +173,19 @@ class ChatAdmin:
         if state is None:
             return
         if is_temp_key(key):
-            self._index.rename(key, title)  # created with it (the gateway titles it after)
+            # Created with it (the gateway titles it after).
+            self._index.rename(key, title, user_title=title)
             return
         if not self._is_online():
             # The next session.list would put the gateway's title back: say so instead.
             name = _name(state.summary.title)
             self._tell(key, f"{name} can be renamed once connected to the gateway.")
             return
-        old = state.summary.title
-        self._index.rename(key, title)
-        self._spawn(self._rename(key, title, old))
+        old, old_user = state.summary.title, self._index.user_title(key)
+        self._index.rename(key, title, user_title=title)  # it wins over the gateway's titles
+        self._spawn(self._rename(key, title, old, old_user))
 
-    async def _rename(self, key: str, title: str, old: str) -> None:
+    async def _rename(self, key: str, title: str, old: str, old_user: str) -> None:
         try:
             await self._title(key, title)
         except GatewayError as exc:
@@ -193,7 +194,7 @@ class ChatAdmin:
                 why = f"the gateway refused the name ({exc.message})"
             else:
                 why = _reason(exc)
-            self._index.rename(key, old)
+            self._index.rename(key, old, user_title=old_user)
             self._tell(key, f"{_name(old)} could not be renamed: {why}")
 
     async def _title(self, key: str, title: str) -> None:

@@ -37,3 +37,36 @@ def test_listing_known_sessions_again_writes_nothing_and_a_change_one_row(tmp_pa
     fresh = SessionIndex("p", store, ManualClock(), lambda *_: None)
     assert len(fresh.summaries()) == 500
     store.close()
+
+
+def test_a_users_rename_wins_over_every_title_the_gateway_sends_later(tmp_path: Path) -> None:
+    """Hermes 0.20.1's auto-title finishing after a rename once put its title back."""
+    from desktop.core.chats.conversation import Conversation
+    from desktop.core.link.protocol import Event
+
+    store = Store(tmp_path / "store.sqlite3")
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    index.merge_listed([{"id": "s1", "title": "", "updated_at": 1.0}])
+    conv = Conversation("s1")
+    # Before any rename the gateway's titles are taken: a session.title event...
+    conv.apply(Event(type="session.title", session_id="r", payload={"title": "Auto one"}))
+    index.follow(conv)
+    assert index.summary("s1").title == "Auto one"  # type: ignore[union-attr]
+    # ...or (Hermes 0.19-0.22, which send no session.title event) session.info's title.
+    hermes = Conversation("s1")
+    hermes.apply(Event(type="session.info", session_id="r", payload={"title": "Hermes title"}))
+    index.follow(hermes)
+    assert index.summary("s1").title == "Hermes title"  # type: ignore[union-attr]
+    index.rename("s1", "Mine", user_title="Mine")
+    # Then the auto-title lands, a stale session.info comes, and session.list carries it.
+    conv.apply(Event(type="session.title", session_id="r", payload={"title": "Auto two"}))
+    index.follow(conv)
+    index.follow(hermes)
+    assert index.summary("s1").title == "Mine"  # type: ignore[union-attr]
+    index.merge_listed([{"id": "s1", "title": "Auto two", "updated_at": 2.0}])
+    assert index.summary("s1").title == "Mine"  # type: ignore[union-attr]
+    # And after a restart.
+    fresh = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    fresh.merge_listed([{"id": "s1", "title": "Auto two", "updated_at": 3.0}])
+    assert fresh.summary("s1").title == "Mine"  # type: ignore[union-attr]
+    store.close()

@@ -97,6 +97,23 @@ def test_migration_6_from_v5_with_data_keeps_sessions_unpinned_and_stores_the_ma
         )
 
 
+def test_migration_7_from_v6_with_data_keeps_sessions_without_a_user_title(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "app.db"
+    conn = _at_version(path, 6)
+    conn.execute(
+        "INSERT INTO sessions (profile_id, key, title, pinned) VALUES ('p', 's1', 'Zebra', 1)"
+    )
+    conn.close()
+    with Store(path) as store:
+        old = store.session("p", "s1")
+        assert old is not None and (old.title, old.user_title, old.pinned) == ("Zebra", "", 1)
+        store.upsert_session("p", "s1", user_title="Mine")
+        again = store.session("p", "s1")
+        assert again is not None and again.user_title == "Mine"
+
+
 def test_database_newer_than_the_app_is_refused_clearly(data_dir: Path) -> None:
     path = data_dir / "app.db"
     conn = _conn(path)
