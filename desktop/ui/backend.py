@@ -103,6 +103,28 @@ class ChatBackend(Protocol):
     def interrupt(self, key: str) -> None:
         """Stop the running turn of `key`."""
 
+    def queued(self, key: str) -> list[ChatMessage]:
+        """The follow-ups of `key` waiting behind its running reply, in the order they go."""
+        ...
+
+    def steer(self, key: str, text: str) -> None:
+        """Put `text` into the running reply (`session.steer`); refused, it is queued."""
+
+    def steer_queued(self, message_id: str) -> bool:
+        """Offer the queued follow-up `message_id` to the running reply now."""
+        ...
+
+    def steer_available(self) -> tuple[bool, str]:
+        """Whether Steer is offered on this connection, and the reason when not."""
+        ...
+
+    def move_queued(self, message_id: str, step: int) -> bool:
+        """Send the queued follow-up `message_id` `step` places earlier (<0) or later."""
+        ...
+
+    def stop_and_send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:
+        """Stop the running reply, then send `text` as the next message."""
+
     def retry(self, message_id: str) -> None:
         """Resend a failed prompt under its original idempotency key."""
 

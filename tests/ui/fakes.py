@@ -52,6 +52,8 @@ class FakeBackend:
     commands_listed: list[tuple[str, str]] = field(default_factory=list)
     models_offered: dict[str, list[ModelChoice]] = field(default_factory=dict)
     newer_asked: list[str] = field(default_factory=list)
+    queued_rows: dict[str, list[ChatMessage]] = field(default_factory=dict)
+    steer_offered: tuple[bool, str] = (True, "")
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -117,6 +119,26 @@ class FakeBackend:
 
     def discard(self, message_id: str) -> None:
         self.calls.append(("discard", message_id))
+
+    def queued(self, key: str) -> list[ChatMessage]:
+        return list(self.queued_rows.get(key, []))
+
+    def steer(self, key: str, text: str) -> None:
+        self.calls.append(("steer", (key, text)))
+
+    def steer_queued(self, message_id: str) -> bool:
+        self.calls.append(("steer_queued", message_id))
+        return True
+
+    def steer_available(self) -> tuple[bool, str]:
+        return self.steer_offered
+
+    def move_queued(self, message_id: str, step: int) -> bool:
+        self.calls.append(("move_queued", (message_id, step)))
+        return True
+
+    def stop_and_send(self, key: str, text: str, attachments: tuple[Attachment, ...]) -> None:
+        self.calls.append(("stop_and_send", (key, text, attachments)))
 
     def edit_unsent(self, message_id: str) -> Draft | None:
         self.calls.append(("edit_unsent", message_id))

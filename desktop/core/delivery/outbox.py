@@ -267,6 +267,10 @@ class Outbox:
             self._emit(self._state_listeners, e)
         return True
 
+    def queued(self, profile_id: str, session_key: str) -> list[OutboxEntry]:
+        """The session's prompts that are still only queued here, in send order."""
+        return [e for e in self._store.outbox_entries(profile_id, session_key) if self._editable(e)]
+
     def hold_for_steer(self, ref: str) -> OutboxEntry:
         """Keep a queued prompt back while it is offered to the running turn as a steer: no
         worker sends it, no edit changes it, until `steered` or `not_steered`."""

@@ -64,7 +64,7 @@ from desktop.core.profile.composer_drafts import ComposerDrafts
 from desktop.core.profile.feed import ConversationFeed
 from desktop.core.profile.list_refresh import ListRefresh
 from desktop.core.profile.new_chats import TempSessions
-from desktop.core.profile.prompt_bubbles import PromptBubbles, ref_of
+from desktop.core.profile.prompt_bubbles import PromptBubbles, bubble_id, ref_of
 from desktop.core.profile.steering import Steering, steer_available
 
 __all__ = ["TEMP_PREFIX", "ProfileController", "is_temp_key"]
@@ -382,6 +382,15 @@ class ProfileController:
     def steer_available(self) -> tuple[bool, str]:
         """Whether Steer can be offered on this connection, and the reason when not."""
         return steer_available(self._sup.dialect if self._port.is_online() else None)
+
+    def queued(self, key: str) -> list[ChatMessage]:
+        """The follow-ups of `key` waiting to go out (held behind its reply), in send order."""
+        key = self._resolve(key)
+        found = (
+            self._bubbles.find(bubble_id(e.submission_ref))
+            for e in self._outbox.queued(self._id, key)
+        )
+        return [f[1] for f in found if f is not None]
 
     def steer(self, key: str, text: str) -> None:
         """Put `text` into the running turn; refused or not served, it is queued instead."""

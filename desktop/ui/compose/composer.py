@@ -224,9 +224,12 @@ class Composer(QWidget):
         files_to_attach(list): local file paths the user picked, dropped or pasted; whoever
             stores them answers with `show_attached`.
         image_to_attach(bytes, str): a pasted or dropped image as PNG, and its file name.
+        busy_send_requested(str, str, tuple): while a reply runs, "steer" (into the running
+            reply) or "interrupt" (stop it, then send), with the text and attachments.
     """
 
     send_requested = Signal(str, tuple)
+    busy_send_requested = Signal(str, str, tuple)
     stop_requested = Signal()
     draft_changed = Signal(object)
     files_to_attach = Signal(list)
@@ -299,12 +302,26 @@ class Composer(QWidget):
         self.stop_button = self._tool("stop", "Stop", "Stop the reply being generated (Esc)")
         self.stop_button.clicked.connect(self._on_stop_button_clicked)
         self.stop_button.hide()
+        # While a reply runs, Enter queues the message (or does the busy default); these two
+        # do the others.
+        self.busy_mode = "queue"
+        self.steer_button = self._text_tool(
+            "Steer now", "Put the message into the running reply now"
+        )
+        self.steer_button.clicked.connect(lambda: self._busy_send("steer"))
+        self.stop_send_button = self._text_tool(
+            "Stop and send", "Stop the running reply, then send the message"
+        )
+        self.stop_send_button.clicked.connect(lambda: self._busy_send("interrupt"))
+        self._steer = (True, "")
 
         row = QHBoxLayout()
         row.setSpacing(6)
         row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.edit, 1)
         row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        row.addWidget(self.steer_button, 0, Qt.AlignmentFlag.AlignBottom)
+        row.addWidget(self.stop_send_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(12, 8, 12, 10)
@@ -333,6 +350,17 @@ class Composer(QWidget):
         b.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         return b
 
+    def _text_tool(self, text: str, description: str) -> QToolButton:
+        b = QToolButton(self)
+        b.setObjectName("busyButton")
+        b.setText(text)
+        b.setToolTip(description)
+        b.setAccessibleName(text)
+        b.setAccessibleDescription(description)
+        b.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        b.hide()
+        return b
+
     # -- state ------------------------------------------------------------------------------
 
     @property
@@ -358,7 +386,14 @@ class Composer(QWidget):
 
     def focus_chain(self) -> tuple[QWidget, ...]:
         """Its focusable widgets in Tab order, for the window's own order."""
-        return (self.attach_button, self.edit, self.send_button, self.stop_button)
+        return (
+            self.attach_button,
+            self.edit,
+            self.send_button,
+            self.steer_button,
+            self.stop_send_button,
+            self.stop_button,
+        )
 
     def set_send_key(self, send_key: str) -> None:
         """SEND_ENTER or SEND_CTRL_ENTER."""
@@ -376,6 +411,11 @@ class Composer(QWidget):
         self._running = running
         self.stop_button.setVisible(running)
         self.send_button.setVisible(not running)
+        self._update_buttons()
+
+    def set_steer(self, available: bool, reason: str) -> None:
+        """Offer Steer now while a reply runs, or say in its tooltip why it is not offered."""
+        self._steer = (available, reason)
         self._update_buttons()
 
     def load_draft(self, draft: Draft | None) -> None:
@@ -467,6 +507,14 @@ class Composer(QWidget):
     def _update_buttons(self) -> None:
         has_content = bool(self.edit.toPlainText().strip() or self._attachments)
         self.send_button.setEnabled(has_content)
+        busy = self._running and has_content
+        can_steer, reason = self._steer
+        # Hidden, not disabled, where the gateway cannot steer: the Stop's tooltip says why.
+        self.steer_button.setVisible(busy and can_steer and not self._attachments)
+        self.stop_send_button.setVisible(busy)
+        self.stop_button.setToolTip(
+            "Stop" if can_steer else f"Stop (Steer is unavailable: {reason})"
+        )
 
     # -- dialogs (patchable in tests) -------------------------------------------------------
 
@@ -488,12 +536,24 @@ class Composer(QWidget):
             self.attach_warning.setText(f"Not sent: {too_large}.")
             self.attach_warning.show()
             return
+        # The user's busy default: steer where it can, else (and by default) queue.
+        steers = self.busy_mode == "steer" and self._steer[0] and not self._attachments
+        if self._running and (steers or self.busy_mode == "interrupt"):
+            self._busy_send(self.busy_mode)
+            return
         attachments = self.attachments
         self.banner.hide()
         self.attach_warning.hide()
         self.notice_bar.hide()
         self.clear()
         self.send_requested.emit(text, attachments)
+
+    def _busy_send(self, mode: str) -> None:
+        text, attachments = self.edit.toPlainText(), self.attachments
+        if not (text.strip() or attachments) or prompt_too_large(text):
+            return
+        self.clear()
+        self.busy_send_requested.emit(mode, text, attachments)
 
     def _on_edit_escape(self) -> None:
         if self._running:

@@ -13,6 +13,7 @@ from desktop.core.models import SessionInfo
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import Composer
+from desktop.ui.compose.queued_rows import QueuedRows
 from desktop.ui.render.usage import todo_text
 from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
 from desktop.ui.window.approvals import ApprovalsPanel
@@ -55,7 +56,9 @@ class ChatPane(QWidget):
         # The agent's task list (Hermes 0.22 todo.updated): one line, every item in its tooltip.
         self.todo_label = _status_line("todoLabel", self, "Agent tasks")
         self.approvals = ApprovalsPanel(self)
+        self.queued_rows = QueuedRows(self)  # the follow-ups waiting behind the reply
         self.composer = Composer(self)
+        self.queued_rows.set_focus_neighbours(self.chat_view, self.composer.attach_button)
         self.find_bar = FindBar(self)  # made last: after the composer in the focus chain
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -65,6 +68,7 @@ class ChatPane(QWidget):
             self.todo_label,
             self.activity_label,
             self.approvals,
+            self.queued_rows,
             self.composer,
         )
         for widget in top:

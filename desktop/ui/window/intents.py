@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 
 from desktop.core.chats.turns import prompt_before
 from desktop.core.models import Attachment, ModelChoice
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import Composer, store_files, store_image
+from desktop.ui.compose.queued_rows import QueuedRows
 from desktop.ui.window.approvals import ApprovalsPanel
 from desktop.ui.window.details import DetailsDialog
 from desktop.ui.window.header import ChatHeader
@@ -41,6 +42,7 @@ class ChatIntents(QObject):
         header: ChatHeader,
         approvals: ApprovalsPanel,
         details: DetailsDialog,
+        queued: QueuedRows,
     ) -> None:
         super().__init__(composer)
         self._chat = chat
@@ -51,6 +53,9 @@ class ChatIntents(QObject):
         self._connection = header.connection
         composer.send_requested.connect(self._on_composer_send_requested)
         composer.stop_requested.connect(self.stop)
+        composer.busy_send_requested.connect(self._on_composer_busy_send_requested)
+        self._queued = queued
+        queued.action.connect(self._on_queued_action)
         composer.draft_changed.connect(self._on_composer_draft_changed)
         composer.files_to_attach.connect(self._on_composer_files_to_attach)
         composer.image_to_attach.connect(self._on_composer_image_to_attach)
@@ -97,6 +102,48 @@ class ChatIntents(QObject):
             backend.run_command(key, text.strip())  # the gateway's command, not a prompt
             return
         backend.send(key, text, attachments)
+
+    def _on_composer_busy_send_requested(
+        self, mode: str, text: str, attachments: tuple[Attachment, ...]
+    ) -> None:
+        open_ = self._open()
+        if open_ is None:
+            return
+        backend, key = open_
+        if mode == "steer":
+            backend.steer(key, text)
+        else:
+            backend.stop_and_send(key, text, attachments)
+
+    def show_queue(self) -> None:
+        """The open chat's queued follow-ups above the composer, and whether Steer is offered."""
+        open_ = self._open()
+        if open_ is None:
+            self._queued.show_queued([])
+            return
+        backend, key = open_
+        steer = backend.steer_available()
+        self._queued.set_steer(*steer)
+        self._composer.set_steer(*steer)
+        self._queued.show_queued(backend.queued(key))
+
+    def _on_queued_action(self, kind: str, message_id: str) -> None:
+        open_ = self._open()
+        if open_ is None:
+            return
+        backend = open_[0]
+        if kind == "edit":
+            draft = backend.edit_unsent(message_id)
+            if draft is not None:
+                self._composer.set_draft(draft)
+                self._composer.focus_edit(Qt.FocusReason.OtherFocusReason)
+        elif kind in ("up", "down"):
+            backend.move_queued(message_id, -1 if kind == "up" else 1)
+        elif kind == "steer":
+            backend.steer_queued(message_id)
+        elif kind == "cancel":
+            backend.discard(message_id)
+        self.show_queue()
 
     def _on_composer_draft_changed(self, draft: Draft) -> None:
         backend, key = self._chat.backend, self._chat.session_key

@@ -130,6 +130,7 @@ class MainWindow(QMainWindow):
         self.todo_label = pane.todo_label
         self.approvals = pane.approvals
         self.composer = pane.composer
+        self.queued_rows = pane.queued_rows
         self.finder = ChatFinder(self.find_bar, self.chat_view, side)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -150,6 +151,7 @@ class MainWindow(QMainWindow):
             header=self.header,
             approvals=self.approvals,
             details=self.details,
+            queued=self.queued_rows,
         )
         self.folders = Folders(self._settings)  # where file dialogs open, remembered
         self.composer.folders = self.folders
@@ -272,6 +274,7 @@ class MainWindow(QMainWindow):
         self.composer.set_running(False)
         self.notice_label.hide()
         self.show_approvals()
+        self.show_queue()
         self.connection.set_status(backend.status())
         self.sidebar.set_sessions(backend.sessions())
         self.update_unread()
@@ -307,6 +310,7 @@ class MainWindow(QMainWindow):
         self.show_info()
         self.notice_label.hide()
         self.show_approvals()
+        self.show_queue()
         self.sidebar.select(key)
 
     # -- what the shown profile says (called by its ProfileView) ------------------------------
@@ -357,6 +361,10 @@ class MainWindow(QMainWindow):
         info = backend.session_info(key) if backend is not None and key else SessionInfo()
         self.header.show_info(info, backend.models(key) if backend is not None and key else [])
         self.pane.show_status_lines(info)
+
+    def show_queue(self, *_changed: object) -> None:
+        """Above the composer: the open chat's follow-ups waiting behind its reply."""
+        self.intents.show_queue()
 
     def show_approvals(self) -> None:
         """Cards follow the pending requests of the viewed session."""
@@ -422,6 +430,7 @@ class MainWindow(QMainWindow):
         self.chat_view.show_messages([])
         self.composer.load_draft(None)
         self.header.set_title("")
+        self.show_queue()
 
     def show_status(self, text: str, ms: int) -> None:
         """A passing message over the chat's bottom edge (the layout does not move)."""

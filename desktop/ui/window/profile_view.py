@@ -36,6 +36,7 @@ class Screen(Protocol):
     def show_info(self) -> None: ...
     def show_approvals(self) -> None: ...
     def follow_session_key(self, key: str) -> None: ...
+    def show_queue(self, *_changed: object) -> None: ...
 
 
 class ProfileView(QObject):
@@ -81,6 +82,12 @@ class ProfileView(QObject):
             (b.draft_save_state, composer.set_save_state),
             (b.approvals_changed, screen.show_approvals),
             (b.info_changed, screen.show_info),
+            # The queued rows follow the chat's local prompts and whether it runs.
+            (b.messages_reset, screen.show_queue),
+            (b.message_changed, screen.show_queue),
+            (b.message_removed, screen.show_queue),
+            (b.viewed_running, screen.show_queue),
+            (b.status_changed, screen.show_queue),
         ]
 
     @property
