@@ -32,7 +32,7 @@ from desktop.core.models import ApprovalRequest, ConnectionState, ModelChoice, R
 from desktop.core.profile.assembly import SharedParts, assemble_profile, gateway_clients
 from desktop.core.profile.controller import ProfileController
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.fault_proxy import FaultProxy
+from tests.support.fault_proxy import FaultProxy, proxy_to
 from tests.support.hermes_env import (
     HERMES_019,
     HERMES_0201,
@@ -169,29 +169,34 @@ async def agent(tmp: Path, dist: HermesDist, *, config_extra: str = "") -> Async
         async with hermes_gateway(
             tmp / "home", fake.base_url, dist, config_extra=config_extra
         ) as gw:
-            port = int(gw.url.rsplit(":", 1)[1].split("/")[0])
-            proxy = FaultProxy(port).start()
-            url = f"ws://127.0.0.1:{proxy.port}/api/ws"
-            clock = AsyncioClock()
-            store = Store(str(tmp / "hermes-qt.sqlite3"))
-            profile = Profile(id="p", name="Hermes", kind=ProfileKind.REMOTE, url=url)
-            shared = SharedParts.over(store, tmp, clock=clock, epochs=MemoryEpochStore())
-            p = assemble_profile(
-                profile, shared, clients=gateway_clients(profile, clock), token=gw.token
-            )
-            seen = Recorder()
-            p.controller.subscribe(seen)
-            a = Agent(
-                p.controller, p.supervisor, p.router, fake, proxy, seen, gw.url, gw.token, scratch
-            )
-            try:
-                p.controller.start()
-                await a.until(p.port.is_online, "online", 60)
-                yield a
-            finally:
-                await p.controller.close()
-                await shared.aclose()
-                proxy.stop()
+            with proxy_to(gw.url) as (proxy, url):
+                clock = AsyncioClock()
+                store = Store(str(tmp / "hermes-qt.sqlite3"))
+                profile = Profile(id="p", name="Hermes", kind=ProfileKind.REMOTE, url=url)
+                shared = SharedParts.over(store, tmp, clock=clock, epochs=MemoryEpochStore())
+                p = assemble_profile(
+                    profile, shared, clients=gateway_clients(profile, clock), token=gw.token
+                )
+                seen = Recorder()
+                p.controller.subscribe(seen)
+                a = Agent(
+                    p.controller,
+                    p.supervisor,
+                    p.router,
+                    fake,
+                    proxy,
+                    seen,
+                    gw.url,
+                    gw.token,
+                    scratch,
+                )
+                try:
+                    p.controller.start()
+                    await a.until(p.port.is_online, "online", 60)
+                    yield a
+                finally:
+                    await p.controller.close()
+                    await shared.aclose()
 
 
 def chmod_turn(scratch: Path, gate: threading.Event | None = None) -> list[dict[str, Any]]:

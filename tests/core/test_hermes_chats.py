@@ -31,7 +31,7 @@ from desktop.core.models import ConnectionState
 from desktop.core.profile.assembly import SharedParts, assemble_profile, gateway_clients
 from desktop.core.profile.controller import ProfileController
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.fault_proxy import FaultProxy
+from tests.support.fault_proxy import proxy_to
 from tests.support.hermes_env import (
     HERMES_019,
     HERMES_0201,
@@ -158,10 +158,7 @@ async def test_delete_and_rename_reach_the_gateway_and_hold_across_reconnect_and
         async with hermes_gateway(
             tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
         ) as gw:
-            port = int(gw.url.rsplit(":", 1)[1].split("/")[0])
-            proxy = FaultProxy(port).start()
-            url = f"ws://127.0.0.1:{proxy.port}/api/ws"
-            try:
+            with proxy_to(gw.url) as (proxy, url):
                 async with app(url, gw.token, tmp_path) as a:
                     doomed = await a.chat("the chat to delete")
                     kept = await a.chat("the chat to rename")
@@ -199,8 +196,6 @@ async def test_delete_and_rename_reach_the_gateway_and_hold_across_reconnect_and
                     await b.until(lambda: b.listed() == [], "gone from the list")
                     assert b.seen.notices == []
                     assert await gateway_list(gw.url, gw.token) == {}
-            finally:
-                proxy.stop()
 
 
 @pytest.mark.parametrize("dist", DISTS)
@@ -213,10 +208,7 @@ async def test_a_tcp_reset_sends_the_open_chat_to_the_window_once_with_its_turn(
         async with hermes_gateway(
             tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
         ) as gw:
-            port = int(gw.url.rsplit(":", 1)[1].split("/")[0])
-            proxy = FaultProxy(port).start()
-            url = f"ws://127.0.0.1:{proxy.port}/api/ws"
-            try:
+            with proxy_to(gw.url) as (proxy, url):
                 async with app(url, gw.token, tmp_path) as a:
                     key = await a.chat("a question")
                     conv = a.router.conversation(key)
@@ -236,5 +228,3 @@ async def test_a_tcp_reset_sends_the_open_chat_to_the_window_once_with_its_turn(
                     # bubble of the turn still in it.
                     assert a.seen.lists.count(key) - before == 1
                     assert [(m.role, m.text) for m in conv.messages] == turn
-            finally:
-                proxy.stop()

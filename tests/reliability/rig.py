@@ -36,7 +36,7 @@ from desktop.gateway.providers.base import Provider
 from desktop.gateway.server import GatewayConfig, GatewayServer
 from tests.reliability.history import History, Outcome
 from tests.reliability.providers import ScriptedProvider
-from tests.support.fault_proxy import FaultProxy
+from tests.support.fault_proxy import FaultProxy, port_of
 
 TOKEN = "reliability-token-0123456789"
 PING_MARK = '"gateway.ping"'
@@ -229,7 +229,7 @@ class Rig:
     @property
     def gateway_port(self) -> int:
         assert self.gateway is not None
-        return int(self.gateway.url.rsplit(":", 1)[1].split("/")[0])
+        return port_of(self.gateway.url)
 
     def served(self, db: Path | None = None) -> Counter[str]:
         """How many times the gateway ran each prompt text (its own user rows)."""

@@ -27,7 +27,7 @@ from tests.reliability.conftest import RecordFigure
 from tests.reliability.history import Outcome
 from tests.reliability.rig import Rig, rig, until
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.fault_proxy import FaultProxy
+from tests.support.fault_proxy import FaultProxy, port_of
 from tests.support.hermes_env import (
     HERMES_019,
     HERMES_0201,
@@ -77,7 +77,7 @@ def line(
         FakeOpenAIServer(SHORT_ANSWER, chunk_size=8) as fake,
         shared_hermes_gateway(home, fake.base_url, dist) as gw,
     ):
-        port = int(gw.url.rsplit(":", 1)[1].split("/")[0])
+        port = port_of(gw.url)
         yield Line(dist, fake, port, gw.token)
 
 

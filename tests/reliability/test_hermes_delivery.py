@@ -45,7 +45,7 @@ from tests.reliability.conftest import RecordFigure
 from tests.reliability.history import Outcome
 from tests.reliability.rig import Rig, rig, until
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.fault_proxy import FaultProxy
+from tests.support.fault_proxy import proxy_to
 from tests.support.hermes_env import (
     HERMES_019,
     HERMES_0201,
@@ -66,17 +66,12 @@ LINES = line_params(HERMES_019, HERMES_0201, HERMES_022, HERMES_0215)
 async def line_rig(tmp: Path, dist: HermesDist) -> AsyncIterator[tuple[Rig, FakeOpenAIServer]]:
     with FakeOpenAIServer("warm-up answer", chunk_size=8) as fake:
         async with hermes_gateway(tmp / "home", fake.base_url, dist) as gw:
-            port = int(gw.url.rsplit(":", 1)[1].split("/")[0])
-            proxy = FaultProxy(port).start()
-            try:
-                url = f"ws://127.0.0.1:{proxy.port}/api/ws"
+            with proxy_to(gw.url) as (proxy, url):
                 async with rig(tmp, gateway=False, url=url, token=gw.token) as r:
                     r.proxy = proxy
                     await r.wait_online(60)
                     yield r, fake
                     r.proxy = None
-            finally:
-                proxy.stop()
 
 
 async def gateway_rows(r: Rig, key: str) -> list[tuple[str, str]]:

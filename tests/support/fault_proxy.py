@@ -19,7 +19,7 @@ import contextlib
 import socket
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -273,3 +273,19 @@ def tcp_states(remote_port: int) -> list[str]:
             if int(fields[2].rsplit(":", 1)[1], 16) == remote_port:
                 states.append(_TCP_STATES.get(fields[3], fields[3]))
     return states
+
+
+def port_of(url: str) -> int:
+    """The TCP port of a `ws://host:port/path` URL."""
+    return int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])
+
+
+@contextlib.contextmanager
+def proxy_to(url: str) -> Iterator[tuple[FaultProxy, str]]:
+    """A started FaultProxy in front of the gateway at `url`, and the URL that reaches the
+    gateway through it; stopped on the way out."""
+    proxy = FaultProxy(port_of(url)).start()
+    try:
+        yield proxy, f"ws://127.0.0.1:{proxy.port}/api/ws"
+    finally:
+        proxy.stop()

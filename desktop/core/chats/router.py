@@ -1,4 +1,5 @@
-"""Session routing over a supervisor: runtime/stored ids, reactivation after reconnect, replay."""
+"""Session routing over a supervisor: runtime/stored ids, replay, and the one home of session
+activation (`session.activate`, on 4001 `session.resume`), after every reconnect too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The outbox: prompts persisted before sending, delivered once, never lost or doubled."""
+"""The outbox: prompts persisted before sending, delivered once, never lost or doubled. The one
+home of the exactly-once decision: when a prompt is sent, re-sent, confirmed or given back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Composer drafts kept in memory and autosaved (debounced, retried) so no keystroke is lost."""
+"""Draft persistence, its one home: composer drafts kept in memory and autosaved (debounced,
+retried) so no keystroke is lost. (`core/profile/composer_drafts` is one profile's view of it.)"""
 
 from __future__ import annotations
 

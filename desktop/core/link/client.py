@@ -1,4 +1,5 @@
-"""JSON-RPC gateway client: one socket generation at a time, calls, events and liveness."""
+"""JSON-RPC gateway client: one socket generation at a time, calls, events, and the heartbeat and
+deadline timers whose rule is `liveness`."""
 
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ from desktop.core.errors import (
     TransportClosedError,
 )
 from desktop.core.link.dialect import Dialect
+from desktop.core.link.liveness import (
+    HEARTBEAT_DEADLINE,
+    HEARTBEAT_INTERVAL,
+    Verdict,
+    deadline_base,
+    verdict,
+)
 from desktop.core.link.protocol import (
     Event,
     Invalid,
@@ -140,8 +148,8 @@ class JsonRpcGatewayClient:
         url: str,
         *,
         token: str | None = None,
-        heartbeat_interval: float = 15.0,
-        heartbeat_deadline: float = 45.0,
+        heartbeat_interval: float = HEARTBEAT_INTERVAL,
+        heartbeat_deadline: float = HEARTBEAT_DEADLINE,
         call_timeout: float = 30.0,
         connect_timeout: float = 15.0,
         max_frame_size: int = DEFAULT_MAX_FRAME,
@@ -587,35 +595,35 @@ class JsonRpcGatewayClient:
             lambda listener: listener(event, generation), stop=lambda: link.dead
         )
 
-    # ----- liveness --------------------------------------------------------------------------
+    # ----- liveness (the rule: core/link/liveness.py) ----------------------------------------
 
     def _deadline_base(self, link: _Link) -> float:
-        """The time the deadline runs from: the last inbound frame or partial-frame progress."""
-        last = self._last_inbound_at if self._last_inbound_at is not None else 0.0
-        return last if link.progress_at is None else max(last, link.progress_at)
+        return deadline_base(self._last_inbound_at, link.progress_at)
 
     def _arm_deadline(self, link: _Link) -> None:
         delay = self._deadline_base(link) + self._heartbeat_deadline - self._clock.monotonic()
         link.deadline_timer = self._clock.call_later(delay, lambda: self._on_deadline(link))
 
     def _on_deadline(self, link: _Link) -> None:
+        """The deadline timer fired: `liveness.verdict` says what it means."""
         if link.dead:
             return
         now = self._clock.monotonic()
-        if now < self._deadline_base(link) + self._heartbeat_deadline:
-            self._arm_deadline(link)  # inbound arrived since: re-arm lazily for the new deadline
-            return
         received = link.transport.bytes_received if link.transport is not None else 0
-        if received > link.bytes_seen:
-            # Bytes beyond the last whole frame, new since the last look: a large frame on a
-            # slow link (a big snapshot at 1 KB/s). Dropping it would re-send the same frame
-            # after every reconnect, forever. Whole frames never count here (they moved the
-            # deadline when they came), so a silent drop is caught at the deadline itself.
+        found = verdict(
+            now=now,
+            base=self._deadline_base(link),
+            deadline=self._heartbeat_deadline,
+            received=received,
+            seen=link.bytes_seen,
+        )
+        if found is Verdict.DEAD:
+            self._fail_link(link, DEADLINE_PASSED, None, notify=True)
+            return
+        if found is Verdict.PROGRESS:
             link.bytes_seen = received
             link.progress_at = now
-            self._arm_deadline(link)
-            return
-        self._fail_link(link, DEADLINE_PASSED, None, notify=True)
+        self._arm_deadline(link)  # re-armed lazily for the new deadline
 
     def _arm_heartbeat(self, link: _Link) -> None:
         if self._heartbeat_interval <= 0:

@@ -1,4 +1,5 @@
-"""One ConnectionSupervisor per profile: owns its client, reconnects with backoff, fences epochs."""
+"""One ConnectionSupervisor per profile: owns its client, reconnects by the backoff policy
+(`backoff`), fences epochs."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from desktop.core.errors import (
     NotConnectedError,
     StorageError,
 )
-from desktop.core.link.backoff import RECONNECT
+from desktop.core.link.backoff import RECONNECT, STABLE_AFTER, CloseRepeats
 from desktop.core.link.dialect import Dialect
 from desktop.core.link.epochs import EpochStore
 from desktop.core.link.profiles import Profile, ProfileError, validate_url
@@ -35,13 +36,6 @@ HISTORY_LIMIT = 32
 # Longest a new attempt waits for the previous socket to finish closing (websockets' own close
 # timeout is 1 s, and abandoned sockets are aborted at once, so this only bounds a hung close).
 CLOSE_GRACE = 5.0
-# A connection is useful once online this long: only losing a useful one resets the backoff,
-# so a link that dies while it is being set up (on the same frame each time) backs off.
-STABLE_AFTER = 10.0
-# Close codes saying "this data": a new socket gets the same frame and closes the same way.
-REPEATING_CLOSE_CODES = frozenset({1002, 1003, 1007, 1009})
-# That many such closes in a row, none after a useful connection, stop the reconnect loop.
-REPEAT_LIMIT = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,8 +174,8 @@ class ConnectionSupervisor:
         self._reasons: deque[tuple[float, str]] = deque(maxlen=HISTORY_LIMIT)
         self._close_codes: deque[int] = deque(maxlen=HISTORY_LIMIT)
         self._last_connected_at: float | None = None
-        # The close code seen on each not-useful connection in a row (see REPEAT_LIMIT).
-        self._repeats: list[int] = []
+        # The close code seen on each not-useful connection in a row (backoff's policy).
+        self._repeats = CloseRepeats()
 
     # -- observers -----------------------------------------------------------------------
 
@@ -434,7 +428,7 @@ class ConnectionSupervisor:
         useful = self._clock.monotonic() - online_at >= STABLE_AFTER
         if useful:
             self._backoff.reset()
-        if self._repeating(code, useful):
+        if self._repeats.repeating(code, useful):
             log.warning(
                 "%s: stopped reconnecting after %d closes in a row (%s)",
                 self._profile.name,
@@ -444,16 +438,6 @@ class ConnectionSupervisor:
             self._emit(ConnectionState.FAILED, reason=_repeat_message(len(self._repeats), reason))
             return True
         return False
-
-    def _repeating(self, code: int | None, useful: bool) -> bool:
-        """True when the same data-caused close keeps ending connections before they are useful."""
-        if useful or code not in REPEATING_CLOSE_CODES:
-            self._repeats.clear()
-            return False
-        if self._repeats and self._repeats[-1] != code:
-            self._repeats.clear()
-        self._repeats.append(code)
-        return len(self._repeats) >= REPEAT_LIMIT
 
     async def _endpoint(self) -> Endpoint:
         if self._launcher is not None:

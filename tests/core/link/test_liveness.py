@@ -1,4 +1,5 @@
-"""Silent-drop detection at every phase of the heartbeat, on the fake clock, production timers.
+"""Liveness (core/link/liveness.py): silent-drop detection at every phase of the heartbeat, on
+the fake clock, production timers, and the rule itself.
 
 Each case connects a fresh client (heartbeat 15 s, deadline 45 s, pongs 0.2 s after a ping),
 lets the session live until the moment of the drop, blackholes it and measures
@@ -17,6 +18,7 @@ import pytest
 
 from desktop.common.clock import ManualClock
 from desktop.core.link.client import ClientState, JsonRpcGatewayClient
+from desktop.core.link.liveness import Verdict, deadline_base, verdict
 from tests.core.fakes import CURRENT_READY, LEGACY_READY, FakeGateway, settle
 
 INTERVAL = 15.0
@@ -106,3 +108,16 @@ async def test_silent_drop_is_caught_within_the_deadline_at_every_phase(dialect:
     )
     # The drop was detected by the deadline, not earlier by something else.
     assert min(c.ratio for c in cases) >= 1.0
+
+
+def test_silence_for_a_whole_deadline_is_death_but_a_frame_still_arriving_is_not() -> None:
+    base = deadline_base(last_inbound_at=100.0, progress_at=None)
+    assert verdict(now=144.0, base=base, deadline=45.0, received=10, seen=10) is Verdict.ALIVE
+    assert verdict(now=145.0, base=base, deadline=45.0, received=10, seen=10) is Verdict.DEAD
+    assert verdict(now=145.0, base=base, deadline=45.0, received=11, seen=10) is Verdict.PROGRESS
+
+
+def test_the_deadline_runs_from_the_later_of_the_last_frame_and_the_last_progress() -> None:
+    assert deadline_base(last_inbound_at=100.0, progress_at=130.0) == 130.0
+    assert deadline_base(last_inbound_at=100.0, progress_at=90.0) == 100.0
+    assert deadline_base(last_inbound_at=None, progress_at=None) == 0.0

@@ -9,14 +9,12 @@ from pathlib import Path
 from desktop.common.clock import ManualClock
 from desktop.common.retry import Retries
 from desktop.core.errors import AuthError, ConnectError, ProtocolError
-from desktop.core.link.backoff import RECONNECT
+from desktop.core.link.backoff import RECONNECT, REPEAT_LIMIT, STABLE_AFTER
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.epochs import FileEpochStore, MemoryEpochStore
 from desktop.core.link.profiles import Profile, ProfileKind
 from desktop.core.link.supervisor import (
     CLOSE_GRACE,
-    REPEAT_LIMIT,
-    STABLE_AFTER,
     ClientFactory,
     ConnectionSupervisor,
     Endpoint,
