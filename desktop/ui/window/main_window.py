@@ -20,13 +20,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.models import ChatMessage, SessionInfo, SessionSummary
+from desktop.core.models import ChatMessage, Role, SessionInfo, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import (
     mime_files,
     mime_image_png,
 )
+from desktop.ui.compose.prompt_history import PromptHistory
 from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
@@ -155,6 +156,7 @@ class MainWindow(QMainWindow):
         )
         self.folders = Folders(self._settings)  # where file dialogs open, remembered
         self.composer.folders = self.folders
+        self.prompt_history = PromptHistory(self.composer.edit, self._prompts_here)
         self.chat_admin = ChatAdmin(self, self, side, self.folders)
         chain: list[QWidget] = [
             side.profile_combo,
@@ -173,6 +175,12 @@ class MainWindow(QMainWindow):
         self.resize(1040, 700)
         self.setMinimumSize(420, 360)  # below, the header and composer have no room
         self.setAcceptDrops(True)
+
+    def _prompts_here(self) -> list[str]:
+        """The open chat's prompts, oldest first (what Up walks in an empty message box)."""
+        model = self.chat_view.chat_model
+        shown = (model.message_at(row) for row in range(model.rowCount()))
+        return [m.text for m in shown if m.role is Role.USER]
 
     def _action_handlers(self) -> dict[str, Callable[[], None]]:
         return {
