@@ -48,7 +48,7 @@ async def test_compress_shows_compacting_then_the_outcome(tmp_path: Path, dist: 
         print("\n", dist.version, said, activities(a, key)[seen:])
         assert any(t.startswith(("Compressed", "Compression did not")) for t in said), said
         assert any(activities(a, key)[seen:]), "a visible compacting state meanwhile"
-        assert a.conv(key).session_info().activity == "", "then ready"
+        await a.until(lambda: a.conv(key).session_info().activity == "", "then ready", 10)
         assert a.conv(key).session_info().context_percent is not None
 
         gate = threading.Event()

@@ -129,6 +129,7 @@ class Conversation:
         # The gateway summarises the history (status.update compacting/compressing, or a
         # session.compress this client asked for): its status line shows even between turns.
         self.compacting = False
+        self._compress_asked = False  # between this client's session.compress and its answer
         self._ids = itertools.count(1)
         self._listeners: Observers[ChangeListener] = Observers("conversation")
         # During a change announcement: the only messages the change touched, when a handler
@@ -397,6 +398,7 @@ class Conversation:
             self.running = False
             return False
         msg = self._live()
+        self.compacting = self._compress_asked
         if self._started_at is not None:
             msg.duration, self._started_at = max(0.0, self._now() - self._started_at), None
         if final and payload.get("truncated") is not True:
@@ -460,7 +462,11 @@ class Conversation:
 
     def _on_status(self, payload: dict[str, Any]) -> bool:
         text = _text(payload.get("text")) or _text(payload.get("kind"))
-        compacting = _text(payload.get("kind")) in COMPACTING_KINDS
+        # A late one (after the answer, or after the turn) must not stick on the status line.
+        asked = self.running or self._compress_asked
+        compacting = self._compress_asked or (
+            _text(payload.get("kind")) in COMPACTING_KINDS and asked
+        )
         if text == self.status_text and compacting == self.compacting:
             return False
         self.status_text, self.compacting = text, compacting
@@ -468,6 +474,7 @@ class Conversation:
 
     def set_compacting(self, on: bool) -> None:
         """This client asked the gateway to compress (on) or it answered (off)."""
+        self._compress_asked = on
         if on and not self.compacting:
             self.compacting = True
             if not self.running:  # a finished turn's last spinner text is not this
