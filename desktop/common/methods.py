@@ -49,6 +49,9 @@ COMMANDS_CATALOG = "commands.catalog"
 SLASH_EXEC = "slash.exec"
 MODEL_OPTIONS = "model.options"
 CONFIG_SET = "config.set"
+# Hermes' `{key}` -> `{value}`; `busy` is what Enter does while a reply runs (queue | steer |
+# interrupt), kept in the gateway's config (display.busy_input_mode).
+CONFIG_GET = "config.get"
 # The embedded gateway's, only when started with --debug.
 DEBUG_STATS = "debug.stats"
 # The server->client requests (Hermes 0.22) this app shows and answers; any other kind (tour,

@@ -107,6 +107,11 @@ class ChatBackend(Protocol):
         """The follow-ups of `key` waiting behind its running reply, in the order they go."""
         ...
 
+    def busy_default(self) -> str | None:
+        """What Enter does while a reply runs (queue, steer, interrupt) as the gateway keeps
+        it; None where it keeps none (the composer queues)."""
+        ...
+
     def steer(self, key: str, text: str) -> None:
         """Put `text` into the running reply (`session.steer`); refused, it is queued."""
 

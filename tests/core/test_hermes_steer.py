@@ -58,3 +58,20 @@ async def test_a_steer_reaches_the_running_turn_and_is_not_sent_again(
         users = [m.text for m in a.conv(key).messages if m.role is Role.USER]
         assert users == ["say something"]  # no second prompt of it
         assert a.ctl._outbox.entries("p") == []
+
+
+@pytest.mark.parametrize("dist", ALL_LINES)
+async def test_the_busy_default_is_read_from_and_kept_on_the_gateway(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    async with agent(tmp_path, dist) as a:
+        await a.until(lambda: a.ctl.busy_default() is not None, "the gateway's busy default")
+        first = a.ctl.busy_default()
+        other = "steer" if first != "steer" else "queue"
+        assert await a.ctl.set_busy_default(other) is True
+        # Read again after a reconnect: what the gateway keeps, not what was set here.
+        a.ctl._busy.value = None
+        await a.cut()
+        await a.restore()
+        await a.until(lambda: a.ctl.busy_default() is not None, "read again")
+        assert a.ctl.busy_default() == other

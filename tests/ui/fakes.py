@@ -54,6 +54,7 @@ class FakeBackend:
     newer_asked: list[str] = field(default_factory=list)
     queued_rows: dict[str, list[ChatMessage]] = field(default_factory=dict)
     steer_offered: tuple[bool, str] = (True, "")
+    busy: str | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -122,6 +123,9 @@ class FakeBackend:
 
     def queued(self, key: str) -> list[ChatMessage]:
         return list(self.queued_rows.get(key, []))
+
+    def busy_default(self) -> str | None:
+        return self.busy
 
     def steer(self, key: str, text: str) -> None:
         self.calls.append(("steer", (key, text)))

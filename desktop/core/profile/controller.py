@@ -45,6 +45,7 @@ from desktop.core.models import (
     ApprovalRequest,
     Attachment,
     ChatMessage,
+    ConnectionState,
     ConnectionStatus,
     DeliveryState,
     Diagnostics,
@@ -57,6 +58,7 @@ from desktop.core.models import (
 )
 from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.profile.agent_commands import AgentCommands
+from desktop.core.profile.busy_default import BusyDefault
 from desktop.core.profile.catchup import OnlineCatchUp
 from desktop.core.profile.chat_admin import ChatAdmin
 from desktop.core.profile.chat_events import SessionEvents
@@ -175,6 +177,7 @@ class ProfileController:
             notify=notify,
             spawn=self._spawn,
         )
+        self._busy = BusyDefault(self._sup.call)
         events = SessionEvents(router, self._index, notify, on_list_changed=self._lists.changed)
         self._unsubs: list[Callable[[], None]] = [
             supervisor.add_status_listener(self._on_status),
@@ -217,6 +220,8 @@ class ProfileController:
         return self._listeners.subscribe(listener)
 
     def _on_status(self, status: ConnectionStatus) -> None:
+        if status.state is ConnectionState.ONLINE:
+            self._spawn(self._refresh_busy())  # the gateway's busy default, read again
         self._listeners.emit(lambda listener: listener.on_status(status))
 
     # -- snapshots -----------------------------------------------------------------------------
@@ -391,6 +396,21 @@ class ProfileController:
             for e in self._outbox.queued(self._id, key)
         )
         return [f[1] for f in found if f is not None]
+
+    async def _refresh_busy(self) -> None:
+        before = self._busy.value
+        if await self._busy.refresh() != before:
+            # What the connection offers changed: the window reads it again with the status.
+            status = self._sup.status
+            self._listeners.emit(lambda listener: listener.on_status(status))
+
+    def busy_default(self) -> str | None:
+        """What Enter does while a reply runs, as the gateway keeps it (None: it keeps none)."""
+        return self._busy.value
+
+    async def set_busy_default(self, mode: str) -> bool:
+        """Keep `mode` on the gateway; False when it keeps none (keep it locally then)."""
+        return await self._busy.set(mode)
 
     def steer(self, key: str, text: str) -> None:
         """Put `text` into the running turn; refused or not served, it is queued instead."""
