@@ -225,6 +225,10 @@ class ChatBackend(Protocol):
         """Full-text matches (titles first), each with a highlighted snippet and position."""
         ...
 
+    def prompts(self) -> list[tuple[str, str]]:
+        """(chat key, text) of the user's prompts over every chat, newest first."""
+        ...
+
     def export_session(self, key: str, path: str) -> None:
         """Write session `key` to `path`: Markdown, or JSON (all the store keeps) for .json.
 

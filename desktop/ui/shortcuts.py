@@ -35,6 +35,7 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("toggle_sidebar", ("Ctrl+B",), "Show or hide the chat list"),
     Shortcut("search", ("Ctrl+F",), "Find in this chat (search chats when none is open)"),
     Shortcut("search_chats", ("Ctrl+Shift+F",), "Search all chats"),
+    Shortcut("search_prompts", ("Ctrl+R",), "Search your earlier prompts (all chats)"),
     Shortcut("stop", ("Esc",), "Stop the running reply"),
     Shortcut("settings", ("Ctrl+,",), "Settings"),
     Shortcut("shortcuts", ("Ctrl+/", "F1"), "Keyboard shortcuts"),

@@ -238,6 +238,15 @@ class FakeBackend:
                     hits.append(SearchHit(key, snippet, "message", idx))
         return hits
 
+    def prompts(self) -> list[tuple[str, str]]:
+        keys = [s.key for s in sorted(self.summaries, key=lambda s: -s.updated_at)]
+        return [
+            (k, m.text)
+            for k in keys
+            for m in reversed(self.messages.get(k, []))
+            if m.role is Role.USER and m.text
+        ]
+
     def export_session(self, key: str, path: str) -> None:
         self.calls.append(("export_session", (key, path)))
 

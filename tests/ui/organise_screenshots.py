@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
+
+from PySide6.QtGui import QPainter
 
 from desktop.core.models import SessionSummary
 from desktop.ui.theme import ThemeMode
@@ -27,11 +30,24 @@ def backend() -> FakeBackend:
             "s3", "Old tax questions", "Keep receipts 6 years", NOW - 86400 * 40, 4, archived=True
         ),
     ]
+    b.messages["s1"] = [user("u2", "Is WAL mode safe on a network drive?")]
     b.messages["s4"] = [
+        user("u3", "Draft the release notes for 2.1"),
         user("u1", "What is left before the release?"),
         assistant("a1", "Tag the commit, then build the wheels and the AppImage."),
     ]
     return b
+
+
+def shoot_popup(win: Any, path: Path) -> None:
+    """The window with the Ctrl+R popup drawn over it where it opened."""
+    image = win.grab()
+    popup = win.prompt_search
+    painter = QPainter(image)
+    painter.drawPixmap(win.mapFromGlobal(popup.pos()), popup.grab())
+    painter.end()
+    image.save(str(path))
+    print(f"saved {path}")
 
 
 def main(target: Path, mode: ThemeMode) -> None:
@@ -45,6 +61,13 @@ def main(target: Path, mode: ThemeMode) -> None:
         settle()
         shoot(win, target / f"delete-undo-{mode.value}.png")
         win.chat_admin.undo.undo()
+        win.open_session("s4")
+        win.search_prompts()
+        settle()
+        win.prompt_search.filter.setText("release")
+        settle()
+        shoot_popup(win, target / f"prompt-search-{mode.value}.png")
+        win.prompt_search.hide()
 
 
 if __name__ == "__main__":

@@ -408,6 +408,18 @@ class Store:
         )
         return [CachedMessage(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
 
+    def prompts(self, profile_id: str, *, limit: int = 500) -> list[tuple[str, str]]:
+        """(session key, text) of the user's cached prompts over every chat, newest first."""
+        rows = self._read(
+            "read the prompts",
+            "SELECT m.session_key, m.text FROM messages m JOIN sessions s "
+            "ON s.profile_id = m.profile_id AND s.key = m.session_key "
+            "WHERE m.profile_id = ? AND m.role = 'user' AND m.text != '' "
+            "ORDER BY s.updated_at DESC, m.idx DESC LIMIT ?",
+            (profile_id, limit),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
     # -- search -----------------------------------------------------------------------------
 
     def search(self, profile_id: str, query: str, *, limit: int = 50) -> list[SearchHit]:

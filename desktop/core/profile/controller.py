@@ -352,6 +352,10 @@ class ProfileController:
     def search_hits(self, query: str) -> list[SearchHit]:
         return self._store.search(self._id, query, limit=SEARCH_LIMIT)
 
+    def prompts(self) -> list[tuple[str, str]]:
+        """(chat key, text) of the prompts kept here over every chat, newest first (Ctrl+R)."""
+        return self._store.prompts(self._id)
+
     def export_session(self, key: str, path: str) -> None:
         export_conversation(self._store, self._id, self._resolve(key), Path(path))
 

@@ -11,7 +11,14 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QResizeEvent
+from PySide6.QtGui import (
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QResizeEvent,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QListView,
@@ -28,6 +35,7 @@ from desktop.ui.compose.composer import (
     mime_image_png,
 )
 from desktop.ui.compose.prompt_history import PromptHistory
+from desktop.ui.compose.prompt_search import PromptSearch
 from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
@@ -157,6 +165,8 @@ class MainWindow(QMainWindow):
         self.folders = Folders(self._settings)  # where file dialogs open, remembered
         self.composer.folders = self.folders
         self.prompt_history = PromptHistory(self.composer.edit, self._prompts_here)
+        self.prompt_search = PromptSearch(self, self._all_prompts)
+        self.prompt_search.chosen.connect(self._on_prompt_chosen)
         self.chat_admin = ChatAdmin(self, self, side, self.folders)
         chain: list[QWidget] = [
             side.profile_combo,
@@ -182,6 +192,20 @@ class MainWindow(QMainWindow):
         shown = (model.message_at(row) for row in range(model.rowCount()))
         return [m.text for m in shown if m.role is Role.USER]
 
+    def _all_prompts(self) -> list[tuple[str, str]]:
+        backend = self.backend
+        return backend.prompts() if backend is not None else []
+
+    def search_prompts(self) -> None:
+        """Ctrl+R: search the prompts of every chat; the one chosen goes in the message box."""
+        self.prompt_search.popup(self.composer.edit)
+
+    def _on_prompt_chosen(self, text: str) -> None:
+        edit = self.composer.edit
+        edit.setPlainText(text)
+        edit.moveCursor(QTextCursor.MoveOperation.End)
+        edit.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def _action_handlers(self) -> dict[str, Callable[[], None]]:
         return {
             "new_chat": self.new_chat,
@@ -189,6 +213,7 @@ class MainWindow(QMainWindow):
             "focus_composer": self.focus_composer,
             "search": self.find_in_chat,
             "search_chats": self.sidebar.focus_search,
+            "search_prompts": self.search_prompts,
             "stop": self.intents.stop,
             "settings": self.open_settings,
             "shortcuts": self.show_shortcuts,

@@ -379,3 +379,20 @@ def test_a_history_with_tool_rows_is_cached_under_the_ids_it_is_shown_with(
         hit = next(h for h in store.search("p", "assistant 20.4", limit=5))
         assert shown[f"s1:{hit.message_idx}"] == "assistant 20.4"
     store.close()
+
+
+def test_prompts_over_every_chat_newest_chat_first_and_only_the_users(data_dir: Path) -> None:
+    with Store(data_dir / "app.db") as store:
+        store.upsert_session("p", "old", updated_at=1.0)
+        store.upsert_session("p", "new", updated_at=2.0)
+        store.upsert_session("q", "other", updated_at=3.0)
+        store.put_message("p", "old", CachedMessage(0, "user", "first question"))
+        store.put_message("p", "old", CachedMessage(1, "assistant", "an answer"))
+        store.put_message("p", "new", CachedMessage(0, "user", "newer question"))
+        store.put_message("p", "new", CachedMessage(1, "user", "newest question"))
+        store.put_message("q", "other", CachedMessage(0, "user", "another profile"))
+        assert store.prompts("p") == [
+            ("new", "newest question"),
+            ("new", "newer question"),
+            ("old", "first question"),
+        ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
@@ -71,4 +72,36 @@ def test_the_walk_is_this_chats_own(make_window: Any) -> None:
     edit.setFocus()
     edit.clear()
     QTest.keyClick(edit, Qt.Key.Key_Up)
+    assert edit.toPlainText() == "Something elsewhere"
+
+
+# A popup window under the offscreen platform: it cannot grab the keyboard or raise (harmless).
+@pytest.mark.qt_log_ignore("This plugin does not support")
+def test_ctrl_r_searches_prompts_across_chats_and_enter_puts_one_in_the_box(
+    make_window: Any, qtbot: Any
+) -> None:
+    win = make_window(_backend())
+    win.open_session("s2")
+    edit = win.composer.edit
+    edit.setFocus()
+    QTest.keySequence(win, "Ctrl+R")
+    search = win.prompt_search
+    qtbot.wait_until(lambda: search.isVisible() and search.filter.hasFocus())
+    assert search.shown() == ["Add a day in Braga", "Plan a trip to Porto", "Something elsewhere"]
+    assert search.filter.accessibleName() == "Prompt search"
+    QTest.keyClicks(search.filter, "por")
+    assert search.shown() == ["Plan a trip to Porto"], "filtered as you type"
+    QTest.keyClick(search.filter, Qt.Key.Key_Return)
+    assert not search.isVisible()
+    assert edit.toPlainText() == "Plan a trip to Porto"
+    # Esc leaves the box as it was; Down picks the second row.
+    QTest.keySequence(win, "Ctrl+R")
+    qtbot.wait_until(search.filter.hasFocus)
+    QTest.keyClick(search.filter, Qt.Key.Key_Escape)
+    assert not search.isVisible() and edit.toPlainText() == "Plan a trip to Porto"
+    QTest.keySequence(win, "Ctrl+R")
+    qtbot.wait_until(search.filter.hasFocus)
+    QTest.keyClick(search.filter, Qt.Key.Key_Down)
+    QTest.keyClick(search.filter, Qt.Key.Key_Down)
+    QTest.keyClick(search.filter, Qt.Key.Key_Return)
     assert edit.toPlainText() == "Something elsewhere"
