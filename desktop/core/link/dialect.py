@@ -12,6 +12,8 @@ The real lines differ like this (observed on the wire; docs/protocol.md has the 
 - unknown params: refused by 0.22 (4000, "Extra inputs are not permitted"), ignored elsewhere.
 - idempotent submit (`submission_ref`): the embedded gateway only.
 - server->client requests (`client.capabilities {server_requests: true}`): 0.22 only.
+- `session.steer`: 0.19, 0.20.1, 0.22; not the embedded gateway (-32601, learned into `missing`,
+  and the composer hides Steer).
 
 One `Dialect` per socket generation: a reconnect starts from the new ready frame.
 """
