@@ -119,3 +119,51 @@ async def test_stop_reads_stopped_by_you_with_the_words_shown(
             assert (reply.role, reply.status) == (Role.ASSISTANT, "stopped"), reply
             assert state_text(reply) == "Stopped by you"
             assert "word20" in reply.text and "word399" not in reply.text
+
+
+# 0.22.2 only. 0.19.0 and 0.20.1 serve session.undo on the agent's memory alone: their
+# session.history (the stored rows, what a restart shows) keeps every exchange, so the second
+# Regenerate finds the prompt at another row and the versions split (2/2, then 1/1).
+# prompt.submit{truncate_before_user_ordinal} cuts the stored rows too on all three lines;
+# switching Regenerate to it is not done yet.
+@pytest.mark.parametrize("dist", line_params(HERMES_022))
+async def test_regenerate_twice_is_one_prompt_with_three_versions(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    require_hermes(dist)
+    with FakeOpenAIServer(reply="First answer.") as fake:
+        async with (
+            hermes_gateway(
+                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+            ) as gw,
+            app(gw.url, gw.token, tmp_path) as a,
+        ):
+            key = await a.chat("Tell me a fact")
+            conv = a.router.conversation(key)
+            assert conv is not None
+            for text in ("Second answer.", "Third answer."):
+                fake.set_reply(text)
+                reply = conv.messages[-1]
+                assert reply.role is Role.ASSISTANT
+                assert a.ctl.regenerate(key, reply.id)
+                await a.until(
+                    lambda t=text: (
+                        not conv.running
+                        and bool(conv.messages)
+                        and conv.messages[-1].status == "complete"
+                        and conv.messages[-1].text == t
+                    ),
+                    f"the reply {text!r}",
+                    120,
+                )
+            assert [m.text for m in conv.messages if m.role is Role.USER] == ["Tell me a fact"]
+            reply = conv.messages[-1]
+            assert [v.text for v in reply.versions] == ["First answer.", "Second answer."]
+            runtime = a.router.runtime_id(key)
+            assert runtime
+            # The gateway's history (its stored rows, what a restart shows) holds it once.
+            assert await _history_users(gw.url, gw.token, runtime) == ["Tell me a fact"]
+            # What the agent sent the model for the last version: the prompt once (0.20.1
+            # and 0.22.2 add a first-message note to it).
+            sent = [_content(m) for m in fake.requests[-1]["messages"] if m["role"] == "user"]
+            assert len(sent) == 1 and sent[0].startswith("Tell me a fact"), sent
