@@ -1,4 +1,5 @@
-"""Renaming, pinning, archiving, deleting (undoable) and exporting chats, and what each asks."""
+"""Opening a new chat (an empty one is reused), renaming, pinning, archiving, deleting (undoable)
+and exporting chats, and what each asks."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from PySide6.QtWidgets import (
 
 from desktop.core.errors import StorageError
 from desktop.core.models import SessionSummary
-from desktop.ui.backend import ChatBackend
+from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.platform.folders import Folders
 from desktop.ui.render.markdown import plain_text
+from desktop.ui.sessions.session_list import is_empty_chat
 from desktop.ui.window.sidebar import Sidebar
 from desktop.ui.window.undo_delete import UndoDeletes
 
@@ -112,12 +114,14 @@ class ChatOwner(Protocol):
     def backend(self) -> ChatBackend | None: ...
     @property
     def session_key(self) -> str | None: ...
+    def open_session(self, key: str) -> None: ...
     def close_chat(self) -> None: ...
     def show_status(self, text: str, ms: int) -> None: ...
 
 
 class ChatAdmin:
-    """Rename, delete and export, for the chat list's current chat or the open one."""
+    """New chats, and rename, delete and export, for the chat list's current chat or the open
+    one."""
 
     def __init__(
         self, owner: ChatOwner, parent: QWidget, sidebar: Sidebar, folders: Folders
@@ -127,6 +131,52 @@ class ChatAdmin:
         self._parent = parent
         self._sidebar = sidebar
         self.undo = UndoDeletes(parent, sidebar.hide_deleting)
+        self._left_empty: set[str] = set()  # empty new chats the user left (not listed)
+
+    def create_chat(self) -> str | None:
+        """Open an empty new chat of the shown profile: the one already there (open, left
+        behind, or listed from an earlier run), else a new one; its key (None: no profile)."""
+        backend = self._owner.backend
+        if backend is None:
+            return None
+        key = self._empty_chat()
+        if key is not None:
+            if key != self._owner.session_key:
+                self._owner.open_session(key)
+            return key
+        key = backend.create_session()
+        self._sidebar.set_sessions(backend.sessions())
+        self._owner.open_session(key)
+        return key
+
+    def _is_empty_chat(self, key: str) -> bool:
+        summary = self._sidebar.session(key)
+        return summary is not None and is_empty_chat(summary)
+
+    def _empty_chat(self) -> str | None:
+        """An empty new chat to open rather than making another."""
+        key = self._owner.session_key
+        if key is not None and self._is_empty_chat(key):
+            return key
+        for key in (*sorted(self._left_empty), *self._sidebar.session_model.keys()):
+            if self._is_empty_chat(key):
+                return key  # (a draft left in it from an earlier run shows when it opens)
+        return None
+
+    def leave(self, key: str, draft: Draft) -> None:
+        """Chat `key` opens (`draft` in the one open): an empty new chat left behind drops out
+        of the list."""
+        prev = self._owner.session_key
+        if (
+            prev is not None
+            and prev != key
+            and self._is_empty_chat(prev)
+            and not draft.text.strip()
+            and not draft.attachments
+        ):
+            self._left_empty.add(prev)
+        self._left_empty.discard(key)
+        self._sidebar.session_filter.set_hidden(self._left_empty)
 
     def export_open(self) -> None:
         """Export the open chat to a Markdown or JSON file the user picks."""

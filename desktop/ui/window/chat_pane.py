@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from desktop.core.models import SessionInfo
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.view import ChatView
-from desktop.ui.compose.composer import Composer
+from desktop.ui.compose.composer import Composer, mime_files, mime_image_png
 from desktop.ui.compose.queued_rows import QueuedRows
 from desktop.ui.render.usage import todo_text
 from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
@@ -77,6 +77,30 @@ class ChatPane(QWidget):
         for widget in bottom:
             lay.addWidget(widget)
         self.toast = Toast(self, self.chat_view)  # floats: no row of its own
+
+    def focus_chain(self) -> list[QWidget]:
+        """Its focusable widgets in Tab order, for the window's own order."""
+        return [
+            self.chat_view,
+            *self.composer.focus_chain(),
+            self.header.connection.reconnect_button,
+        ]
+
+    def droppable(self, data: QMimeData) -> bool:
+        """Whether dropped `data` is files or an image (attached wherever it is dropped)."""
+        return bool(mime_files(data)) or data.hasImage()
+
+    def attach_dropped(self, data: QMimeData) -> bool:
+        """Attach the dropped files, else the dropped image; whether there was one."""
+        files = mime_files(data)
+        if files:
+            self.composer.attach_files(files)
+            return True
+        png = mime_image_png(data)
+        if png is None:
+            return False
+        self.composer.attach_image(png)
+        return True
 
     def show_notice(self, text: str) -> None:
         """A notice under the header ("" hides it)."""

@@ -1,17 +1,21 @@
-"""What the user asks of the open chat (send, drafts, message actions, requests, connection),
-passed to the shown profile's backend."""
+"""What the user asks of the open chat (send, drafts, earlier prompts, message actions, requests,
+connection), passed to the shown profile's backend."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QWidget
 
 from desktop.core.chats.turns import prompt_before
-from desktop.core.models import Attachment, ModelChoice
+from desktop.core.models import Attachment, ModelChoice, Role
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import Composer, store_files, store_image
+from desktop.ui.compose.prompt_history import PromptHistory
+from desktop.ui.compose.prompt_search import PromptSearch
 from desktop.ui.compose.queued_rows import QueuedRows
 from desktop.ui.window.approvals import ApprovalsPanel
 from desktop.ui.window.details import DetailsDialog
@@ -43,6 +47,7 @@ class ChatIntents(QObject):
         approvals: ApprovalsPanel,
         details: DetailsDialog,
         queued: QueuedRows,
+        popups: QWidget,
     ) -> None:
         super().__init__(composer)
         self._chat = chat
@@ -74,6 +79,29 @@ class ChatIntents(QObject):
         self._connection.pause_requested.connect(self._on_connection_pause_requested)
         self._connection.resume_requested.connect(self._on_connection_resume_requested)
         self._connection.details_requested.connect(self._on_connection_details_requested)
+        self.prompt_history = PromptHistory(composer.edit, self._prompts_here)
+        self.prompt_search = PromptSearch(popups, self._all_prompts)
+        self.prompt_search.chosen.connect(self._on_prompt_chosen)
+
+    def _prompts_here(self) -> list[str]:
+        """The open chat's prompts, oldest first (what Up walks in an empty message box)."""
+        model = self._view.chat_model
+        shown = (model.message_at(row) for row in range(model.rowCount()))
+        return [m.text for m in shown if m.role is Role.USER]
+
+    def _all_prompts(self) -> list[tuple[str, str]]:
+        backend = self._chat.backend
+        return backend.prompts() if backend is not None else []
+
+    def search_prompts(self) -> None:
+        """Ctrl+R: search the prompts of every chat; the one chosen goes in the message box."""
+        self.prompt_search.popup(self._composer.edit)
+
+    def _on_prompt_chosen(self, text: str) -> None:
+        edit = self._composer.edit
+        edit.setPlainText(text)
+        edit.moveCursor(QTextCursor.MoveOperation.End)
+        edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _open(self) -> tuple[ChatBackend, str] | None:
         backend, key = self._chat.backend, self._chat.session_key

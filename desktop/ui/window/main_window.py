@@ -8,38 +8,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from itertools import pairwise
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import (
-    QCloseEvent,
-    QDragEnterEvent,
-    QDragMoveEvent,
-    QDropEvent,
-    QResizeEvent,
-    QTextCursor,
-)
-from PySide6.QtWidgets import (
-    QApplication,
-    QListView,
-    QMainWindow,
-    QSplitter,
-    QWidget,
-)
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QResizeEvent
+from PySide6.QtWidgets import QListView, QMainWindow
 
-from desktop.core.models import ChatMessage, Role, SessionInfo, SessionSummary
+from desktop.core.models import ChatMessage, SessionInfo, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
-from desktop.ui.compose.composer import (
-    mime_files,
-    mime_image_png,
-)
-from desktop.ui.compose.prompt_history import PromptHistory
-from desktop.ui.compose.prompt_search import PromptSearch
 from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
-from desktop.ui.sessions.session_list import is_empty_chat
 from desktop.ui.sessions.switcher import SessionSwitcher
 from desktop.ui.settings.values import AppSettings, SettingsChecks
 from desktop.ui.shortcuts import ShortcutsDialog
@@ -51,6 +30,7 @@ from desktop.ui.window.chat_pane import ChatPane
 from desktop.ui.window.details import DetailsDialog
 from desktop.ui.window.finder import ChatFinder
 from desktop.ui.window.intents import ChatIntents
+from desktop.ui.window.placement import Placement
 from desktop.ui.window.profile_view import ProfileView
 from desktop.ui.window.sidebar import Sidebar
 
@@ -91,8 +71,6 @@ class MainWindow(QMainWindow):
         self._draft_announced = False
         self._close_to_tray = False
         self._quitting = False
-        self._sidebar_wanted = True  # Ctrl+B; a window too narrow for both hides it anyway
-        self._left_empty: set[str] = set()  # empty new chats the user left (not listed)
         self._build(monotonic, wall)
         self.actions_by_name = build_actions(self, self.session_list, self._action_handlers())
         self.actions_by_name.update(self.chat_view.actions_by_name)
@@ -142,14 +120,8 @@ class MainWindow(QMainWindow):
         self.queued_rows = pane.queued_rows
         self.finder = ChatFinder(self.find_bar, self.chat_view, side)
 
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.setAccessibleName("Sidebar and chat")
-        self.splitter.addWidget(side)
-        self.splitter.addWidget(pane)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([280, 720])
-        self.splitter.setChildrenCollapsible(False)
-        self.setCentralWidget(self.splitter)
+        self.placement = Placement(self, side, pane, self._settings, self.focus_composer)
+        self.splitter = self.placement.splitter
         self.switcher = SessionSwitcher(self.session_model, self)
         self.switcher.session_chosen.connect(self.open_session)
         self.details = DetailsDialog(self)
@@ -161,50 +133,23 @@ class MainWindow(QMainWindow):
             approvals=self.approvals,
             details=self.details,
             queued=self.queued_rows,
+            popups=self,
         )
+        self.prompt_history = self.intents.prompt_history
+        self.prompt_search = self.intents.prompt_search
         self.folders = Folders(self._settings)  # where file dialogs open, remembered
         self.composer.folders = self.folders
-        self.prompt_history = PromptHistory(self.composer.edit, self._prompts_here)
-        self.prompt_search = PromptSearch(self, self._all_prompts)
-        self.prompt_search.chosen.connect(self._on_prompt_chosen)
         self.chat_admin = ChatAdmin(self, self, side, self.folders)
-        chain: list[QWidget] = [
-            side.profile_combo,
-            side.new_chat_button,
-            side.settings_button,
-            side.search_box,
-            side.session_list,
-            self.chat_view,
-            *self.composer.focus_chain(),
-            self.connection.reconnect_button,
-        ]
-        for a, b in pairwise(chain):
-            QWidget.setTabOrder(a, b)
+        self.placement.set_tab_order([*side.focus_chain(), *pane.focus_chain()])
         side.setMinimumWidth(200)
-        self.header.sidebar_button.clicked.connect(self.toggle_sidebar)
+        self.header.sidebar_button.clicked.connect(self.placement.toggle_sidebar)
         self.resize(1040, 700)
         self.setMinimumSize(420, 360)  # below, the header and composer have no room
         self.setAcceptDrops(True)
 
-    def _prompts_here(self) -> list[str]:
-        """The open chat's prompts, oldest first (what Up walks in an empty message box)."""
-        model = self.chat_view.chat_model
-        shown = (model.message_at(row) for row in range(model.rowCount()))
-        return [m.text for m in shown if m.role is Role.USER]
-
-    def _all_prompts(self) -> list[tuple[str, str]]:
-        backend = self.backend
-        return backend.prompts() if backend is not None else []
-
     def search_prompts(self) -> None:
         """Ctrl+R: search the prompts of every chat; the one chosen goes in the message box."""
-        self.prompt_search.popup(self.composer.edit)
-
-    def _on_prompt_chosen(self, text: str) -> None:
-        edit = self.composer.edit
-        edit.setPlainText(text)
-        edit.moveCursor(QTextCursor.MoveOperation.End)
-        edit.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.intents.search_prompts()
 
     def _action_handlers(self) -> dict[str, Callable[[], None]]:
         return {
@@ -218,7 +163,7 @@ class MainWindow(QMainWindow):
             "settings": self.open_settings,
             "shortcuts": self.show_shortcuts,
             "quit": self.quit,
-            "toggle_sidebar": self.toggle_sidebar,
+            "toggle_sidebar": self.placement.toggle_sidebar,
             "export_session": self.chat_admin.export_open,
             "rename_session": self.chat_admin.rename_selected,
             "delete_session": self.chat_admin.delete_selected,
@@ -323,7 +268,7 @@ class MainWindow(QMainWindow):
         if view is None:
             return
         backend = view.backend
-        self._leave(key)
+        self.chat_admin.leave(key, self.composer.draft())
         self.finder.reset()
         view.open(key)  # from here on its events reach the widgets
         self.chat_view.show_messages(backend.open_session(key))
@@ -412,49 +357,8 @@ class MainWindow(QMainWindow):
             self.focus_composer()
 
     def create_chat(self) -> str | None:
-        """Open an empty new chat of the shown profile: the one already there (open, left
-        behind, or listed from an earlier run), else a new one; its key (None: no profile)."""
-        backend = self.backend
-        if backend is None:
-            return None
-        key = self._empty_chat()
-        if key is not None:
-            if key != self.session_key:
-                self.open_session(key)
-            return key
-        key = backend.create_session()
-        self.sidebar.set_sessions(backend.sessions())
-        self.open_session(key)
-        return key
-
-    def _is_empty_chat(self, key: str) -> bool:
-        summary = self.sidebar.session(key)
-        return summary is not None and is_empty_chat(summary)
-
-    def _empty_chat(self) -> str | None:
-        """An empty new chat to open rather than making another."""
-        key = self.session_key
-        if key is not None and self._is_empty_chat(key):
-            return key
-        for key in (*sorted(self._left_empty), *self.sidebar.session_model.keys()):
-            if self._is_empty_chat(key):
-                return key  # (a draft left in it from an earlier run shows when it opens)
-        return None
-
-    def _leave(self, key: str) -> None:
-        """Chat `key` opens: an empty new chat left behind drops out of the list."""
-        prev = self.session_key
-        draft = self.composer.draft()
-        if (
-            prev is not None
-            and prev != key
-            and self._is_empty_chat(prev)
-            and not draft.text.strip()
-            and not draft.attachments
-        ):
-            self._left_empty.add(prev)
-        self._left_empty.discard(key)
-        self.sidebar.session_filter.set_hidden(self._left_empty)
+        """Open an empty new chat (reused if there is one); its key (None: no profile)."""
+        return self.chat_admin.create_chat()
 
     def close_chat(self) -> None:
         """Show no chat (the open one was deleted)."""
@@ -504,32 +408,9 @@ class MainWindow(QMainWindow):
         Dialogs.run(dialog)
         dialog.deleteLater()
 
-    def toggle_sidebar(self) -> None:
-        """Ctrl+B: hide the chat list (room for the chat at narrow widths) or show it again;
-        remembered."""
-        self.set_sidebar_shown(not self._sidebar_wanted)
-
-    def set_sidebar_shown(self, shown: bool) -> None:
-        self._sidebar_wanted = shown
-        self._settings.setValue("ui/sidebar_hidden", not shown)
-        self._fit_sidebar()
-
-    def _fit_sidebar(self) -> None:
-        """The chat list shows when wanted and the window has room for it beside the chat."""
-        room = self.sidebar.minimumWidth() + self.pane.minimumSizeHint().width()
-        shown = self._sidebar_wanted and self.width() >= room + self.splitter.handleWidth()
-        self.header.set_sidebar_shown(shown)
-        if self.sidebar.isHidden() != shown:
-            return  # already as it should be
-        focus = QApplication.focusWidget()
-        had_focus = focus is not None and self.sidebar.isAncestorOf(focus)
-        self.sidebar.setVisible(shown)
-        if not shown and had_focus:
-            self.focus_composer()
-
     def resizeEvent(self, e: QResizeEvent) -> None:
         super().resizeEvent(e)
-        self._fit_sidebar()
+        self.placement.fit_sidebar()
 
     def show_shortcuts(self) -> None:
         dialog = ShortcutsDialog(self)
@@ -539,14 +420,7 @@ class MainWindow(QMainWindow):
     # -- persistence and window events ------------------------------------------------------
 
     def _restore_state(self) -> None:
-        geometry = self._settings.value("ui/geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        splitter = self._settings.value("ui/splitter")
-        if isinstance(splitter, QByteArray):
-            self.splitter.restoreState(splitter)
-        hidden = self._settings.value("ui/sidebar_hidden", False)
-        self.set_sidebar_shown(str(hidden).lower() not in ("true", "1"))
+        self.placement.restore()
         last = str(self._settings.value("ui/last_profile", "") or "")
         target = last if last in self._views else self.sidebar.first_profile()
         if target:
@@ -554,34 +428,21 @@ class MainWindow(QMainWindow):
 
     def save_state(self) -> None:
         """Remember geometry and splitter sizes."""
-        self._settings.setValue("ui/geometry", self.saveGeometry())
-        self._settings.setValue("ui/splitter", self.splitter.saveState())
-        self._settings.sync()
-
-    def _droppable(self, e: QDragEnterEvent | QDragMoveEvent | QDropEvent) -> bool:
-        data = e.mimeData()
-        return bool(mime_files(data)) or data.hasImage()
+        self.placement.save()
 
     def dragEnterEvent(self, e: QDragEnterEvent) -> None:
         # Files and images dropped anywhere on the window (chat, list, header) are attached.
-        if self._droppable(e):
+        if self.pane.droppable(e.mimeData()):
             e.acceptProposedAction()
 
     def dragMoveEvent(self, e: QDragMoveEvent) -> None:
-        if self._droppable(e):
+        if self.pane.droppable(e.mimeData()):
             e.acceptProposedAction()
 
     def dropEvent(self, e: QDropEvent) -> None:
-        files = mime_files(e.mimeData())
-        if files:
-            self.composer.attach_files(files)
-        else:
-            png = mime_image_png(e.mimeData())
-            if png is None:
-                return
-            self.composer.attach_image(png)
-        e.acceptProposedAction()
-        self.focus_composer()
+        if self.pane.attach_dropped(e.mimeData()):
+            e.acceptProposedAction()
+            self.focus_composer()
 
     def quit(self) -> None:
         """Ctrl+Q: close for good (not to the tray), as closing does, then quit the app."""

@@ -122,6 +122,16 @@ class Sidebar(QWidget):
         self.archived_button.hide()  # until a chat is archived
         side.addWidget(self.archived_button)
 
+    def focus_chain(self) -> list[QWidget]:
+        """Its focusable widgets in Tab order, for the window's own order."""
+        return [
+            self.profile_combo,
+            self.new_chat_button,
+            self.settings_button,
+            self.search_box,
+            self.session_list,
+        ]
+
     # -- profiles -----------------------------------------------------------------------------
 
     def add_profile(self, profile_id: str, name: str) -> None:
