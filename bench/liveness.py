@@ -16,7 +16,7 @@ from desktop.core.link.profiles import Profile, ProfileKind
 from desktop.core.link.supervisor import ConnectionSupervisor, Endpoint
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.gateway.providers.offline import OfflineProvider
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 from tests.support.fault_proxy import FaultProxy
 
 BENCH = "liveness"

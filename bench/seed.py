@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench.sample import ANSWER
-from desktop.gateway.store import Store
+from desktop.gateway.sessions.store import Store
 
 # `--data-dir ROOT` keeps the app's data in ROOT/data and its gateway's in ROOT/data/gateway.
 GATEWAY_DB = Path("data") / "gateway" / "gateway.sqlite3"

@@ -13,8 +13,8 @@ from desktop.common.clock import ManualClock
 from desktop.core.errors import TransportClosedError
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.protocol import Event, encode_event
-from desktop.gateway.connection import Connection
-from desktop.gateway.events import EventLog
+from desktop.gateway.rpc.connection import Connection
+from desktop.gateway.sessions.events import EventLog
 
 BENCH = "throughput"
 EVENTS = 50_000

@@ -13,12 +13,12 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from desktop.common import dirs
-from desktop.gateway.auth import TOKEN_ENV, load_or_create_token
-from desktop.gateway.hub import IDLE_SESSION_TIMEOUT
 from desktop.gateway.lock import DataDirInUse, DataDirLock
 from desktop.gateway.providers.base import Provider
-from desktop.gateway.server import ConfigError, GatewayConfig, GatewayServer
-from desktop.gateway.spool import DEFAULT_QUOTA_BYTES, DEFAULT_TTL
+from desktop.gateway.rpc.auth import TOKEN_ENV, load_or_create_token
+from desktop.gateway.rpc.server import ConfigError, GatewayConfig, GatewayServer
+from desktop.gateway.sessions.hub import IDLE_SESSION_TIMEOUT
+from desktop.gateway.sessions.spool import DEFAULT_QUOTA_BYTES, DEFAULT_TTL
 
 log = logging.getLogger("desktop.gateway")
 READY_PREFIX = "HERMES_QT_GATEWAY_READY"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core.chats.router import HISTORY_WINDOW
-from desktop.gateway.store import Store as GatewayStore
+from desktop.gateway.sessions.store import Store as GatewayStore
 from tests.support.embedded_stack import online_embedded
 
 pytestmark = pytest.mark.slow

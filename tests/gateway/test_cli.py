@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from desktop.gateway.cli import main
-from desktop.gateway.store import Store
+from desktop.gateway.sessions.store import Store
 from tests.gateway.wsclient import TOKEN, client
 from tests.support.gateway_process import (
     PROVIDER,

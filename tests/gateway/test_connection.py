@@ -10,8 +10,8 @@ import pytest
 
 from desktop.common.clock import ManualClock
 from desktop.core.link.protocol import Event, decode_frame
-from desktop.gateway.connection import Connection
-from desktop.gateway.events import EventLog
+from desktop.gateway.rpc.connection import Connection
+from desktop.gateway.sessions.events import EventLog
 
 
 class _Transport:

@@ -9,7 +9,7 @@ import pytest
 from desktop.common.codec import dumps
 from desktop.common.codes import FRAME_TOO_LARGE
 from desktop.common.limits import MAX_FRAME_BYTES
-from desktop.gateway.frames import prompt_cap
+from desktop.gateway.wire.frames import prompt_cap
 from tests.gateway.scripted import ScriptedProvider, text
 from tests.gateway.wsclient import Client, RpcFailure, client, gateway
 

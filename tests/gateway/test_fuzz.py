@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from desktop.common.clock import ManualClock
-from desktop.gateway.connection import Connection
-from desktop.gateway.hub import SessionHub
-from desktop.gateway.methods import Methods
-from desktop.gateway.spool import AttachmentSpool
-from desktop.gateway.store import Store
+from desktop.gateway.rpc.connection import Connection
+from desktop.gateway.rpc.methods import Methods
+from desktop.gateway.sessions.hub import SessionHub
+from desktop.gateway.sessions.spool import AttachmentSpool
+from desktop.gateway.sessions.store import Store
 from tests.gateway.scripted import ScriptedProvider
 
 METHODS = ["gateway.ping", "session.list", "session.activate", "session.title", "nope", ""]

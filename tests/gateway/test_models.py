@@ -11,7 +11,7 @@ import pytest
 
 from desktop.gateway.providers.config import KeyStore, ProviderSettings
 from desktop.gateway.providers.registry import ConfigWatchingProvider, save_providers
-from desktop.gateway.server import GatewayServer
+from desktop.gateway.rpc.server import GatewayServer
 from tests.gateway.wsclient import RpcFailure, client, gateway
 from tests.support.fake_openai import FakeOpenAIServer
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from desktop.common.clock import ManualClock
-from desktop.gateway.hub import IDLE_SESSION_TIMEOUT
+from desktop.gateway.sessions.hub import IDLE_SESSION_TIMEOUT
 from tests.gateway.scripted import ScriptedProvider
 from tests.gateway.wsclient import RpcFailure, client, gateway
 from tests.reliability.rig import until

@@ -7,7 +7,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from desktop.gateway.text import REPLACEMENT
+from desktop.gateway.wire.text import REPLACEMENT
 from tests.gateway.scripted import ScriptedProvider, text
 from tests.gateway.wsclient import RpcFailure, client, gateway
 

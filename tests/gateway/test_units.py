@@ -7,9 +7,9 @@ import stat
 from pathlib import Path
 
 from desktop.common.hosts import is_loopback_host
-from desktop.gateway.auth import load_or_create_token, request_token
-from desktop.gateway.events import EventLog
-from desktop.gateway.store import Store
+from desktop.gateway.rpc.auth import load_or_create_token, request_token
+from desktop.gateway.sessions.events import EventLog
+from desktop.gateway.sessions.store import Store
 
 
 def test_event_log_numbers_events_and_reports_gaps() -> None:
@@ -68,9 +68,9 @@ def test_dead_worker_is_repaired_and_queued_prompts_kept(tmp_path: Path) -> None
 
 
 async def test_deltas_are_coalesced_in_order() -> None:
-    from desktop.gateway.events import EventLog as Log
-    from desktop.gateway.sessions import Session
-    from desktop.gateway.turns import DeltaCoalescer
+    from desktop.gateway.sessions.events import EventLog as Log
+    from desktop.gateway.sessions.state import Session
+    from desktop.gateway.sessions.turns import DeltaCoalescer
 
     session = Session("r", "s", "", "", 0.0, Log())
     sent: list[str] = []

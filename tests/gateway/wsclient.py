@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed
 
 from desktop.common.clock import ManualClock
 from desktop.gateway.providers.base import Provider
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 
 TOKEN = "test-token-123"
 

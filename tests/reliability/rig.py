@@ -33,7 +33,7 @@ from desktop.core.models import ConnectionState, ConnectionStatus, DeliveryState
 from desktop.core.profile.assembly import link_profile
 from desktop.core.profile.composer_drafts import ComposerDrafts
 from desktop.gateway.providers.base import Provider
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 from tests.reliability.history import History, Outcome
 from tests.reliability.providers import ScriptedProvider
 from tests.support.fault_proxy import FaultProxy, port_of

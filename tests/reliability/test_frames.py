@@ -12,7 +12,7 @@ import pytest
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.protocol import Event, encode_event
 from desktop.core.link.transport import Transport, open_websocket
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 from tests.reliability.conftest import RecordFigure
 from tests.reliability.filters import frame_kind, legacy_ready, without_final_text
 from tests.reliability.providers import ScriptedProvider, expected_reply

@@ -11,7 +11,7 @@ import pytest
 from desktop.core.chats.router import too_large_message
 from desktop.core.link.launcher import EmbeddedGatewayLauncher
 from desktop.core.models import ConnectionState, Role
-from desktop.gateway.hub import SessionHub
+from desktop.gateway.sessions.hub import SessionHub
 from tests.reliability.clocks import ScaledClock
 from tests.reliability.conftest import RecordFigure
 from tests.reliability.providers import expected_reply

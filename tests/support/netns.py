@@ -28,7 +28,7 @@ _counter = itertools.count()
 CHILD = r"""
 import asyncio, sys
 from pathlib import Path
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 from tests.reliability.providers import ScriptedProvider
 
 async def pipe(reader, writer):

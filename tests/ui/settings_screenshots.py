@@ -23,7 +23,7 @@ from desktop.app.settings_checks import SettingsChecks
 from desktop.core.link.profiles import FileTokenStore, ProfileKind
 from desktop.gateway.providers.config import KeyStore
 from desktop.gateway.providers.offline import OfflineProvider
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 from desktop.ui.settings.dialog import SettingsDialog
 from desktop.ui.theme import ThemeManager, ThemeMode
 from tests.support.fake_openai import FakeOpenAIServer

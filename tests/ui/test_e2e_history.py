@@ -18,7 +18,7 @@ from desktop.core.disk.store import CachedMessage
 from desktop.core.disk.store import Store as LocalStore
 from desktop.core.models import Role, SessionSummary
 from desktop.core.profile.list_refresh import FIRST_PAGE
-from desktop.gateway.store import Store
+from desktop.gateway.sessions.store import Store
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, until, use_fake_provider
 from tests.ui.sessions.test_search import CURRENT, _marked

@@ -11,7 +11,7 @@ from desktop.app.live_profiles import LiveProfiles
 from desktop.core.link.profiles import ProfileKind
 from desktop.core.models import ConnectionState
 from desktop.gateway.providers.offline import OfflineProvider
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 from desktop.ui.settings.values import ProfileSettings
 from tests.ui.e2e_support import App, until
 

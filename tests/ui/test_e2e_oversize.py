@@ -12,10 +12,10 @@ import pytest
 from desktop.app.assembly import AppPaths
 from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import ConnectionState, Role
-from desktop.gateway.hub import SessionHub
 from desktop.gateway.providers.offline import OfflineProvider
-from desktop.gateway.server import GatewayConfig, GatewayServer
-from desktop.gateway.store import Store
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
+from desktop.gateway.sessions.hub import SessionHub
+from desktop.gateway.sessions.store import Store
 from tests.ui.e2e_support import App, add_profiles, until
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from desktop.core.disk.store import CachedMessage, Store
 from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import Role
 from desktop.gateway.providers.offline import OfflineProvider
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, add_profiles, until, use_fake_provider
 

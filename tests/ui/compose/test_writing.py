@@ -12,7 +12,7 @@ from PySide6.QtTest import QTest
 
 from desktop.common.limits import MAX_FILE_BYTES, MAX_IMAGE_BYTES
 from desktop.core.disk.attachments import AttachmentStore
-from desktop.gateway import attachments as gateway_attachments
+from desktop.gateway.sessions import attachments as gateway_attachments
 from desktop.ui.compose.composer import (
     MAX_EDIT_HEIGHT,
     MIN_EDIT_HEIGHT,

@@ -9,7 +9,7 @@ import pytest
 
 from desktop.core.link.profiles import ProfileKind
 from desktop.gateway.providers.offline import OfflineProvider
-from desktop.gateway.server import GatewayConfig, GatewayServer
+from desktop.gateway.rpc.server import GatewayConfig, GatewayServer
 from desktop.ui.settings.dialog import SettingsDialog
 from desktop.ui.settings.values import ProfileSettings
 from tests.ui.settings_support import (

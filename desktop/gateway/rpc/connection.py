@@ -17,12 +17,12 @@ from desktop.common.codec import dumps, loads
 from desktop.common.codes import FRAME_TOO_LARGE, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.common.methods import READY_EVENT
-from desktop.gateway.events import LoggedEvent
-from desktop.gateway.faults import RpcFault, invalid_params, storage_fault
-from desktop.gateway.frames import fits, utf8_size
-from desktop.gateway.hub import SessionHub
-from desktop.gateway.methods import Methods
-from desktop.gateway.text import invalid_text_path, scrub
+from desktop.gateway.rpc.methods import Methods
+from desktop.gateway.sessions.events import LoggedEvent
+from desktop.gateway.sessions.hub import SessionHub
+from desktop.gateway.wire.faults import RpcFault, invalid_params, storage_fault
+from desktop.gateway.wire.frames import fits, utf8_size
+from desktop.gateway.wire.text import invalid_text_path, scrub
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from desktop.common.codec import dumps
 from desktop.common.limits import MAX_FRAME_BYTES
-from desktop.gateway.frames import fits, truncate_strings
+from desktop.gateway.wire.frames import fits, truncate_strings
 
 DEFAULT_REPLAY_LIMIT = 2000
 

@@ -29,11 +29,11 @@ from desktop.common.methods import (
     SESSION_TITLE,
     SESSION_UNDO,
 )
-from desktop.gateway.attachments import decode_attachment
-from desktop.gateway.faults import RpcFault, invalid_params
-from desktop.gateway.frames import ENVELOPE, page, prompt_cap, tail_start, utf8_size
-from desktop.gateway.hub import SessionHub
-from desktop.gateway.sessions import Peer
+from desktop.gateway.sessions.attachments import decode_attachment
+from desktop.gateway.sessions.hub import SessionHub
+from desktop.gateway.sessions.state import Peer
+from desktop.gateway.wire.faults import RpcFault, invalid_params
+from desktop.gateway.wire.frames import ENVELOPE, page, prompt_cap, tail_start, utf8_size
 
 Handler = Callable[[Peer, dict[str, Any]], dict[str, Any]]
 MAX_PROMPT_CHARS = prompt_cap()

@@ -11,8 +11,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop.gateway.attachments import AttachmentMeta, DecodedAttachment, StagedAttachment
-from desktop.gateway.faults import invalid_params
+from desktop.gateway.sessions.attachments import AttachmentMeta, DecodedAttachment, StagedAttachment
+from desktop.gateway.wire.faults import invalid_params
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from desktop.gateway.attachments import StagedAttachment
-from desktop.gateway.events import EventLog
+from desktop.gateway.sessions.attachments import StagedAttachment
+from desktop.gateway.sessions.events import EventLog
 
 
 class Peer(Protocol):

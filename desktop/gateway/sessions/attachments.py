@@ -16,8 +16,8 @@ from desktop.common.limits import (
     MAX_INLINE_TEXT_BYTES,
     is_inline_text,
 )
-from desktop.gateway.faults import invalid_params
-from desktop.gateway.text import scrub
+from desktop.gateway.wire.faults import invalid_params
+from desktop.gateway.wire.text import scrub
 
 # The client checks the same limits before staging (one source: desktop/common/limits.py).
 MAX_STAGED = MAX_ATTACHMENTS

@@ -15,11 +15,11 @@ from desktop.common.codes import (
     STREAM_OWNED,
 )
 from desktop.common.limits import MAX_FRAME_BYTES
-from desktop.gateway.attachments import MAX_STAGED, DecodedAttachment
-from desktop.gateway.events import DEFAULT_REPLAY_LIMIT, EventLog
-from desktop.gateway.faults import STREAM_OWNED_MESSAGE, RpcFault, invalid_params
 from desktop.gateway.providers.base import ModelSwitch, Provider
-from desktop.gateway.sessions import (
+from desktop.gateway.sessions.attachments import MAX_STAGED, DecodedAttachment
+from desktop.gateway.sessions.events import DEFAULT_REPLAY_LIMIT, EventLog
+from desktop.gateway.sessions.spool import AttachmentSpool
+from desktop.gateway.sessions.state import (
     Peer,
     PendingTurn,
     Session,
@@ -27,9 +27,9 @@ from desktop.gateway.sessions import (
     new_stored_id,
     owner_is_live,
 )
-from desktop.gateway.spool import AttachmentSpool
-from desktop.gateway.store import Store
-from desktop.gateway.turns import TurnWorker
+from desktop.gateway.sessions.store import Store
+from desktop.gateway.sessions.turns import TurnWorker
+from desktop.gateway.wire.faults import STREAM_OWNED_MESSAGE, RpcFault, invalid_params
 
 log = logging.getLogger(__name__)
 

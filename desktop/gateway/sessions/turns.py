@@ -9,12 +9,12 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from desktop.gateway.faults import storage_fault
 from desktop.gateway.providers.base import ChatMessage, ChunkKind, Provider, ProviderError
-from desktop.gateway.sessions import Inflight, PendingTurn, Session
-from desktop.gateway.spool import AttachmentSpool
-from desktop.gateway.store import Store
-from desktop.gateway.text import scrub
+from desktop.gateway.sessions.spool import AttachmentSpool
+from desktop.gateway.sessions.state import Inflight, PendingTurn, Session
+from desktop.gateway.sessions.store import Store
+from desktop.gateway.wire.faults import storage_fault
+from desktop.gateway.wire.text import scrub
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,13 @@ from websockets.http11 import Request, Response
 from desktop.common.clock import AsyncioClock, Clock
 from desktop.common.hosts import is_loopback_host
 from desktop.common.limits import MAX_FRAME_BYTES
-from desktop.gateway.auth import request_token, token_matches
-from desktop.gateway.connection import SEND_QUEUE_BYTES, SEND_QUEUE_LIMIT, Connection
-from desktop.gateway.hub import HEARTBEAT_DEADLINE, IDLE_SESSION_TIMEOUT, SessionHub
-from desktop.gateway.methods import Methods, ready_payload
 from desktop.gateway.providers.base import Provider
-from desktop.gateway.spool import DEFAULT_QUOTA_BYTES, DEFAULT_TTL, AttachmentSpool
-from desktop.gateway.store import Store
+from desktop.gateway.rpc.auth import request_token, token_matches
+from desktop.gateway.rpc.connection import SEND_QUEUE_BYTES, SEND_QUEUE_LIMIT, Connection
+from desktop.gateway.rpc.methods import Methods, ready_payload
+from desktop.gateway.sessions.hub import HEARTBEAT_DEADLINE, IDLE_SESSION_TIMEOUT, SessionHub
+from desktop.gateway.sessions.spool import DEFAULT_QUOTA_BYTES, DEFAULT_TTL, AttachmentSpool
+from desktop.gateway.sessions.store import Store
 
 log = logging.getLogger(__name__)
 

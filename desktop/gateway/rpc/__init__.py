@@ -1,0 +1,1 @@
+"""The JSON-RPC server: listening and auth, one connection per socket, the method table."""
