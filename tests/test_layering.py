@@ -105,6 +105,7 @@ ORDER = [
     "desktop.core.disk",
     "desktop.core.chats",
     "desktop.core.delivery",
+    "desktop.core.profile.agent",  # slash commands, model switch, steering, busy default
     "desktop.core.profile",
     "desktop.gateway.wire",  # faults, frame limits, text: what any gateway module may send
     "desktop.gateway.providers",
@@ -118,6 +119,7 @@ ORDER = [
     "desktop.ui.compose",
     "desktop.ui.sessions",
     "desktop.ui.settings",
+    "desktop.ui.window.pane",  # the open chat's pane: header, approvals, status, toasts
     "desktop.ui.window",
     "desktop.app",
     "desktop",

@@ -13,8 +13,8 @@ from desktop.core.disk.store import Store
 from desktop.core.link.epochs import MemoryEpochStore
 from desktop.core.link.profiles import Profile, ProfileKind
 from desktop.core.models import Role
+from desktop.core.profile.agent.steering import NOT_SERVED
 from desktop.core.profile.assembly import SharedParts, assemble_profile, gateway_clients
-from desktop.core.profile.steering import NOT_SERVED
 from tests.core.test_embedded_real import Seen
 from tests.support.embedded_stack import embedded_launcher
 from tests.support.waiting import wait_notified

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton
 
 from desktop.core.models import Role
-from desktop.core.profile.steering import NOT_SERVED
+from desktop.core.profile.agent.steering import NOT_SERVED
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, until, use_fake_provider
 

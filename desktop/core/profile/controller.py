@@ -57,8 +57,9 @@ from desktop.core.models import (
     SessionSummary,
 )
 from desktop.core.observers import Observers, Unsubscribe
-from desktop.core.profile.agent_commands import AgentCommands
-from desktop.core.profile.busy_default import BusyDefault
+from desktop.core.profile.agent.agent_commands import AgentCommands
+from desktop.core.profile.agent.busy_default import BusyDefault
+from desktop.core.profile.agent.steering import Steering, steer_available
 from desktop.core.profile.catchup import OnlineCatchUp
 from desktop.core.profile.chat_admin import ChatAdmin
 from desktop.core.profile.chat_events import SessionEvents
@@ -67,7 +68,6 @@ from desktop.core.profile.feed import ConversationFeed
 from desktop.core.profile.list_refresh import ListRefresh
 from desktop.core.profile.new_chats import TempSessions
 from desktop.core.profile.prompt_bubbles import PromptBubbles, bubble_id, ref_of
-from desktop.core.profile.steering import Steering, steer_available
 
 __all__ = ["TEMP_PREFIX", "ProfileController", "is_temp_key"]
 
@@ -386,7 +386,7 @@ class ProfileController:
         if runtime:
             self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
 
-    # -- while a turn runs (desktop/core/profile/steering.py) ----------------------------------
+    # -- while a turn runs (core/profile/agent/steering.py) -------------------------------------
 
     def steer_available(self) -> tuple[bool, str]:
         """Whether Steer can be offered on this connection, and the reason when not."""

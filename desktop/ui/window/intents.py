@@ -17,9 +17,9 @@ from desktop.ui.compose.composer import Composer, store_files, store_image
 from desktop.ui.compose.prompt_history import PromptHistory
 from desktop.ui.compose.prompt_search import PromptSearch
 from desktop.ui.compose.queued_rows import QueuedRows
-from desktop.ui.window.approvals import ApprovalsPanel
-from desktop.ui.window.details import DetailsDialog
-from desktop.ui.window.header import ChatHeader
+from desktop.ui.window.pane.approvals import ApprovalsPanel
+from desktop.ui.window.pane.details import DetailsDialog
+from desktop.ui.window.pane.header import ChatHeader
 
 
 class OpenChat(Protocol):

@@ -26,10 +26,10 @@ from desktop.ui.theme import Colors
 from desktop.ui.window.actions import build_actions
 from desktop.ui.window.bridge import ProfileEntry
 from desktop.ui.window.chat_admin import ChatAdmin, Dialogs
-from desktop.ui.window.chat_pane import ChatPane
-from desktop.ui.window.details import DetailsDialog
 from desktop.ui.window.finder import ChatFinder
 from desktop.ui.window.intents import ChatIntents
+from desktop.ui.window.pane.chat_pane import ChatPane
+from desktop.ui.window.pane.details import DetailsDialog
 from desktop.ui.window.placement import Placement
 from desktop.ui.window.profile_view import ProfileView
 from desktop.ui.window.sidebar import Sidebar

@@ -10,7 +10,7 @@ from itertools import pairwise
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter, QWidget
 
-from desktop.ui.window.chat_pane import ChatPane
+from desktop.ui.window.pane.chat_pane import ChatPane
 from desktop.ui.window.sidebar import Sidebar
 
 

@@ -16,7 +16,7 @@ from desktop.ui.platform.announce import announce
 from desktop.ui.platform.tray import Tray
 from desktop.ui.render.markdown import plain_text
 from desktop.ui.window.bridge import ProfileBridge, ProfileEntry
-from desktop.ui.window.status_bar import ConnectionWidget
+from desktop.ui.window.pane.status_bar import ConnectionWidget
 
 
 class Screen(Protocol):

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from desktop.core.profile.steering import NOT_SERVED
+from desktop.core.profile.agent.steering import NOT_SERVED
 from tests.ui.fakes import FakeBackend, assistant
 
 

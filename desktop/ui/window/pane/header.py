@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton, QWidget
 from desktop.core.models import ModelChoice, SessionInfo
 from desktop.ui.render.usage import context_text
 from desktop.ui.render.wrap import ElidingLabel
-from desktop.ui.window.status_bar import ConnectionWidget
+from desktop.ui.window.pane.status_bar import ConnectionWidget
 
 # From how full a context the header offers Compress.
 COMPRESS_FROM_PERCENT = 50

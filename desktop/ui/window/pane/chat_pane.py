@@ -16,9 +16,9 @@ from desktop.ui.compose.composer import Composer, mime_files, mime_image_png
 from desktop.ui.compose.queued_rows import QueuedRows
 from desktop.ui.render.usage import todo_text
 from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
-from desktop.ui.window.approvals import ApprovalsPanel
-from desktop.ui.window.header import ChatHeader
-from desktop.ui.window.toast import Toast
+from desktop.ui.window.pane.approvals import ApprovalsPanel
+from desktop.ui.window.pane.header import ChatHeader
+from desktop.ui.window.pane.toast import Toast
 
 
 def _status_line(name: str, parent: QWidget, accessible: str) -> ElidingLabel:

@@ -8,8 +8,8 @@ import pytest
 
 from desktop.core.models import ConnectionState, ConnectionStatus
 from desktop.ui.backend import Diagnostics, ReconnectRecord
-from desktop.ui.window.details import DetailsDialog
-from desktop.ui.window.status_bar import ConnectionWidget
+from desktop.ui.window.pane.details import DetailsDialog
+from desktop.ui.window.pane.status_bar import ConnectionWidget
 
 
 class FakeTime:

@@ -20,7 +20,7 @@ from desktop.core.delivery.outbox import Outbox
 from desktop.core.disk.store import Store
 from desktop.core.errors import ConnectionLostError, RpcError
 from desktop.core.link.dialect import Dialect
-from desktop.core.profile.steering import (
+from desktop.core.profile.agent.steering import (
     NOT_SERVED,
     REFUSED,
     UNKNOWN,
