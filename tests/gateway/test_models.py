@@ -109,7 +109,10 @@ async def test_without_a_provider_the_header_says_so_and_nothing_is_offered(
     config = tmp_path / "config"
     async with _gateway(tmp_path / "gw", config) as gw, client(gw.url) as c:
         created = await c.call("session.create")
-        assert created["info"]["model"] == "built-in (no provider set)"
+        assert (created["info"]["model"], created["info"]["provider"]) == (
+            "built-in model",
+            "no provider set",
+        )
         options = await c.call("model.options", session_id=created["session_id"])
         assert options["providers"] == []
 

@@ -79,7 +79,7 @@ async def test_a_provider_added_while_running_shows_in_the_header_at_once(
         app.type_and_send(qtbot, "hello")
         await until(lambda: len(app.finished_replies()) == 1, "the offline model's reply")
         await until(
-            lambda: _header(app).startswith("built-in (no provider set)"),
+            lambda: _header(app) == "built-in model · no provider set",
             "the header says no provider is set",
         )
         _providers(tmp_path, provider.base_url, "fresh")  # Settings saved a provider

@@ -20,7 +20,7 @@ from .config import (
     write_settings,
 )
 from .fallback import FallbackChain
-from .offline import OFFLINE_NAME, OfflineProvider
+from .offline import OfflineProvider
 
 
 def load_provider(
@@ -131,7 +131,8 @@ class ConfigWatchingProvider:
     def describe(self, pick: ModelPick | None) -> tuple[str, str]:
         effective = self._effective(pick)
         if effective is None:
-            return "built-in (no provider set)", OFFLINE_NAME
+            # Not "offline": the header shows it beside the link state ("Online").
+            return "built-in model", "no provider set"
         settings, model = effective
         return model, settings.name
 
