@@ -10,8 +10,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QInputDialog,
-    QMessageBox,
-    QPushButton,
     QWidget,
 )
 
@@ -43,16 +41,6 @@ class Dialogs:
             dialog.deleteLater()
 
     @classmethod
-    def confirm(cls, parent: QWidget, title: str, text: str, action: str = "Delete") -> bool:
-        """Ask whether to go ahead with `action` (a destructive one)."""
-        box, go = confirm_box(parent, title, text, action)
-        try:
-            cls.run(box)
-            return box.clickedButton() is go
-        finally:
-            box.deleteLater()
-
-    @classmethod
     def ask_save_path(cls, parent: QWidget, suggested: str) -> str | None:
         """Ask where to export; None when cancelled."""
         path, _ = QFileDialog.getSaveFileName(
@@ -77,22 +65,6 @@ def text_dialog(parent: QWidget, title: str, label: str, text: str) -> QInputDia
     dialog.resize(width, dialog.sizeHint().height())
     dialog.setMinimumWidth(width)
     return dialog
-
-
-def confirm_box(
-    parent: QWidget, title: str, text: str, action: str
-) -> tuple[QMessageBox, QPushButton]:
-    """A plain question (no clip-art icon) whose buttons name what they do."""
-    box = QMessageBox(parent)
-    box.setIcon(QMessageBox.Icon.NoIcon)
-    box.setWindowTitle(title)
-    box.setText(text)
-    box.setAccessibleName(title)
-    go = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
-    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(cancel)  # Enter does not delete by accident
-    box.setEscapeButton(cancel)
-    return box, go
 
 
 _UNSAFE = set('<>:"/\\|?*')  # not allowed in a file name on Windows, macOS or Linux

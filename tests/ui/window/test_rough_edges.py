@@ -226,7 +226,7 @@ def test_switcher_highlights_the_row_enter_opens(make_window: Any, qtbot: Any) -
     assert win.session_key == "s3", "Enter opens the highlighted row"
 
 
-def test_rename_is_wide_enough_and_delete_asks_plainly(make_window: Any, monkeypatch: Any) -> None:
+def test_rename_is_wide_enough_and_delete_asks_nothing(make_window: Any, monkeypatch: Any) -> None:
     b = _backend()
     long_title = "Planning the kitchen renovation: tiles, grout colours and the budget"
     b.summaries[0] = SessionSummary("s1", long_title, "tiles", 3.0, 2)
