@@ -774,9 +774,18 @@ class ChatView(QListView):
         if n == 0:
             return QModelIndex()
         current = self.currentIndex()
-        row = current.row() if current.isValid() else self.indexAt(QPoint(0, 0)).row()
-        row = max(row, 0)
         view_h = self.viewport().height()
+        if not current.isValid() and cursorAction not in (_Move.MoveHome, _Move.MoveEnd):
+            # The first key press lands on a message on screen, never on one above or below
+            # it: Up (and Page Up) on the last one whose end shows, Down on the first.
+            up = cursorAction in (
+                _Move.MoveUp,
+                _Move.MovePrevious,
+                _Move.MoveLeft,
+                _Move.MovePageUp,
+            )
+            return self.chat_model.index(self._edge_row_on_screen(last=up))
+        row = max(current.row(), 0)
         if cursorAction in (_Move.MoveUp, _Move.MovePrevious, _Move.MoveLeft):
             row -= 1
         elif cursorAction in (_Move.MoveDown, _Move.MoveNext, _Move.MoveRight):
@@ -790,6 +799,22 @@ class ChatView(QListView):
         elif cursorAction == _Move.MoveEnd:
             row = n - 1
         return self.chat_model.index(max(0, min(n - 1, row)))
+
+    def _edge_row_on_screen(self, last: bool) -> int:
+        """The last row on screen whose bottom shows (last) or the first whose top shows;
+        the row under that edge of the view when no row fits whole."""
+        rows = self.render_cache.rows
+        value = self.verticalScrollBar().value()
+        bottom = value + self.viewport().height()
+        top_row = rows.row_at(value)
+        bottom_row = rows.row_at(max(value, bottom - 1))
+        if last:
+            if bottom_row > top_row and rows.top(bottom_row) + rows.height(bottom_row) > bottom:
+                return bottom_row - 1
+            return bottom_row
+        if top_row < bottom_row and rows.top(top_row) < value:
+            return top_row + 1
+        return top_row
 
     def horizontalOffset(self) -> int:
         return 0
