@@ -131,6 +131,8 @@ class BubbleDelegate(QStyledItemDelegate):
         # Find in chat: the term (casefolded) highlighted in every bubble, and the current match.
         self.find_term = ""
         self.match_row = -1
+        # Which occurrence of the find term in the match row is the current match.
+        self.match_nth = -1
         self._resized: set[QPersistentModelIndex] = set()
         self.layouts_built = 0
         self.bubbles_drawn = 0
@@ -360,7 +362,7 @@ class BubbleDelegate(QStyledItemDelegate):
             painter.save()
             painter.translate(option.rect.topLeft())
             painter.setFont(self._font())
-            current = index.row() == self.match_row
+            current = self.match_nth if index.row() == self.match_row else -1
             term = self.find_term if found else ""
             self._draw_bubble(painter, msg, lay, sel, find_term=term, current_match=current)
             painter.restore()
@@ -547,7 +549,7 @@ class BubbleDelegate(QStyledItemDelegate):
         selection: TextSelection | None = None,
         *,
         find_term: str = "",
-        current_match: bool = False,
+        current_match: int = -1,
     ) -> None:
         """Paint a bubble with the row's top-left at the painter's origin."""
         c = self.colors
@@ -581,12 +583,14 @@ class BubbleDelegate(QStyledItemDelegate):
             self._draw_tool(painter, msg, i, (header, body, pos))
         if lay.doc is not None or lay.tail_doc is not None:
             clip = painter.clipBoundingRect() if painter.hasClipping() else None
+            seen = 0  # occurrences of the find term in the documents above
             for i, (doc, at) in enumerate(lay.text_docs()):
+                marks = self._found(doc, find_term, current_match - seen) if find_term else []
+                seen += len(marks)
                 if clip is not None and (
                     clip.bottom() < at.y() or clip.top() > at.y() + doc.size().height()
                 ):
                     continue  # above or below what this frame draws: not even laid out to draw
-                marks = self._found(doc, find_term, current_match) if find_term else []
                 cursor = selection.cursor_in(i, doc) if selection is not None else None
                 if cursor is not None:
                     marks.append(self._highlight(cursor, user))
@@ -659,18 +663,21 @@ class BubbleDelegate(QStyledItemDelegate):
 
     @staticmethod
     def _found(
-        doc: QTextDocument, term: str, current: bool
+        doc: QTextDocument, term: str, current: int
     ) -> list[QAbstractTextDocumentLayout.Selection]:
-        """Every occurrence of a find term in a document, marked like a highlighter pen."""
+        """Every occurrence of a find term in a document, marked like a highlighter pen; the
+        `current`-th (0-based, -1: none) in orange, the current match."""
         marks: list[QAbstractTextDocumentLayout.Selection] = []
         fmt = QTextCharFormat()
-        fmt.setBackground(QColor("#ff9632" if current else "#ffe066"))
+        fmt.setBackground(QColor("#ffe066"))
         fmt.setForeground(QColor("#1c2330"))
+        now = QTextCharFormat(fmt)
+        now.setBackground(QColor("#ff9632"))
         cursor = doc.find(term, 0)
         while not cursor.isNull() and len(marks) < 500:
             mark = QAbstractTextDocumentLayout.Selection()
             mark.cursor = cursor
-            mark.format = fmt
+            mark.format = now if len(marks) == current else fmt
             marks.append(mark)
             cursor = doc.find(term, cursor)
         return marks

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import zip_longest
 
 from PySide6.QtCore import (
@@ -171,7 +171,8 @@ class ChatView(QListView):
         self.bubbles.version_step.connect(self.step_version)
         self.bubbles.link_activated.connect(self._on_bubbles_link_activated)
         self._selecting = False
-        self._matches: list[int] = []
+        # Every occurrence of the find term, top to bottom: (row, n-th occurrence in it).
+        self._matches: list[tuple[int, int]] = []
         self.viewport().setMouseTracking(True)  # an I-beam over text, an arrow elsewhere
         self.message_actions = MessageActions(
             self,
@@ -229,7 +230,7 @@ class ChatView(QListView):
         follow = self._at_bottom
         anchor, offset = self._anchor()
         self.chat_model.prepend(messages)
-        self._matches = [row + count for row in self._matches]
+        self._matches = [(row + count, k) for row, k in self._matches]
         if self.bubbles.match_row >= 0:
             self.bubbles.match_row += count
         self._rebuild()
@@ -262,7 +263,7 @@ class ChatView(QListView):
         self._newest_let_go = self._newest_let_go or newest
         n = self.chat_model.rowCount()
         shift = 0 if newest else len(gone)
-        self._matches = [r - shift for r in self._matches if 0 <= r - shift < n]
+        self._matches = [(r - shift, k) for r, k in self._matches if 0 <= r - shift < n]
         if self.bubbles.match_row >= 0:
             row = self.bubbles.match_row - shift
             self.bubbles.match_row = row if 0 <= row < n else -1
@@ -524,47 +525,90 @@ class ChatView(QListView):
     # -- find in chat -----------------------------------------------------------------------
 
     def find_text(self, term: str) -> int:
-        """Highlight `term` in every message; returns how many messages hold it."""
+        """Highlight `term` in every message; returns how many times it occurs (each
+        occurrence is one match, as highlighted: in the text as shown, without markdown)."""
         folded = term.strip().casefold()
         self.bubbles.find_term = folded
         self.bubbles.match_row = -1
-        self._matches = (
-            [i for i, m in enumerate(self.chat_model.messages()) if folded in m.text.casefold()]
-            if folded
-            else []
-        )
+        self.bubbles.match_nth = -1
+        self._matches = []
+        if folded:
+            plain = self.render_cache.docs.markdown.plain_text
+            for row, m in enumerate(self.chat_model.messages()):
+                if folded in m.text.casefold():  # the cheap test first: most rows hold nothing
+                    count = plain(m.text).casefold().count(folded)
+                    self._matches.extend((row, k) for k in range(count))
         self.viewport().update()
         return len(self._matches)
 
     @property
-    def matches(self) -> list[int]:
-        """Rows holding the find term, top to bottom."""
+    def matches(self) -> list[tuple[int, int]]:
+        """Every occurrence of the find term, top to bottom: (row, n-th occurrence in it)."""
         return list(self._matches)
+
+    def first_match_in(self, row: int) -> int:
+        """The number of the first match in `row` (-1: none there)."""
+        for n, (r, _k) in enumerate(self._matches):
+            if r == row:
+                return n
+        return -1
 
     def show_match(self, n: int) -> int:
         """Scroll match `n` (wrapping) into the middle of the view and mark it; returns n."""
         if not self._matches:
             return -1
         n %= len(self._matches)
-        self.jump_to_row(self._matches[n])
+        row, k = self._matches[n]
+        self.bubbles.match_nth = k
+        self.jump_to_row(row, lambda: self._occurrence_y(row, k))
         return n
 
-    def jump_to_row(self, row: int) -> None:
-        """Centre a message, make it current and mark it (a search hit or find match)."""
+    def _occurrence_y(self, row: int, k: int) -> float | None:
+        """How far below its row's top the line holding occurrence `k` of the find term is
+        (its middle); None when the laid-out text holds fewer occurrences."""
+        term = self.bubbles.find_term
+        seen = 0
+        for doc, at in self.bubbles.layout_for(self.chat_model.index(row)).text_docs():
+            cursor = doc.find(term, 0)
+            while not cursor.isNull():
+                if seen == k:
+                    block = cursor.block()
+                    line = block.layout().lineForTextPosition(
+                        cursor.selectionStart() - block.position()
+                    )
+                    top = doc.documentLayout().blockBoundingRect(block).top()
+                    y = top + (line.y() + line.height() / 2 if line.isValid() else 0)
+                    return at.y() + y
+                seen += 1
+                cursor = doc.find(term, cursor)
+        return None
+
+    def jump_to_row(self, row: int, spot: Callable[[], float | None] | None = None) -> None:
+        """Centre a message, make it current and mark it (a search hit or find match);
+        `spot` says how far below the row's top the line to centre is (a match in a long
+        message), None: the whole row centred."""
         if not 0 <= row < self.chat_model.rowCount():
             return
         index = self.chat_model.index(row)
         self._at_bottom = False
-        self.scrollTo(index, _Hint.PositionAtCenter)
+        self.setCurrentIndex(index)  # first: a new current row is scrolled into view
+        self._centre(row, spot)
         # The rows around it were estimates until now: centre again once they are measured.
         self._ensure_layout()
-        self.scrollTo(index, _Hint.PositionAtCenter)
+        self._centre(row, spot)
         self._at_bottom = (
             self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - BOTTOM_SLACK
         )
-        self.setCurrentIndex(index)
         self.bubbles.match_row = row
         self.viewport().update()
+
+    def _centre(self, row: int, spot: Callable[[], float | None] | None) -> None:
+        y = spot() if spot is not None else None
+        if y is None:
+            self.scrollTo(self.chat_model.index(row), _Hint.PositionAtCenter)
+            return
+        top = self.render_cache.rows.top(row)
+        self.verticalScrollBar().setValue(int(top + y - self.viewport().height() / 2))
 
     def first_position(self, key: str) -> int | None:
         """Where the first loaded message sits in the whole history of session `key`, read from

@@ -81,12 +81,12 @@ class ChatFinder(QObject):
         row = view.row_of_hit(idx, term, key)
         # The whole query when it appears as typed, else the word the index matched.
         self._bar.show_found(query if view.find_text(query) else term)
-        matches = view.matches
-        if row in matches:
-            self._match = view.show_match(matches.index(row))
+        first = view.first_match_in(row) if row >= 0 else -1
+        if first >= 0:
+            self._match = view.show_match(first)
         elif row >= 0:
             view.jump_to_row(row)
-        self._bar.set_count(self._match + 1, len(matches))
+        self._bar.set_count(self._match + 1, len(view.matches))
         return "landed" if idx is not None else ""
 
     def _on_find_bar_query_changed(self, text: str) -> None:

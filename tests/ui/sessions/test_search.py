@@ -96,11 +96,14 @@ def test_ctrl_f_finds_in_the_open_chat_and_steps_through_matches(
     QTest.keySequence(win, "Ctrl+F")
     assert win.find_bar.isVisible() and win.find_bar.edit.hasFocus()
     QTest.keyClicks(win.find_bar.edit, "kenobi")
-    assert win.find_bar.count.text() == "2 of 2"
+    assert win.find_bar.count.text() == "3 of 3", "each occurrence counts, not each message"
     assert view.currentIndex().row() == 2
     qtbot.wait_until(lambda: _marked(view, 1, FOUND) > 20)  # other matches: yellow
     QTest.keyClick(win.find_bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
-    assert win.find_bar.count.text() == "1 of 2"
+    assert win.find_bar.count.text() == "2 of 3"
+    assert view.currentIndex().row() == 2, "the other occurrence in the same message"
+    QTest.keyClick(win.find_bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert win.find_bar.count.text() == "1 of 3"
     assert view.currentIndex().row() == 1
     qtbot.wait_until(lambda: _marked(view, 1, CURRENT) > 20)
     QTest.keyClicks(win.find_bar.edit, "zzz")
@@ -108,6 +111,51 @@ def test_ctrl_f_finds_in_the_open_chat_and_steps_through_matches(
     QTest.keyClick(win.find_bar.edit, Qt.Key.Key_Escape)
     assert not win.find_bar.isVisible()
     qtbot.wait_until(lambda: _marked(view, 1, CURRENT) + _marked(view, 1, FOUND) == 0)
+
+
+def _current_mark_top(view: Any, row: int) -> int | None:
+    """The viewport y of the topmost pixel painted in the current match's orange, in `row`."""
+    rect = view.visualRect(view.chat_model.index(row)) & view.viewport().rect()
+    image = view.viewport().grab(rect).toImage()
+    for y in range(image.height()):
+        if any(image.pixel(x, y) == CURRENT for x in range(0, image.width(), 2)):
+            return rect.top() + y
+    return None
+
+
+def test_find_steps_match_by_match_through_a_long_message_and_shows_each(
+    make_window: Any, qtbot: Any
+) -> None:
+    b = _backend()
+    lines = [f"line {i} of a long answer" for i in range(120)]
+    for i in (8, 50, 90):
+        lines[i] = f"line {i} mentions the wombat here"
+    b.messages["s1"] = [
+        user("u1", "wombat facts please, one wombat at a time"),
+        assistant("a1", "\n\n".join(lines)),
+    ]
+    win = make_window(b)
+    win.open_session("s1")
+    view = win.chat_view
+    _settle(qtbot, view)
+    assert view.visualRect(view.chat_model.index(1)).height() > 3 * view.viewport().height()
+    QTest.keySequence(win, "Ctrl+F")
+    QTest.keyClicks(win.find_bar.edit, "wombat")
+    assert win.find_bar.count.text() == "5 of 5", "five occurrences in two messages"
+    seen: list[int] = []
+    for expected in ("5 of 5", "4 of 5", "3 of 5"):
+        assert win.find_bar.count.text() == expected
+        assert view.currentIndex().row() == 1
+        _settle(qtbot, view)
+        top = _current_mark_top(view, 1)
+        assert top is not None, f"{expected}: the current match is on screen, in orange"
+        middle = view.viewport().height() // 2
+        assert abs(top - middle) < 40, f"{expected}: scrolled to the match, near the middle"
+        seen.append(view.verticalScrollBar().value())
+        QTest.keyClick(win.find_bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert seen[0] > seen[1] > seen[2], "each step scrolled up to the previous occurrence"
+    assert win.find_bar.count.text() == "2 of 5"
+    assert view.currentIndex().row() == 0
 
 
 def test_ctrl_f_without_an_open_chat_searches_all_chats(make_window: Any) -> None:
