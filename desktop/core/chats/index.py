@@ -75,6 +75,11 @@ class SessionIndex:
             for r in store.sessions(profile_id)
         }
         self.open_key: str | None = None
+        # Sessions whose preview is their last message as this client has it (written live, or
+        # from its cached messages): a `session.list` preview, which follows each gateway's own
+        # rule (the last prompt, the first message), is taken only for the others, so the row
+        # reads the same live and after a restart.
+        self._own_preview = store.keys_with_messages(profile_id)
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
         # session key -> history row -> what the prompt there carried (loaded when first asked)
         self._sent: dict[str, dict[int, SentAttachments]] = {}
@@ -167,6 +172,7 @@ class SessionIndex:
         """Forget `key` and its cached rows (not emitted); False when it was not listed."""
         if self._sessions.pop(key, None) is None:
             return False
+        self._own_preview.discard(key)
         self._cached.pop(key, None)
         if not is_temp_key(key):
             self._store.delete_session(self._id, key)
@@ -184,6 +190,7 @@ class SessionIndex:
         if state is None:
             return
         state.summary = replace(state.summary, preview=preview(text), updated_at=self._clock.wall())
+        self._own_preview.add(key)
         if state.summary.title in ("", NEW_CHAT):
             state.summary = replace(state.summary, title=title_from(text))
         self.emit()
@@ -243,6 +250,8 @@ class SessionIndex:
             state = self._sessions.get(key)
             if state is not None and state.user_title:
                 fields["title"] = state.user_title  # the user's rename wins
+            if state is not None and key in self._own_preview:
+                fields["preview"] = state.summary.preview  # its last message, as shown live
             if state is not None and all(
                 getattr(state.summary, name) == value for name, value in fields.items()
             ):
@@ -284,6 +293,9 @@ class SessionIndex:
             user_title=state.user_title if state else "",
         )
         self._store.rekey_session(self._id, temp_key, real_key)
+        if temp_key in self._own_preview:
+            self._own_preview.discard(temp_key)
+            self._own_preview.add(real_key)
         if self.open_key == temp_key:
             self.open_key = real_key
 
@@ -350,7 +362,9 @@ class SessionIndex:
             self._store.replace_messages(self._id, key, changed, from_idx=from_idx)
             self._cached[key] = rows
             if rows:
-                last = preview(rows[-1].text)
+                # The last message with words (a reply's last row may be a tool call's).
+                last = preview(next((r.text for r in reversed(rows) if r.text.strip()), ""))
+                self._own_preview.add(key)
                 now = self._clock.wall()
                 self._store.upsert_session(
                     self._id, key, message_count=start + len(rows), preview=last, updated_at=now

@@ -408,6 +408,15 @@ class Store:
         )
         return [CachedMessage(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
 
+    def keys_with_messages(self, profile_id: str) -> set[str]:
+        """The sessions of a profile that have messages cached."""
+        rows = self._read(
+            "read cached sessions",
+            "SELECT DISTINCT session_key FROM messages WHERE profile_id = ?",
+            (profile_id,),
+        )
+        return {str(r[0]) for r in rows}
+
     def prompts(self, profile_id: str, *, limit: int = 500) -> list[tuple[str, str]]:
         """(session key, text) of the user's cached prompts over every chat, newest first."""
         rows = self._read(

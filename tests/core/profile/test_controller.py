@@ -260,3 +260,38 @@ async def test_a_disk_error_reaches_the_user_while_a_busy_gateway_is_retried_qui
             ("first", DeliveryState.CONFIRMED),
             ("second", DeliveryState.CONFIRMED),
         ]
+
+
+async def test_the_list_preview_is_the_last_message_live_and_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    """The preview once switched between the last reply (written live) and the gateway's own
+    preview (the last prompt on the embedded gateway, the first message on Hermes) after a
+    restart's session.list. One rule now: the last message this client has of the chat; the
+    gateway's preview only for a chat whose messages it never had."""
+    for gateway_preview in ("second question", "first question"):
+        folder = tmp_path / gateway_preview.split()[0]
+        folder.mkdir()
+        listed = [
+            {"id": "s1", "title": "Chat", "preview": gateway_preview, "message_count": 4},
+            {"id": "s9", "title": "Phone", "preview": "asked on the phone", "message_count": 2},
+        ]
+        async with rig(folder, seed=one_chat) as r:
+            r.gw.runtime_of["s1"] = "r1"
+            r.gw.runs_turns = True
+            r.gw.listing = listed
+            r.ctl.open_session("s1")
+            await r.online()
+            await settle(lambda: any(s.key == "s9" for s in r.ctl.sessions()), "listed")
+            assert r.summary("s9").preview == "asked on the phone", "never had here: the gateway's"
+            for question in ("first question", "second question"):
+                r.ctl.send("s1", question, ())
+                assert r.summary("s1").preview == question, "while it runs: the prompt"
+                await settle(lambda: not r.summary("s1").running, "the turn ended")
+                await settle(lambda: r.summary("s1").preview == "ok", "then: the reply")
+        async with rig(folder) as again:
+            assert again.summary("s1").preview == "ok", "from the store: the same"
+            again.gw.listing = [*listed, {"id": "s10", "title": "New", "preview": "hi"}]
+            await again.online()
+            await settle(lambda: any(s.key == "s10" for s in again.ctl.sessions()), "listed")
+            assert again.summary("s1").preview == "ok", "after the restart's list: the same"
