@@ -82,6 +82,8 @@ class QueuedRows(QWidget):
         self.title.setObjectName("queuedTitle")
         self._lay.addWidget(self.title)
         self.rows: list[QueuedRow] = []
+        self._shown: list[tuple[str, str]] | None = None  # (id, text) of each row as shown
+        self._applied: tuple[bool, str] | None = None  # the Steer offer the rows show
         self._neighbours: tuple[QWidget, QWidget] | None = None
         self.hide()
 
@@ -91,7 +93,13 @@ class QueuedRows(QWidget):
 
     def show_queued(self, messages: Sequence[ChatMessage]) -> None:
         """Show these follow-ups (none hides the rows); keyboard focus stays on the same
-        message's same button where it still has one."""
+        message's same button where it still has one. The same follow-ups as shown keep
+        their rows (nothing is rebuilt)."""
+        shown = [(m.id, m.text) for m in messages]
+        if shown == self._shown and self.isHidden() == (not messages):
+            self._apply_steer()
+            return
+        self._shown = shown
         focused = self.focusWidget()
         keep = next(
             (
@@ -106,6 +114,7 @@ class QueuedRows(QWidget):
             row.hide()
             row.deleteLater()
         self.rows = []
+        self._applied = None  # new rows: the Steer offer is applied to them
         for i, message in enumerate(messages):
             row = QueuedRow(message, i, len(messages), self)
             row.action.connect(self.action)
@@ -135,6 +144,9 @@ class QueuedRows(QWidget):
 
     def _apply_steer(self) -> None:
         available, reason = self._steer
+        if self._applied == self._steer:
+            return
+        self._applied = self._steer
         for row in self.rows:
             row.buttons["steer"].setVisible(available)
             row.setToolTip("" if available else f"Steer is unavailable: {reason}")

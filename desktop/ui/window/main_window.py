@@ -13,7 +13,7 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QResizeEvent
 from PySide6.QtWidgets import QListView, QMainWindow
 
-from desktop.core.models import ChatMessage, SessionInfo, SessionSummary
+from desktop.core.models import ChatMessage, Role, SessionInfo, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.platform.folders import Folders
@@ -342,6 +342,14 @@ class MainWindow(QMainWindow):
 
     def show_queue(self, *_changed: object) -> None:
         """Above the composer: the open chat's follow-ups waiting behind its reply."""
+        self.intents.show_queue()
+
+    def queue_message_changed(self, message: ChatMessage) -> None:
+        """A message of the open chat changed: the queued rows follow its prompts, and a
+        reply's delta changes none of them (it would read the outbox from the store and
+        redo the rows on every delta of a streaming reply). A reply's end is still heard."""
+        if message.role is Role.ASSISTANT and message.streaming:
+            return
         self.intents.show_queue()
 
     def show_approvals(self) -> None:

@@ -37,6 +37,7 @@ class Screen(Protocol):
     def show_approvals(self) -> None: ...
     def follow_session_key(self, key: str) -> None: ...
     def show_queue(self, *_changed: object) -> None: ...
+    def queue_message_changed(self, message: ChatMessage) -> None: ...
 
 
 class ProfileView(QObject):
@@ -84,7 +85,7 @@ class ProfileView(QObject):
             (b.info_changed, screen.show_info),
             # The queued rows follow the chat's local prompts and whether it runs.
             (b.messages_reset, screen.show_queue),
-            (b.message_changed, screen.show_queue),
+            (b.message_changed, screen.queue_message_changed),
             (b.message_removed, screen.show_queue),
             (b.viewed_running, screen.show_queue),
             (b.status_changed, screen.show_queue),
