@@ -25,6 +25,7 @@ from PySide6.QtGui import (
     QContextMenuEvent,
     QCursor,
     QFocusEvent,
+    QFont,
     QGuiApplication,
     QKeyEvent,
     QMouseEvent,
@@ -202,6 +203,21 @@ class ChatView(QListView):
         self.bubbles.set_colors(colors)
         self.render_cache.invalidate(Change.LOOK)
         self.jump_button.set_colors(colors)
+        self.viewport().update()
+
+    def set_text_size(self, points: float) -> None:
+        """Draw the messages at this text size (zoom): every cached layout, picture and
+        height is of the old size, so all are dropped; the message being read stays put."""
+        if abs(self.font().pointSizeF() - points) < 0.01:
+            return
+        font = QFont(self.font())
+        font.setPointSizeF(points)
+        follow = self._at_bottom
+        anchor, offset = self._anchor()
+        self.setFont(font)
+        self.render_cache.invalidate(Change.LOOK)
+        self._rebuild()
+        self._place(follow, anchor, offset)
         self.viewport().update()
 
     def show_messages(self, messages: list[ChatMessage]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QImageReader, QInputMethodEvent, QKeyEvent, QPixmap
+from PySide6.QtGui import QFont, QImage, QImageReader, QInputMethodEvent, QKeyEvent, QPixmap
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -609,6 +609,13 @@ class Composer(QWidget):
         self.attach_image(data)
 
     def _on_edit_size_changed(self) -> None:
+        self._fit_height()
+
+    def set_text_size(self, points: float) -> None:
+        """Type at this text size (zoom); the box's height follows."""
+        font = QFont(self.edit.font())
+        font.setPointSizeF(points)
+        self.edit.setFont(font)
         self._fit_height()
 
     def _fit_height(self) -> None:

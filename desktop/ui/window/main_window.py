@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QListView, QMainWindow
 from desktop.core.models import ChatMessage, Role, SessionInfo, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
+from desktop.ui.chat.zoom import Zoom
 from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
@@ -140,6 +141,9 @@ class MainWindow(QMainWindow):
         self.folders = Folders(self._settings)  # where file dialogs open, remembered
         self.composer.folders = self.folders
         self.chat_admin = ChatAdmin(self, self, side, self.folders)
+        # Text size of the conversation and the message box (Ctrl+= / Ctrl+- / Ctrl+0).
+        self.zoom = Zoom(self._settings, self.font().pointSizeF(), self)
+        self.zoom.apply_to(self.chat_view, self.composer)
         self.placement.set_tab_order([*side.focus_chain(), *pane.focus_chain()])
         side.setMinimumWidth(200)
         self.header.sidebar_button.clicked.connect(self.placement.toggle_sidebar)
@@ -164,6 +168,9 @@ class MainWindow(QMainWindow):
             "shortcuts": self.show_shortcuts,
             "quit": self.quit,
             "toggle_sidebar": self.placement.toggle_sidebar,
+            "zoom_in": self.zoom.zoom_in,
+            "zoom_out": self.zoom.zoom_out,
+            "zoom_reset": self.zoom.reset,
             "export_session": self.chat_admin.export_open,
             "rename_session": self.chat_admin.rename_selected,
             "delete_session": self.chat_admin.delete_selected,

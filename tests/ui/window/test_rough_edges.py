@@ -325,3 +325,54 @@ def test_keyboard_focus_shows_on_the_lists_and_the_composer_buttons(
         ringed = widget.grab().toImage()
         assert plain.size() == ringed.size()
         assert plain != ringed, f"{widget.accessibleName()} shows that it has the keyboard"
+
+
+def test_ctrl_plus_minus_zero_size_the_chat_and_the_message_box_and_are_remembered(
+    make_window: Any, qtbot: Any
+) -> None:
+    b = _backend()
+    b.messages["s1"] = [
+        (user if i % 2 else assistant)(f"m{i}", f"message {i} about tiles " * (1 + i % 9))
+        for i in range(60)
+    ]
+    win = make_window(b)
+    win.open_session("s1")
+    view = win.chat_view
+    base = view.font().pointSizeF()
+    newest = view.chat_model.index(59)
+    qtbot.wait_until(lambda: view.visualRect(newest).height() > 0)
+    QCoreApplication.processEvents()
+    height = view.visualRect(newest).height()
+    win.composer.edit.setPlainText("one\ntwo\nthree")
+    box = win.composer.edit.height()
+    win.composer.edit.setFocus()
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    assert view.font().pointSizeF() > base * 1.15
+    assert win.composer.edit.font().pointSizeF() == view.font().pointSizeF()
+    assert win.composer.edit.height() > box, "the message box grows with its text"
+    assert win.composer.edit.toPlainText() == "one\ntwo\nthree", "Ctrl+= typed nothing"
+    QCoreApplication.processEvents()
+    # Every cached height was dropped: the rows on screen are as tall as the new size draws
+    # them, and the newest message still ends at the bottom.
+    assert view.visualRect(newest).height() > height
+    view.viewport().repaint()
+    on_screen = [
+        view.chat_model.index(r)
+        for r in range(60)
+        if view.visualRect(view.chat_model.index(r)).intersects(view.viewport().rect())
+    ]
+    assert len(on_screen) >= 2
+    for index in on_screen:
+        assert view.visualRect(index).height() == view.bubbles.measure(index)
+    assert view.visualRect(newest).bottom() <= view.viewport().height()
+    assert view.at_bottom
+    win.close()
+    again = make_window(_backend())
+    assert again.chat_view.font().pointSizeF() == view.font().pointSizeF(), "remembered"
+    assert again.composer.edit.font().pointSizeF() == view.font().pointSizeF()
+    QTest.keyClick(again.composer.edit, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    assert again.chat_view.font().pointSizeF() == base
+    QTest.keyClick(again.composer.edit, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert again.chat_view.font().pointSizeF() < base
+    assert again.composer.edit.font().pointSizeF() < base
