@@ -34,6 +34,10 @@ class ReplayTransport:
     def __init__(self, items: list[str]) -> None:
         ready = encode_event("gateway.ready", {"heartbeat": True, "protocol": {"version": 1}})
         self._items = iter([ready, *items])
+        # Replies to the client's own requests (client.capabilities after gateway.ready),
+        # answered as a gateway without the method would: the bench measures events only.
+        self._replies: list[str] = []
+        self._answered = asyncio.Event()
         self._open = True
         self._sent_ready = False
         # The frames after gateway.ready flow once the bench has seen connect() return.
@@ -45,11 +49,22 @@ class ReplayTransport:
         return self._open
 
     async def send(self, text: str) -> None:
-        return None
+        frame = json.loads(text)
+        if isinstance(frame, dict) and "method" in frame and "id" in frame:
+            error = {"code": -32601, "message": f"method not found: {frame['method']}"}
+            self._replies.append(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "error": error}))
+            self._answered.set()
 
     async def recv(self) -> str | bytes:
         if self._sent_ready:
-            await self.gate.wait()
+            while not self._replies and not self.gate.is_set():
+                self._answered.clear()
+                waiters = [asyncio.ensure_future(e.wait()) for e in (self.gate, self._answered)]
+                _, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+                for waiter in pending:
+                    waiter.cancel()
+            if self._replies:
+                return self._replies.pop(0)
         self._sent_ready = True
         item = next(self._items, None)
         if item is None:
