@@ -23,3 +23,6 @@ FRAME_TOO_LARGE = 4130
 BAD_PARAMS = 4000
 # Hermes 0.20+/0.22: `session.delete` of a session still loaded in the gateway (close it first).
 SESSION_LIVE = 4023
+# Hermes (every line) and the embedded gateway: `prompt.submit{truncate_before_*}` names a user
+# turn the history no longer holds (nothing was cut, nothing ran).
+TRUNCATE_TARGET_GONE = 4018

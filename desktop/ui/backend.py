@@ -143,6 +143,14 @@ class ChatBackend(Protocol):
         False when it cannot be replaced (not the last turn, offline)."""
         ...
 
+    def resend_edited(
+        self, key: str, prompt_id: str, text: str, attachments: tuple[Attachment, ...]
+    ) -> bool:
+        """The last turn's prompt, edited, replaces that prompt and its reply in place (the
+        pair before kept as an earlier version); False when it cannot be replaced (not the
+        last turn, a reply running, offline): the caller sends it as a new prompt."""
+        ...
+
     def discard(self, message_id: str) -> None:
         """Drop an unsent (failed) prompt."""
 

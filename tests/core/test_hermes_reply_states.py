@@ -12,9 +12,10 @@ import pytest
 from desktop.common.methods import SESSION_HISTORY
 from desktop.core.chats.reply_state import state_text
 from desktop.core.link.client import JsonRpcGatewayClient
-from desktop.core.models import Role
+from desktop.core.models import ConnectionState, Role
 from tests.core.test_hermes_chats import NO_AUTO_TITLE, app
 from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.fault_proxy import proxy_to
 from tests.support.hermes_env import (
     HERMES_019,
     HERMES_0201,
@@ -121,49 +122,124 @@ async def test_stop_reads_stopped_by_you_with_the_words_shown(
             assert "word20" in reply.text and "word399" not in reply.text
 
 
-# 0.22.2 only. 0.19.0 and 0.20.1 serve session.undo on the agent's memory alone: their
-# session.history (the stored rows, what a restart shows) keeps every exchange, so the second
-# Regenerate finds the prompt at another row and the versions split (2/2, then 1/1).
-# prompt.submit{truncate_before_user_ordinal} cuts the stored rows too on all three lines;
-# switching Regenerate to it is not done yet.
-@pytest.mark.parametrize("dist", line_params(HERMES_022))
-async def test_regenerate_twice_is_one_prompt_with_three_versions(
+def _turns(conv: Any) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """The chat as the user sees it: each message's role and text, and a reply's versions
+    (the prompt each answered, and its text)."""
+    return [
+        (m.role.value, m.text, [(v.prompt, v.text) for v in m.versions])
+        for m in conv.messages
+        if m.role in (Role.USER, Role.ASSISTANT)
+    ]
+
+
+async def _history(url: str, token: str, runtime: str) -> list[tuple[str, str]]:
+    probe = JsonRpcGatewayClient(url, token=token)
+    await probe.connect()
+    try:
+        res = await probe.call(SESSION_HISTORY, {"session_id": runtime})
+    finally:
+        await probe.close()
+    rows = res.get("messages") or []
+    return [
+        (str(r.get("role")), str(r.get("content") or r.get("text") or "").strip())
+        for r in rows
+        if r.get("role") in ("user", "assistant") and not r.get("display_kind")
+    ]
+
+
+# Regenerate and edit-and-resend replace the turn in place on every line: prompt.submit cuts
+# the gateway's history before the turn (truncate_before_row_id on 0.20.1 and 0.22.2, whose
+# rows carry it; truncate_before_user_ordinal on 0.19), so its stored rows, what a reconnect
+# and a restart show, hold each prompt once. 0.19 and 0.20.1's session.undo alone reaches
+# only the agent's memory (the earlier reply came back after a reconnect).
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
+async def test_regenerate_and_edit_replace_the_turn_in_place_across_reconnect_and_restart(
     tmp_path: Path, dist: HermesDist
 ) -> None:
     require_hermes(dist)
     with FakeOpenAIServer(reply="First answer.") as fake:
-        async with (
-            hermes_gateway(
-                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
-            ) as gw,
-            app(gw.url, gw.token, tmp_path) as a,
-        ):
-            key = await a.chat("Tell me a fact")
-            conv = a.router.conversation(key)
-            assert conv is not None
-            for text in ("Second answer.", "Third answer."):
-                fake.set_reply(text)
-                reply = conv.messages[-1]
-                assert reply.role is Role.ASSISTANT
-                assert a.ctl.regenerate(key, reply.id)
-                await a.until(
-                    lambda t=text: (
-                        not conv.running
-                        and bool(conv.messages)
-                        and conv.messages[-1].status == "complete"
-                        and conv.messages[-1].text == t
-                    ),
-                    f"the reply {text!r}",
-                    120,
-                )
-            assert [m.text for m in conv.messages if m.role is Role.USER] == ["Tell me a fact"]
-            reply = conv.messages[-1]
-            assert [v.text for v in reply.versions] == ["First answer.", "Second answer."]
-            runtime = a.router.runtime_id(key)
-            assert runtime
-            # The gateway's history (its stored rows, what a restart shows) holds it once.
-            assert await _history_users(gw.url, gw.token, runtime) == ["Tell me a fact"]
-            # What the agent sent the model for the last version: the prompt once (0.20.1
-            # and 0.22.2 add a first-message note to it).
-            sent = [_content(m) for m in fake.requests[-1]["messages"] if m["role"] == "user"]
-            assert len(sent) == 1 and sent[0].startswith("Tell me a fact"), sent
+        async with hermes_gateway(
+            tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+        ) as gw:
+            with proxy_to(gw.url) as (proxy, url):
+                async with app(url, gw.token, tmp_path) as a:
+                    key = await a.chat("Tell me a fact")
+                    conv = a.router.conversation(key)
+                    assert conv is not None
+
+                    async def answered(text: str) -> None:
+                        await a.until(
+                            lambda: (
+                                not conv.running
+                                and bool(conv.messages)
+                                and conv.messages[-1].status == "complete"
+                                and conv.messages[-1].text == text
+                            ),
+                            f"the reply {text!r}",
+                            120,
+                        )
+
+                    # Regenerate the first turn twice (the cut leaves nothing before it).
+                    for text in ("Second answer.", "Third answer."):
+                        fake.set_reply(text)
+                        assert a.ctl.regenerate(key, conv.messages[-1].id)
+                        await answered(text)
+                    fake.set_reply("Fourth answer.")
+                    a.ctl.send(key, "And another?", ())
+                    await answered("Fourth answer.")
+                    # Edit the second prompt and send it again in its place.
+                    fake.set_reply("Fifth answer.")
+                    prompt = conv.messages[-2]
+                    assert prompt.text == "And another?"
+                    assert a.ctl.resend_edited(key, prompt.id, "And one more?", ())
+                    await answered("Fifth answer.")
+
+                    want = [
+                        ("user", "Tell me a fact", []),
+                        (
+                            "assistant",
+                            "Third answer.",
+                            [
+                                ("Tell me a fact", "First answer."),
+                                ("Tell me a fact", "Second answer."),
+                            ],
+                        ),
+                        ("user", "And one more?", []),
+                        ("assistant", "Fifth answer.", [("And another?", "Fourth answer.")]),
+                    ]
+                    assert _turns(conv) == want
+                    runtime = a.router.runtime_id(key)
+                    assert runtime
+                    said = [
+                        ("user", "Tell me a fact"),
+                        ("assistant", "Third answer."),
+                        ("user", "And one more?"),
+                        ("assistant", "Fifth answer."),
+                    ]
+                    # The gateway's stored rows: each prompt once, the newest replies.
+                    assert await _history(gw.url, gw.token, runtime) == said
+                    # What the model got for the last turn: the edited prompt, not the first.
+                    sent = [
+                        _content(m) for m in fake.requests[-1]["messages"] if m["role"] == "user"
+                    ]
+                    assert len(sent) == 2 and sent[-1] == "And one more?", sent
+                    assert not any("And another?" in t for t in sent), sent
+
+                    epoch = a.sup.epoch
+                    proxy.reset_all()
+                    await a.until(lambda: a.sup.status.state is not ConnectionState.ONLINE, "cut")
+                    a.sup.reconnect_now()
+                    await a.until(
+                        lambda: a.sup.epoch > epoch and a.router.synced_epoch == a.sup.epoch,
+                        "reconnected",
+                    )
+                    await a.until(lambda: _turns(conv) == want, "the chat after the reconnect", 30)
+
+                # The app again on the same store: the chat reads the same.
+                async with app(url, gw.token, tmp_path) as b:
+                    b.ctl.open_session(key)
+                    await b.until(
+                        lambda: (c := b.router.conversation(key)) is not None and _turns(c) == want,
+                        "the chat after the restart",
+                        60,
+                    )

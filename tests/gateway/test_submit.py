@@ -84,3 +84,27 @@ async def test_queued_submit_dedupes_while_waiting(data_dir: Path) -> None:
         hold.set()
         await c.wait_event("message.complete", sid, n=2)
         assert [call[-1].content for call in provider.calls] == ["a", "b"]
+
+
+async def test_a_submit_that_cuts_before_a_user_turn_replaces_it_and_what_follows(
+    data_dir: Path,
+) -> None:
+    """Hermes' prompt.submit{truncate_before_user_ordinal} (Regenerate, edit-and-resend): the
+    prompt takes the place of that turn; the agent sees only what is left before it."""
+    provider = ScriptedProvider()
+    async with gateway(data_dir, provider) as gw, client(gw.url) as c:
+        sid = (await c.call("session.create"))["session_id"]
+        for n, text in enumerate(("one", "two"), 1):
+            await c.call("prompt.submit", session_id=sid, text=text)
+            await c.wait_event("message.complete", sid, n=n)
+        with pytest.raises(RpcFailure) as gone:
+            await c.call("prompt.submit", session_id=sid, text="x", truncate_before_user_ordinal=2)
+        assert gone.value.code == 4018
+        await c.call(
+            "prompt.submit", session_id=sid, text="two again", truncate_before_user_ordinal=1
+        )
+        await c.wait_event("message.complete", sid, n=3)
+        hist = await c.call("session.history", session_id=sid)
+        users = [m["text"] for m in hist["messages"] if m["role"] == "user"]
+        assert users == ["one", "two again"]
+        assert [m.content for m in provider.calls[-1] if m.role == "user"] == ["one", "two again"]

@@ -55,6 +55,7 @@ class FakeBackend:
     queued_rows: dict[str, list[ChatMessage]] = field(default_factory=dict)
     steer_offered: tuple[bool, str] = (True, "")
     busy: str | None = None
+    replaces_in_place: bool = True  # resend_edited: the prompt is the last turn's
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -117,6 +118,12 @@ class FakeBackend:
     def regenerate(self, key: str, reply_id: str) -> bool:
         self.calls.append(("regenerate", reply_id))
         return False
+
+    def resend_edited(
+        self, key: str, prompt_id: str, text: str, attachments: tuple[Attachment, ...]
+    ) -> bool:
+        self.calls.append(("resend_edited", prompt_id))
+        return self.replaces_in_place
 
     def discard(self, message_id: str) -> None:
         self.calls.append(("discard", message_id))

@@ -162,6 +162,10 @@ class Outbox:
         self._sending: set[str] = set()
         self._steering: set[str] = set()  # queued prompts being offered as a steer
         self._resumed: set[str] = set()
+        # A prompt sent again in its own place (Regenerate, edit-and-resend): the params that
+        # cut the gateway's history before it (`prompt.submit{truncate_before_*}`), by ref.
+        # Kept in memory only: after a restart the entry goes out as a plain prompt.
+        self._rewinds: dict[str, dict[str, Any]] = {}
         # Per session: the turns-ended count of its chat when our last prompt was written. Until
         # the count moves past it that prompt's turn is not over and the next one is held.
         self._turn_marks: dict[tuple[str, str], _TurnMark] = {}
@@ -201,11 +205,14 @@ class Outbox:
         attachments: Iterable[Attachment] = (),
         *,
         history_len: int | None = None,
+        rewind: Mapping[str, Any] | None = None,
     ) -> OutboxEntry:
         """Persist (synced) a new prompt, then start sending it if the profile is online.
 
         `history_len` is how many messages `session.history` holds now; it lets reconcile tell
         this prompt from an identical older one. Defaults to the cached session's count.
+        `rewind`: params added to its `prompt.submit` that cut the gateway's history before
+        it (the prompt replaces the turn it names and every one after it).
         Raises StorageError when it cannot be persisted: then nothing was sent; OutboxError
         for a prompt larger than one frame may carry (the composer refuses it first).
         """
@@ -228,6 +235,8 @@ class Outbox:
                 history_mark=history_len,
             )
         )
+        if rewind:
+            self._rewinds[entry.submission_ref] = dict(rewind)
         self._emit(self._state_listeners, entry)
         self._kick(profile_id, session_key)
         return entry
@@ -663,6 +672,7 @@ class Outbox:
             params: dict[str, Any] = {"session_id": runtime_id, "text": entry.text, "queued": True}
             if dedup:
                 params["submission_ref"] = ref
+            params.update(self._rewinds.get(ref, {}))
             await port.call(PROMPT_SUBMIT, params, timeout=self.call_timeout)
         except (ConnectionLostError, CallTimeoutError) as exc:
             if entry.wire < Wire.SUBMITTED:
@@ -808,6 +818,7 @@ class Outbox:
 
     def _confirm(self, entry: OutboxEntry) -> OutboxEntry:
         done = self._set(entry, state=DeliveryState.CONFIRMED, error="")
+        self._rewinds.pop(entry.submission_ref, None)
         self._store.outbox_delete(entry.submission_ref)
         self._emit(self._removed_listeners, done)
         return done

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from desktop.core.delivery.port import SupervisorPort
 from desktop.core.disk.attachments import AttachmentStore
 from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.export import export_conversation
-from desktop.core.disk.store import SearchHit, Store
+from desktop.core.disk.store import SearchHit, Store, prompt_key
 from desktop.core.errors import GatewayError, HermesQtError, RpcError, StorageError
 from desktop.core.jobs import Jobs
 from desktop.core.keys import TEMP_PREFIX, is_temp_key
@@ -53,6 +54,7 @@ from desktop.core.models import (
     ModelChoice,
     ReconnectRecord,
     RequestAnswer,
+    Role,
     SessionInfo,
     SessionSummary,
 )
@@ -463,6 +465,29 @@ class ProfileController:
         when it cannot replace it (not the last turn, offline, the prompt's row not known)."""
         return self.retry_reply(key, reply_id, keep=True)
 
+    def resend_edited(
+        self, key: str, prompt_id: str, text: str, attachments: tuple[Attachment, ...]
+    ) -> bool:
+        """The last turn's prompt `prompt_id`, edited to `text`, replaces that prompt and its
+        reply in place; the pair before it is kept as an earlier version (< n/m >). False
+        when it cannot be replaced (not the last turn, a reply running, offline): the caller
+        sends it as a new prompt."""
+        key = self._resolve(key)
+        conv = self._feed.get(key)
+        if conv is None:
+            return False
+        at = next((i for i, m in enumerate(conv.messages) if m.id == prompt_id), None)
+        after = conv.messages[at + 1 :] if at is not None else []
+        reply = next((m for m in after if m.role is Role.ASSISTANT), None)
+        turn = conv.last_turn(reply.id) if reply is not None else None
+        runtime = self._router.runtime_id(key)
+        if turn is None or turn[0].id != prompt_id or not runtime or not self._port.is_online():
+            return False
+        assert reply is not None
+        edited = replace(turn[0], text=text, attachments=attachments)
+        self._spawn(self._retry_turn(key, runtime, reply.id, *turn, keep=True, edited=edited))
+        return True
+
     def retry_reply(self, key: str, reply_id: str, *, keep: bool = False) -> bool:
         """Send the prompt of a reply that did not complete again as the same turn: the
         gateway drops the last exchange (`session.undo`), the reply and its prompt leave the
@@ -487,12 +512,23 @@ class ProfileController:
         row: int | None,
         *,
         keep: bool = False,
+        edited: ChatMessage | None = None,
     ) -> None:
+        """Replace the last turn: `keep` keeps its reply as an earlier version, `edited` is
+        the prompt to send in its place (else the prompt itself, again)."""
+        sent = edited or prompt
+        rewind: dict[str, Any] | None = None
         try:
-            if keep and row is None:
-                # A prompt shown from its own bubble: its row is where the gateway lists it.
-                row = await self._last_prompt_row(runtime)
-            await self._undo(runtime)
+            if keep:
+                # The gateway's own cut where its history names the turn: Hermes' undo
+                # reaches only the agent's memory on some lines (0.19, 0.20.1), so the
+                # stored rows, what a reconnect shows, would keep the earlier exchange.
+                found, rewind = await self._rewind_of(runtime, prompt.text)
+                row = found if row is None else row
+                if rewind is not None:
+                    await self._idle(key, runtime)
+            if rewind is None:
+                await self._undo(runtime)
         except RpcError as exc:
             if exc.code != METHOD_NOT_FOUND:
                 notice(self._listeners.emit, key, f"Retry failed: {exc.message}")
@@ -501,7 +537,7 @@ class ProfileController:
             # shows again below it rather than passing for the same turn.
             if keep:
                 notice(self._listeners.emit, key, NO_UNDO)
-            self.send(key, prompt.text, prompt.attachments)
+            self.send(key, sent.text, sent.attachments)
             return
         except GatewayError as exc:
             notice(self._listeners.emit, key, f"Retry failed: {exc}")
@@ -509,27 +545,68 @@ class ProfileController:
         conv = self._feed.get(key)
         reply = next((m for m in conv.messages if m.id == reply_id), None) if conv else None
         if keep and reply is not None and row is not None:
-            # The gateway forgot the reply (undo): the store keeps it, on the prompt's row.
-            self._index.versions.keep(key, row, version_of(reply, prompt.text), prompt.text)
+            # The gateway forgot the reply: the store keeps it (and the prompt it answered),
+            # on the prompt's row.
+            self._index.versions.keep(key, row, version_of(reply, prompt.text), sent.text)
         self._feed.remove_message(key, reply_id)
         self._feed.remove_message(key, prompt.id)
-        self._drafts.clear_if_holds(key, prompt.text)
+        self._drafts.clear_if_holds(key, sent.text)
         try:
             self._outbox.submit(
-                self._id, key, runtime, prompt.text, prompt.attachments, history_len=row
+                self._id,
+                key,
+                runtime,
+                sent.text,
+                sent.attachments,
+                history_len=row,
+                rewind=rewind,
             )
         except (StorageError, OutboxError) as exc:
-            text, attachments = prompt.text, prompt.attachments
+            text, attachments = sent.text, sent.attachments
             draft, error = Draft(text, len(text), attachments), str(exc)
             self._listeners.emit(lambda listener: listener.on_prompt_restored(key, draft, error))
 
-    async def _last_prompt_row(self, runtime: str) -> int | None:
+    async def _rewind_of(
+        self, runtime: str, prompt: str
+    ) -> tuple[int | None, dict[str, Any] | None]:
+        """The history row of the session's last prompt, and the `prompt.submit` params that
+        cut the gateway's history before it (None: its rows do not show that prompt last;
+        `session.undo` then). Rows with a `row_id` (0.20.1, 0.22) are cut by that durable id,
+        as those lines ask (an ordinal alone is refused there for a stored session); rows
+        without (0.19, the embedded gateway) by the prompt's ordinal among the user rows."""
         page = await self._sup.call(SESSION_HISTORY, {"session_id": runtime})
         rows = page.get("messages") if isinstance(page, dict) else None
         if not isinstance(rows, list):
-            return None
-        users = [i for i, r in enumerate(rows) if isinstance(r, dict) and r.get("role") == "user"]
-        return users[-1] if users else None
+            return None, None
+        users = [
+            (i, r)
+            for i, r in enumerate(rows)
+            if isinstance(r, dict) and r.get("role") == "user" and not r.get("display_kind")
+        ]
+        if not users:
+            return None, None
+        at, last = users[-1]
+        shown = prompt_key(str(last.get("text") or last.get("content") or ""))
+        if not shown.startswith(prompt_key(prompt)):
+            return at, None  # another prompt is last there: nothing to aim a cut at
+        # Consent to the cut (0.20.1, 0.22 refuse one without), also when it is the first turn.
+        cut: dict[str, Any] = {"confirm_truncate": True, "confirm_empty_truncate": True}
+        row_id = last.get("row_id")
+        if isinstance(row_id, int) and not isinstance(row_id, bool):
+            cut["truncate_before_row_id"] = row_id
+        else:
+            cut["truncate_before_user_ordinal"] = len(users) - 1
+        return at, cut
+
+    async def _idle(self, key: str, runtime: str) -> None:
+        """Wait while the gateway still winds the last turn down (0.20.1 says `running` for a
+        moment after its end was sent): a cutting prompt.submit to a busy session is queued
+        as a new turn, its cut ignored."""
+        for _ in range(UNDO_ATTEMPTS):
+            snap = await self._port.reattach(key, runtime)
+            if not (isinstance(snap, dict) and snap.get("running") is True):
+                return
+            await self._clock.sleep(UNDO_WAIT)
 
     async def _undo(self, runtime: str) -> None:
         """`session.undo`, waited for while the gateway still winds the failed turn down: 0.22

@@ -256,7 +256,10 @@ class Methods:
             raise invalid_params("text must be a non-empty string")
         if len(text) > self.max_prompt_chars:
             raise invalid_params(f"text longer than {self.max_prompt_chars} characters")
-        return self._hub.submit(peer, session, text, _ref(params))
+        cut = params.get("truncate_before_user_ordinal")
+        if cut is not None and (not isinstance(cut, int) or isinstance(cut, bool) or cut < 0):
+            raise invalid_params("truncate_before_user_ordinal must be a non-negative integer")
+        return self._hub.submit(peer, session, text, _ref(params), truncate_before_user=cut)
 
     def _attach(self, params: dict[str, Any], *, image: bool) -> dict[str, Any]:
         session = self._hub.get(params.get("session_id"))

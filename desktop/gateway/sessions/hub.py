@@ -13,6 +13,7 @@ from desktop.common.codes import (
     SESSION_BUSY,
     SESSION_NOT_FOUND,
     STREAM_OWNED,
+    TRUNCATE_TARGET_GONE,
 )
 from desktop.common.limits import MAX_FRAME_BYTES
 from desktop.gateway.providers.base import ModelSwitch, Provider
@@ -234,7 +235,19 @@ class SessionHub:
 
     # turns
 
-    def submit(self, peer: Peer, session: Session, text: str, ref: str | None) -> dict[str, Any]:
+    def submit(
+        self,
+        peer: Peer,
+        session: Session,
+        text: str,
+        ref: str | None,
+        *,
+        truncate_before_user: int | None = None,
+    ) -> dict[str, Any]:
+        """Start (or queue) a turn of `text`. `truncate_before_user`: the prompt replaces the
+        session's user turn of that ordinal and every row after it (Hermes'
+        `truncate_before_user_ordinal`: Regenerate, edit-and-resend); refused while a turn
+        runs, and with 4018 when there is no such turn."""
         digest = hashlib.sha256(f"{session.stored_id}\0{text}".encode()).hexdigest()
         if ref is not None:
             seen = self.store.find_submission(ref)
@@ -249,6 +262,13 @@ class SessionHub:
                 # The retry re-staged what the original already consumed: do not leak it on.
                 self.clear_staged(session)
                 return seen.result
+        if truncate_before_user is not None:
+            if session.running:
+                raise RpcFault(SESSION_BUSY, "session busy: stop the current turn first")
+            if self.store.truncate_before_user(session.stored_id, truncate_before_user) is None:
+                raise RpcFault(
+                    TRUNCATE_TARGET_GONE, "target user message is no longer in session history"
+                )
         self.claim(session, peer)
         starting = not session.running
         result: dict[str, Any] = {"status": "streaming" if starting else "queued"}

@@ -199,6 +199,21 @@ class Store:
             )
         return cur.rowcount
 
+    def truncate_before_user(self, sid: str, ordinal: int) -> int | None:
+        """Delete the session's `ordinal`-th user row (from 0) and every row after it; how many
+        rows went, None when it holds no such row (nothing deleted)."""
+        rows = self._db.execute(
+            "SELECT id FROM messages WHERE session_id = ? AND role = 'user' ORDER BY id",
+            (sid,),
+        ).fetchall()
+        if not 0 <= ordinal < len(rows):
+            return None
+        with self._tx():
+            cur = self._db.execute(
+                "DELETE FROM messages WHERE session_id = ? AND id >= ?", (sid, rows[ordinal][0])
+            )
+        return cur.rowcount
+
     def set_title(self, sid: str, title: str) -> None:
         with self._tx():
             self._db.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, sid))
