@@ -24,8 +24,10 @@ class Shortcut:
     keys: tuple[str, ...]
     description: str
     # "window"; "sessions": only while the chat list has focus; "messages": only while the
-    # conversation has focus, acting on its current message.
+    # conversation has focus, acting on its current message; "numbered": window-wide, one key
+    # per number, the handler given the key's place (0 for the first).
     scope: str = "window"
+    shown: str = ""  # the keys as the dialog lists them, when not each key spelled out
 
 
 SHORTCUTS: tuple[Shortcut, ...] = (
@@ -44,6 +46,18 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("shortcuts", ("Ctrl+/", "F1"), "Keyboard shortcuts"),
     Shortcut("quit", ("Ctrl+Q",), "Quit (drafts are kept)"),
     Shortcut("export_session", ("Ctrl+Shift+S",), "Export the open chat (Markdown or JSON)"),
+    Shortcut("new_tab", ("Ctrl+T",), "New chat in a new tab"),
+    Shortcut("close_tab", ("Ctrl+W",), "Close the tab (its chat goes on)"),
+    Shortcut("next_tab", ("Ctrl+Tab", "Ctrl+PgDown"), "Next tab"),
+    Shortcut("previous_tab", ("Ctrl+Shift+Tab", "Ctrl+Shift+Backtab", "Ctrl+PgUp"), "Previous tab"),
+    Shortcut(
+        "go_to_tab",
+        tuple(f"Ctrl+{n}" for n in range(1, 10)),
+        "Go to tab 1 to 8; the last tab",
+        "numbered",
+        "Ctrl+1 … Ctrl+8; Ctrl+9",
+    ),
+    Shortcut("open_in_tab", ("Ctrl+Return",), "Open the selected chat in a new tab", "sessions"),
     Shortcut("rename_session", ("F2",), "Rename the selected chat", "sessions"),
     Shortcut("delete_session", ("Del",), "Delete the selected chat", "sessions"),
     Shortcut("pin_session", ("Ctrl+Shift+P",), "Pin or unpin the selected chat", "sessions"),
@@ -82,7 +96,7 @@ class ShortcutsDialog(QDialog):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         for row, sc in enumerate(SHORTCUTS):
             self.table.setItem(row, 0, QTableWidgetItem(sc.description))
-            native = " or ".join(
+            native = sc.shown or " or ".join(
                 QKeySequence(k).toString(QKeySequence.SequenceFormat.NativeText) for k in sc.keys
             )
             self.table.setItem(row, 1, QTableWidgetItem(native))

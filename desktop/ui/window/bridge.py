@@ -30,6 +30,7 @@ class ProfileBridge(QObject, BackendListener):
         sessions_changed(list): list of SessionSummary.
         session_key_changed(str, str): old (local) key, new (durable) key.
         running_changed(str, bool): session key, running (any session: the tray's news).
+        requests_changed(str): session key whose pending requests changed (any session).
         commands_loaded(list): the gateway's slash commands, [(name, description)].
         notice(str): a profile-wide notice, or one of the viewed session ("" hides it).
 
@@ -55,6 +56,7 @@ class ProfileBridge(QObject, BackendListener):
     sessions_changed = Signal(list)
     session_key_changed = Signal(str, str)
     running_changed = Signal(str, bool)
+    requests_changed = Signal(str)
     commands_loaded = Signal(list)
     notice = Signal(str)
 
@@ -171,9 +173,11 @@ class ProfileBridge(QObject, BackendListener):
 
     def on_approval_request(self, key: str, request: ApprovalRequest) -> None:
         self._to_viewed(key, self.approvals_changed)
+        self.requests_changed.emit(key)
 
     def on_approval_closed(self, key: str, request_id: str) -> None:
         self._to_viewed(key, self.approvals_changed)
+        self.requests_changed.emit(key)
 
     def on_session_info(self, key: str, info: SessionInfo) -> None:
         self._to_viewed(key, self.info_changed)

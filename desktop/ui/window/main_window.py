@@ -34,6 +34,7 @@ from desktop.ui.window.pane.details import DetailsDialog
 from desktop.ui.window.placement import Placement
 from desktop.ui.window.profile_view import ProfileView
 from desktop.ui.window.sidebar import Sidebar
+from desktop.ui.window.tabs import ChatTabs, chat_column
 
 __all__ = ["MainWindow", "ProfileEntry"]
 
@@ -73,7 +74,9 @@ class MainWindow(QMainWindow):
         self._close_to_tray = False
         self._quitting = False
         self._build(monotonic, wall)
-        self.actions_by_name = build_actions(self, self.session_list, self._action_handlers())
+        self.actions_by_name = build_actions(
+            self, self.session_list, self._action_handlers(), {"go_to_tab": self.tabs.go_to}
+        )
         self.actions_by_name.update(self.chat_view.actions_by_name)
         self.tray = tray
         tray.setParent(self)
@@ -120,8 +123,12 @@ class MainWindow(QMainWindow):
         self.composer = pane.composer
         self.queued_rows = pane.queued_rows
         self.finder = ChatFinder(self.find_bar, self.chat_view, side)
+        self.tabs = ChatTabs(self, self._settings, self)
 
-        self.placement = Placement(self, side, pane, self._settings, self.focus_composer)
+        column = chat_column(self, self.tabs, pane)
+        self.placement = Placement(
+            self, side, pane, self._settings, self.focus_composer, column=column
+        )
         self.splitter = self.placement.splitter
         self.switcher = SessionSwitcher(self.session_model, self)
         self.switcher.session_chosen.connect(self.open_session)
@@ -176,6 +183,10 @@ class MainWindow(QMainWindow):
             "delete_session": self.chat_admin.delete_selected,
             "pin_session": self.chat_admin.pin_selected,
             "archive_session": self.chat_admin.archive_selected,
+            "open_in_tab": lambda: self.tabs.open_listed_in_new_tab(
+                self.profile_id, self.sidebar.selected_key()
+            ),
+            **self.tabs.handlers(),
         }
 
     # -- profiles ---------------------------------------------------------------------------
@@ -184,6 +195,7 @@ class MainWindow(QMainWindow):
         view = ProfileView(entry, self, self._settings, self.tray)
         self._views[view.profile_id] = view
         self.sidebar.add_profile(view.profile_id, entry.name)
+        self.tabs.add_profile(entry.name, entry.bridge)
 
     def add_profile(self, entry: ProfileEntry) -> None:
         """A profile was added in Settings: list it (and show it if it is the only one)."""
@@ -194,6 +206,7 @@ class MainWindow(QMainWindow):
     def rename_profile(self, profile_id: str, name: str) -> None:
         """Show a profile under its new name."""
         self.sidebar.rename_profile(profile_id, name)
+        self.tabs.rename_profile(profile_id, name)
 
     def remove_profile(self, profile_id: str) -> None:
         """A profile was removed: nothing of it is shown or heard from again."""
@@ -204,6 +217,7 @@ class MainWindow(QMainWindow):
         view.bridge.detach()
         view.deleteLater()
         self.sidebar.remove_profile(profile_id)
+        self.tabs.remove_profile(profile_id)
         if self._shown is view:
             self._shown = None
             first = self.sidebar.first_profile()
@@ -237,13 +251,14 @@ class MainWindow(QMainWindow):
         self.chat_view.set_colors(colors)
         self.sidebar.set_icon_tint(colors.icon_tint)
         self.composer.attach_button.setIcon(icon("attach", colors.icon_tint))
+        self.tabs.set_colors(colors.accent, colors.warning, colors.icon_tint)
 
     def set_send_key(self, send_key: str) -> None:
         """Enter or Ctrl+Enter sends."""
         self.composer.set_send_key(send_key)
 
-    def switch_profile(self, profile_id: str) -> None:
-        """Show another profile: its sessions, status and last open session."""
+    def switch_profile(self, profile_id: str, *, open_last: bool = True) -> None:
+        """Show another profile: its sessions, status and (`open_last`) last open session."""
         view = self._views.get(profile_id)
         if view is None or view is self._shown:
             return
@@ -263,7 +278,7 @@ class MainWindow(QMainWindow):
         self.connection.set_status(backend.status())
         self.sidebar.set_sessions(backend.sessions())
         self.update_unread()
-        last = view.last_session
+        last = view.last_session if open_last else ""
         if last and self.sidebar.has_session(last):
             self.open_session(last)
         else:
@@ -297,6 +312,14 @@ class MainWindow(QMainWindow):
         self.show_approvals()
         self.show_queue()
         self.sidebar.select(key)
+        self.tabs.show_chat(view.profile_id, key)
+
+    def open_chat(self, profile_id: str, key: str) -> None:
+        """Open chat `key` of any profile (a tab, the running strip)."""
+        if profile_id != self.profile_id:
+            self.switch_profile(profile_id, open_last=False)
+        if profile_id == self.profile_id and key != self.session_key:
+            self.open_session(key)
 
     # -- what the shown profile says (called by its ProfileView) ------------------------------
 
@@ -376,7 +399,15 @@ class MainWindow(QMainWindow):
         return self.chat_admin.create_chat()
 
     def close_chat(self) -> None:
-        """Show no chat (the open one was deleted)."""
+        """The open chat was deleted: its tab closes (the next tab's chat opens), or no chat
+        shows."""
+        if self.tabs.bar.currentIndex() >= 0:
+            self.tabs.chat_closed()
+        else:
+            self.show_no_chat()
+
+    def show_no_chat(self) -> None:
+        """Show no chat (the last tab closed)."""
         if self._shown is not None:
             self._shown.open(None)
         self.chat_view.show_messages([])
@@ -436,6 +467,8 @@ class MainWindow(QMainWindow):
 
     def _restore_state(self) -> None:
         self.placement.restore()
+        if self.tabs.restore():
+            return
         last = str(self._settings.value("ui/last_profile", "") or "")
         target = last if last in self._views else self.sidebar.first_profile()
         if target:

@@ -15,7 +15,8 @@ from desktop.ui.window.sidebar import Sidebar
 
 
 class Placement:
-    """Lays the sidebar and the chat pane side by side in `window` and keeps them placed."""
+    """Lays the sidebar and the chat pane (in its `column`, under the tabs) side by side in
+    `window` and keeps them placed."""
 
     def __init__(
         self,
@@ -24,6 +25,8 @@ class Placement:
         pane: ChatPane,
         settings: QSettings,
         focus_composer: Callable[[], None],
+        *,
+        column: QWidget,
     ) -> None:
         self._window = window
         self._sidebar = sidebar
@@ -34,7 +37,7 @@ class Placement:
         self.splitter = QSplitter(Qt.Orientation.Horizontal, window)
         self.splitter.setAccessibleName("Sidebar and chat")
         self.splitter.addWidget(sidebar)
-        self.splitter.addWidget(pane)
+        self.splitter.addWidget(column)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([280, 720])
         self.splitter.setChildrenCollapsible(False)

@@ -1,0 +1,197 @@
+"""Chat tabs and the "running now" strip against the scripted backend: keys, marks, restore."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
+
+from desktop.core.models import SessionSummary
+from desktop.ui.platform.tray import Tray
+from desktop.ui.window.bridge import ProfileBridge
+from desktop.ui.window.main_window import MainWindow, ProfileEntry
+from desktop.ui.window.tabs import ChatRef
+from tests.ui.fakes import FakeBackend, approval, assistant, user
+
+
+def _backend(pid: str) -> FakeBackend:
+    b = FakeBackend(pid=pid)
+    b.summaries = [
+        SessionSummary("s1", f"{pid} first", "hello", 1.0, 2),
+        SessionSummary("s2", f"{pid} second", "bye", 2.0, 1),
+    ]
+    b.messages = {
+        "s1": [user("u1", "hello"), assistant("a1", f"{pid} says hi")],
+        "s2": [user("u2", f"{pid} asks about quokkas")],
+    }
+    return b
+
+
+def _texts(win: MainWindow) -> list[str]:
+    model = win.chat_view.chat_model
+    model.flush()
+    return [model.message_at(r).text for r in range(model.rowCount())]
+
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+def _two_tabs(qtbot: Any, make_window: Any) -> tuple[MainWindow, FakeBackend, FakeBackend]:
+    """p1's first chat in tab 1, p2's second chat in tab 2 (current)."""
+    p1, p2 = _backend("p1"), _backend("p2")
+    win = make_window(p1, p2)
+    with qtbot.waitActive(win):
+        win.activateWindow()
+    win.open_session("s1")
+    win.tabs.open_in_tab("p2", "s2")
+    return win, p1, p2
+
+
+def test_tabs_hold_chats_of_several_profiles_and_keys_move_between_them(
+    qtbot: Any, make_window: Any
+) -> None:
+    win = _two_tabs(qtbot, make_window)[0]
+    assert win.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")]
+    assert win.tabs.bar.isVisible() and win.tabs.bar.count() == 2
+    assert (win.profile_id, win.session_key) == ("p2", "s2")
+    assert _texts(win) == ["p2 asks about quokkas"]
+    win.focus_composer()
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_Tab, CTRL)  # round the end: the first tab
+    assert (win.profile_id, win.session_key) == ("p1", "s1")
+    assert _texts(win) == ["hello", "p1 says hi"]
+    assert win.profile_combo.currentData() == "p1", "the chat list shows the tab's profile"
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_2, CTRL)
+    assert (win.profile_id, win.session_key) == ("p2", "s2")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_1, CTRL)
+    assert (win.profile_id, win.session_key) == ("p1", "s1")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_9, CTRL)  # the last tab
+    assert (win.profile_id, win.session_key) == ("p2", "s2")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_PageUp, CTRL)
+    assert (win.profile_id, win.session_key) == ("p1", "s1")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_Backtab, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    assert (win.profile_id, win.session_key) == ("p2", "s2")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_Backtab, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    # Choosing another chat in the list shows it in the current tab.
+    win.sidebar.select("s2")
+    assert win.tabs.chats() == [ChatRef("p1", "s2"), ChatRef("p2", "s2")]
+    assert win.tabs.bar.tabText(0) == "p1 second"
+
+
+def test_ctrl_t_opens_a_new_chat_in_a_new_tab_and_ctrl_w_closes_it(
+    qtbot: Any, make_window: Any
+) -> None:
+    win, _, p2 = _two_tabs(qtbot, make_window)
+    win.focus_composer()
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_T, CTRL)
+    assert win.tabs.bar.count() == 3 and win.tabs.bar.currentIndex() == 2
+    new_key = win.session_key
+    assert new_key is not None and ("create_session", new_key) in p2.calls
+    assert win.tabs.chats()[2] == ChatRef("p2", new_key)
+    assert win.tabs.bar.tabText(2) == "New chat"
+    assert win.composer.edit.hasFocus()
+    # Ctrl+T again in the empty new chat: no second empty tab.
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_T, CTRL)
+    assert win.tabs.bar.count() == 3 and win.session_key == new_key
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_W, CTRL)
+    assert win.tabs.bar.count() == 2
+    assert (win.profile_id, win.session_key) == ("p2", "s2"), "the tab left of it shows"
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_W, CTRL)
+    assert win.tabs.chats() == [ChatRef("p1", "s1")]
+    assert (win.profile_id, win.session_key) == ("p1", "s1")
+    assert not win.tabs.bar.isVisible(), "one tab: no bar"
+
+
+def test_middle_click_closes_a_background_tab_and_the_open_chat_stays(
+    qtbot: Any, make_window: Any
+) -> None:
+    win = _two_tabs(qtbot, make_window)[0]
+    bar = win.tabs.bar
+    center = bar.tabRect(0).center()
+    QTest.mouseClick(bar, Qt.MouseButton.MiddleButton, Qt.KeyboardModifier.NoModifier, center)
+    assert win.tabs.chats() == [ChatRef("p2", "s2")]
+    assert (win.profile_id, win.session_key) == ("p2", "s2")
+
+
+def test_background_tabs_show_running_waiting_and_unread_and_the_strip_lists_them(
+    qtbot: Any, make_window: Any
+) -> None:
+    win, p1, p2 = _two_tabs(qtbot, make_window)
+    strip = win.tabs.strip
+    assert not strip.isVisible(), "nothing running: no strip"
+    # p1's chat (a background tab, another profile) runs, then asks for approval.
+    p1.set_sessions([SessionSummary("s1", "p1 first", running=True), p1.summaries[1]])
+    p1.emit("on_running", "s1", True)
+    assert strip.isVisible()
+    assert [b.text() for b in strip.buttons] == ["p1 first"]
+    assert "reply running" in win.tabs.bar.tabToolTip(0)
+    assert not win.tabs.bar.tabIcon(0).isNull()
+    assert win.tabs.bar.tabIcon(1).isNull(), "the idle chat has no dot"
+    p1.emit("on_approval_request", "s1", approval("r1"))
+    assert "a question waiting" in win.tabs.bar.tabToolTip(0)
+    assert "a question waiting" in strip.buttons[0].toolTip()
+    # Its reply ends unread; p2's other chat starts running: both profiles on the strip.
+    p1.emit("on_approval_closed", "s1", "r1")
+    p1.set_sessions([SessionSummary("s1", "p1 first", unread=2), p1.summaries[1]])
+    p1.emit("on_running", "s1", False)
+    p2.set_sessions([p2.summaries[0], SessionSummary("s2", "p2 second")])
+    p2.set_sessions([SessionSummary("s1", "p2 first", running=True), p2.summaries[1]])
+    assert win.tabs.bar.tabText(0) == "p1 first (2)"
+    assert "2 unread" in win.tabs.bar.tabToolTip(0)
+    assert [b.text() for b in strip.buttons] == ["p2 first"]
+    # One click on the strip: that chat, in a tab of its own.
+    strip.buttons[0].click()
+    assert (win.profile_id, win.session_key) == ("p2", "s1")
+    assert win.tabs.chats()[-1] == ChatRef("p2", "s1") and win.tabs.bar.currentIndex() == 2
+
+
+def test_strip_click_on_a_chat_in_a_tab_goes_to_that_tab(qtbot: Any, make_window: Any) -> None:
+    win, p1, _ = _two_tabs(qtbot, make_window)
+    p1.emit("on_approval_request", "s1", approval("r1"))
+    assert [b.text() for b in win.tabs.strip.buttons] == ["p1 first"]
+    win.tabs.strip.buttons[0].click()
+    assert win.tabs.bar.count() == 2 and win.tabs.bar.currentIndex() == 0
+    assert (win.profile_id, win.session_key) == ("p1", "s1")
+    assert win.approvals.isVisible(), "its question shows under the chat"
+
+
+def test_tabs_come_back_at_the_next_start_without_a_chat_that_is_gone(
+    qtbot: Any, make_window: Any, settings: QSettings
+) -> None:
+    win = _two_tabs(qtbot, make_window)[0]
+    win.tabs.open_in_tab("p1", "s2")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_2, CTRL)  # p2's chat current
+    win.close()
+    # Next start: p1's second chat was deleted meanwhile.
+    p1b, p2b = _backend("p1"), _backend("p2")
+    p1b.summaries = p1b.summaries[:1]
+    entries = [ProfileEntry(b.pid.upper(), ProfileBridge(b)) for b in (p1b, p2b)]
+    again = MainWindow(entries, settings, tray=Tray())
+    qtbot.addWidget(again)
+    assert again.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")]
+    assert (again.profile_id, again.session_key) == ("p2", "s2")
+    assert _texts(again) == ["p2 asks about quokkas"]
+    assert again.tabs.bar.currentIndex() == 1
+
+
+def test_open_in_new_tab_from_the_list_keeps_the_tabs_chat(qtbot: Any, make_window: Any) -> None:
+    win = _two_tabs(qtbot, make_window)[0]
+    win.session_list.setFocus()
+    # Moving in the list opens s1 in the current tab, Ctrl+Enter moves it to a tab of its own.
+    win.sidebar.select("s1")
+    assert win.tabs.chats()[1] == ChatRef("p2", "s1")
+    QTest.keyClick(win.session_list, Qt.Key.Key_Return, CTRL)
+    assert win.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2"), ChatRef("p2", "s1")]
+    assert win.tabs.bar.currentIndex() == 2 and win.session_key == "s1"
+    actions = [a.text() for a in win.session_list.actions()]
+    assert "Open the selected chat in a new tab" in actions
+
+
+def test_deleting_the_open_chat_closes_its_tab(
+    qtbot: Any, make_window: Any, monkeypatch: Any
+) -> None:
+    win = _two_tabs(qtbot, make_window)[0]
+    win.session_list.setFocus()
+    QTest.keyClick(win.session_list, Qt.Key.Key_Delete)
+    assert win.tabs.chats() == [ChatRef("p1", "s1")]
+    assert (win.profile_id, win.session_key) == ("p1", "s1")
