@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,14 @@ def run_app(
 ) -> dict[str, Any]:
     """Start `python -m desktop --data-dir <fresh dir>` running `driver`; return its report.
 
-    `seed(root)` fills the data dir first (through the gateway's store, never the UI).
+    `seed(root)` fills the data dir first (through the stores, never the UI). The report
+    gains `spawned`: time.monotonic() just before the app process was started.
     """
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
         root = Path(tmp)
         if seed is not None:
             seed(root)
+        spawned = time.monotonic()
         proc = subprocess.Popen(
             [sys.executable, "-m", "desktop", "--data-dir", str(root), *args],
             cwd=ROOT,
@@ -52,5 +55,6 @@ def run_app(
     for line in out.splitlines():
         if line.startswith("BENCH_CHILD "):
             data: dict[str, Any] = json.loads(line[len("BENCH_CHILD ") :])
+            data.setdefault("spawned", spawned)  # time.monotonic() when the app was started
             return data
     raise RuntimeError(f"{driver}: app exited {proc.returncode}: {err[-800:]}")

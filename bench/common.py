@@ -18,6 +18,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "docs" / "bench-profiles"
 RESULT_PREFIX = "BENCH_RESULT "
+# Where bench/bigseed.py keeps the data dirs it seeded, for the rest of the run.
+SEED_CACHE_ENV = "HERMES_QT_BENCH_SEED_CACHE"
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,64 @@ def report_startup(window: MainWindow, backend: ChatBackend) -> None:
         print(f"ONLINE {time.monotonic()}", flush=True)
 
 
+@dataclass(slots=True)
+class FirstPaints:
+    """When (time.monotonic) the window, the chat list and the chat view were first painted,
+    and how many rows each list held then; set by `watch_first_paints` before the window shows.
+    A time is that of the paint event's arrival (what was painted is read then)."""
+
+    window: float | None = None
+    sidebar: float | None = None
+    sidebar_rows: int = 0
+    chat: float | None = None
+    chat_rows: int = 0
+    online: float | None = None  # when the profile first went online
+
+
+FIRST_PAINTS = FirstPaints()
+
+
+def watch_first_paints(window: MainWindow, backend: ChatBackend) -> None:
+    """For bench drivers: fill FIRST_PAINTS from paint events, installed before `show()`."""
+    import time
+
+    from PySide6.QtCore import QEvent, QObject
+
+    from desktop.core.listeners import BackendListener
+    from desktop.core.models import ConnectionState
+
+    sidebar = window.sidebar.session_list.viewport()
+    chat = window.chat_view.viewport()
+    marks = FIRST_PAINTS
+
+    class Probe(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() != QEvent.Type.Paint:
+                return False
+            now = time.monotonic()
+            if obj is window and marks.window is None:
+                marks.window = now
+            elif obj is sidebar and marks.sidebar is None:
+                marks.sidebar = now
+                marks.sidebar_rows = window.sidebar.session_list.model().rowCount()
+            elif obj is chat and marks.chat is None and window.chat_view.chat_model.rowCount():
+                marks.chat = now
+                marks.chat_rows = window.chat_view.chat_model.rowCount()
+            return False
+
+    probe = Probe(window)
+    _kept.add(probe)
+    for widget in (window, sidebar, chat):
+        widget.installEventFilter(probe)
+
+    class Online(BackendListener):
+        def on_status(self, status: ConnectionStatus) -> None:
+            if status.state is ConnectionState.ONLINE and marks.online is None:
+                marks.online = time.monotonic()
+
+    backend.subscribe(Online())
+
+
 @dataclass(frozen=True, slots=True)
 class BenchApp:
     """What a benchmark driver running inside the app gets: the real window and core."""

@@ -320,6 +320,10 @@ async def _run_window(
 
         report_startup(window, entries[0].backend)
     bench_driver = os.environ.get(BENCH_DRIVER_ENV)
+    if bench_driver:
+        from desktop.app.bench_probe import watch_first_paints
+
+        watch_first_paints(window, entries[0].backend)
     window.show()
     window.focus_composer()
     from desktop.app.notifications import FreedesktopNotifier
