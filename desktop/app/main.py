@@ -116,6 +116,14 @@ def _quit_on_signals(app: QApplication, quit_app: Callable[[], None]) -> Callabl
     return stop
 
 
+def _int(value: object) -> int:
+    """A whole number from the preferences file (0 for anything else)."""
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
 def _theme_mode(value: object) -> ThemeMode:
     from desktop.ui.theme import ThemeMode
 
@@ -296,6 +304,7 @@ async def _run_window(
                 controller.reload_models()  # a provider added or changed: the header follows
         theme.set_mode(_theme_mode(prefs.preference("theme", "system")))
         window.set_send_key(str(prefs.preference("send_key", "enter")))
+        window.chat_view.set_reading_width(_int(prefs.preference("reading_width", 0)))
         window.set_close_to_tray(bool(prefs.preference("close_to_tray", False)))
         tray.set_notifications(bool(prefs.preference("notifications", True)))
         keep_awake.set_enabled(bool(prefs.preference("keep_awake", True)))

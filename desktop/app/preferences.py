@@ -32,7 +32,14 @@ log = logging.getLogger(__name__)
 PROFILES_FILE = "profiles.json"
 PREFERENCES_FILE = "preferences.json"
 EMBEDDED_ID = "embedded"
-_PREF_FIELDS = ("theme", "send_key", "notifications", "close_to_tray", "keep_awake")
+_PREF_FIELDS = (
+    "theme",
+    "send_key",
+    "notifications",
+    "close_to_tray",
+    "keep_awake",
+    "reading_width",
+)
 
 
 def _write_json(path: Path, data: Any) -> None:

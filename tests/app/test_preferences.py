@@ -48,6 +48,7 @@ def test_saved_settings_come_back_and_secrets_stay_out_of_json(
     settings.theme = "dark"
     settings.send_key = "ctrl_enter"
     settings.keep_awake = False
+    settings.reading_width = 64
     prefs.save(settings)
 
     again = Preferences(tmp_path, FileTokenStore(tmp_path / "tokens.json")).load()
@@ -56,6 +57,7 @@ def test_saved_settings_come_back_and_secrets_stay_out_of_json(
     assert again.profiles[1].token == ""  # never shown back
     assert [(p.name, p.model) for p in again.providers] == [("main", "m1"), ("backup", "m2")]
     assert (again.theme, again.send_key, again.keep_awake) == ("dark", "ctrl_enter", False)
+    assert again.reading_width == 64
     work = next(p for p in prefs.profiles() if p.id == "work")
     assert prefs.token(work) == "tok-SECRET"
     assert "SECRET" not in _all_json(tmp_path)

@@ -26,6 +26,7 @@ from PySide6.QtGui import (
     QCursor,
     QFocusEvent,
     QFont,
+    QFontMetricsF,
     QGuiApplication,
     QKeyEvent,
     QMouseEvent,
@@ -59,6 +60,7 @@ from desktop.ui.chat.text_selection import (
 )
 from desktop.ui.chat.version_switch import showing, version_count
 from desktop.ui.platform.heap import release_free_memory
+from desktop.ui.render.bubble_layout import BUBBLE_SHARE, PAD_H, ROW_MARGIN_H
 from desktop.ui.render.links import LinkOpener
 from desktop.ui.theme import Colors
 
@@ -124,6 +126,8 @@ class ChatView(QListView):
         # Rows at the newest end were let go (the user read far up): the newest message is
         # not loaded, jumping to it shows the session again from its live end.
         self._newest_let_go = False
+        # The reading-width limit, in characters of the text size (0: the whole view).
+        self._reading_chars = 0
         super().__init__(parent)
         self.setObjectName("chatView")
         self.setAccessibleName("Messages")
@@ -219,6 +223,31 @@ class ChatView(QListView):
         self._rebuild()
         self._place(follow, anchor, offset)
         self.viewport().update()
+
+    def set_reading_width(self, characters: int) -> None:
+        """Keep the conversation in a centred column whose replies wrap at about this many
+        characters (0: as wide as the view); it follows the text size."""
+        characters = max(0, int(characters))
+        if characters == self._reading_chars:
+            return
+        follow = self._at_bottom
+        anchor, offset = self._anchor()
+        self._reading_chars = characters
+        self._rebuild()
+        self._place(follow, anchor, offset)
+        self.viewport().update()
+
+    def column(self) -> tuple[int, int]:
+        """Where the conversation's column starts in the viewport, and its width."""
+        width = self.viewport().width()
+        if not self._reading_chars:
+            return 0, width
+        measure = self._reading_chars * QFontMetricsF(self.font()).averageCharWidth()
+        # A reply's bubble is its text plus padding; a bubble takes at most BUBBLE_SHARE of
+        # the column inside the row margins (see bubble_max_width).
+        wanted = round((measure + 2 * PAD_H) / BUBBLE_SHARE + 2 * ROW_MARGIN_H)
+        column = max(1, min(width, wanted))
+        return (width - column) // 2, column
 
     def show_messages(self, messages: list[ChatMessage]) -> None:
         """Replace the conversation and jump to its end."""
@@ -674,7 +703,7 @@ class ChatView(QListView):
 
     def _rebuild(self) -> None:
         """Every row's height from its estimate or last measurement (open, resize, theme)."""
-        self.bubbles.set_width(self.viewport().width())
+        self.bubbles.set_width(self.column()[1])
         self.render_cache.rows.reset(self.bubbles.row_heights())
         self.render_cache.rows_stale = False
 
@@ -802,7 +831,8 @@ class ChatView(QListView):
         if not 0 <= row < len(self.render_cache.rows):
             return QRect()
         y = self.render_cache.rows.top(row) - self.verticalScrollBar().value()
-        return QRect(0, y, self.viewport().width(), self.render_cache.rows.height(row))
+        left, width = self.column()
+        return QRect(left, y, width, self.render_cache.rows.height(row))
 
     def indexAt(self, p: QPoint) -> QModelIndex:
         y = p.y() + self.verticalScrollBar().value()
@@ -926,7 +956,7 @@ class ChatView(QListView):
         option = QStyleOptionViewItem()
         self.initViewItemOption(option)
         value = self.verticalScrollBar().value()
-        width = self.viewport().width()
+        left, width = self.column()
         clip = e.rect()
         row = self.render_cache.rows.row_at(value + clip.top())
         top = self.render_cache.rows.top(row) - value
@@ -934,7 +964,7 @@ class ChatView(QListView):
         try:
             while row < n and top < clip.bottom() + 1:
                 height = self.render_cache.rows.height(row)
-                option.rect = QRect(0, top, width, height)
+                option.rect = QRect(left, top, width, height)
                 self.bubbles.paint(painter, option, self.chat_model.index(row))
                 top += height
                 row += 1

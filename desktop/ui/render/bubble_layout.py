@@ -35,6 +35,7 @@ ROW_MARGIN_H = 16.0
 PAD_H = 13.0
 PAD_V = 9.0
 MAX_BUBBLE = 720.0
+BUBBLE_SHARE = 0.78  # of the width inside the row margins, at most, a bubble takes
 SECTION_GAP = 6.0
 HEADER_H = 24.0
 CARD_H = 30.0
@@ -89,7 +90,7 @@ class BubbleLayout:
 
 def bubble_max_width(view_width: float) -> float:
     """Widest a bubble may be in a view this wide."""
-    return max(160.0, min(MAX_BUBBLE, (view_width - 2 * ROW_MARGIN_H) * 0.78))
+    return max(160.0, min(MAX_BUBBLE, (view_width - 2 * ROW_MARGIN_H) * BUBBLE_SHARE))
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,14 @@ from desktop.ui.settings.values import (
     problems,
 )
 
+# The reading-width choices: what the list says, and about how many characters a line holds.
+READING_WIDTHS = (
+    ("As wide as the window", 0),
+    ("Wide (about 100 characters)", 100),
+    ("Comfortable (about 80 characters)", 80),
+    ("Narrow (about 64 characters)", 64),
+)
+
 _KIND_LABELS = {
     ProfileKind.EMBEDDED: "Embedded gateway",
     ProfileKind.LOCAL_HERMES: "Local Hermes",
@@ -319,6 +327,12 @@ class SettingsDialog(QDialog):
         self.send_key.addItem("Enter sends, Shift+Enter new line", "enter")
         self.send_key.addItem("Ctrl+Enter sends, Enter new line", "ctrl_enter")
         self.send_key.setCurrentIndex(max(0, self.send_key.findData(self.values.send_key)))
+        self.reading_width = QComboBox(page)
+        _named(self.reading_width, "Reading width", "How wide the conversation's lines may grow")
+        for label, chars in READING_WIDTHS:
+            self.reading_width.addItem(label, chars)
+        found = self.reading_width.findData(self.values.reading_width)
+        self.reading_width.setCurrentIndex(max(0, found))
         self.notifications = QCheckBox("Notify when a reply finishes in the background", page)
         _named(self.notifications, "Notifications")
         self.notifications.setChecked(self.values.notifications)
@@ -331,6 +345,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(page)
         form.addRow("Theme", self.theme)
         form.addRow("Send key", self.send_key)
+        form.addRow("Reading width", self.reading_width)
         form.addRow("", self.notifications)
         form.addRow("", self.close_to_tray)
         form.addRow("", self.keep_awake)
@@ -342,6 +357,7 @@ class SettingsDialog(QDialog):
         self.providers_page.store()
         self.values.theme = str(self.theme.currentData())
         self.values.send_key = str(self.send_key.currentData())
+        self.values.reading_width = int(self.reading_width.currentData())
         self.values.notifications = self.notifications.isChecked()
         self.values.close_to_tray = self.close_to_tray.isChecked()
         self.values.keep_awake = self.keep_awake.isChecked()

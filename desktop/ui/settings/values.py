@@ -53,6 +53,7 @@ class AppSettings:
     notifications: bool = True
     close_to_tray: bool = False
     keep_awake: bool = True  # hold a sleep inhibitor while a reply runs (capped at 2 h)
+    reading_width: int = 0  # replies wrap at about this many characters, centred; 0: full width
 
 
 class CheckError(Exception):

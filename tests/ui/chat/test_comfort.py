@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication, QPoint, Qt
 from PySide6.QtTest import QTest
 
 from desktop.core.models import ChatMessage
@@ -61,3 +61,49 @@ def test_first_up_in_the_message_view_lands_on_a_message_on_screen(
     for _ in range(3):
         QTest.keyClick(view, Qt.Key.Key_Up)
         assert _on_screen(view, view.currentIndex().row()), "each Up scrolls to its message"
+
+
+def _line_lengths(v: ChatView, row: int) -> list[int]:
+    """The characters on each laid-out line of a message's text."""
+    lengths = []
+    for doc, _at in v.bubbles.layout_for(v.chat_model.index(row)).text_docs():
+        block = doc.begin()
+        while block.isValid():
+            layout = block.layout()
+            lengths += [layout.lineAt(i).textLength() for i in range(layout.lineCount())]
+            block = block.next()
+    return lengths
+
+
+def test_a_reading_width_wraps_replies_at_a_comfortable_measure_in_a_centred_column(
+    qtbot: Any, view: ChatView
+) -> None:
+    long = "Terracotta tiles keep a kitchen cool in summer and warm underfoot. " * 12
+    view.resize(1500, 700)
+    view.show_messages([user("u", "which tiles? " * 20), assistant("a", long)])
+    _settle(qtbot, view)
+    assert max(_line_lengths(view, 1)) > 90, "the whole view: long lines"
+    view.set_reading_width(64)
+    _settle(qtbot, view)
+    lines = _line_lengths(view, 1)
+    assert 50 <= max(lines) <= 72, f"wrapped near 64 characters, not {max(lines)}"
+    width = view.viewport().width()
+    reply = view.visualRect(view.chat_model.index(1))
+    prompt = view.visualRect(view.chat_model.index(0))
+    reply_bubble = view.bubbles.layout_for(view.chat_model.index(1)).bubble
+    prompt_bubble = view.bubbles.layout_for(view.chat_model.index(0)).bubble
+    left_gap = reply.left() + reply_bubble.left()
+    right_gap = width - (prompt.left() + prompt_bubble.right())
+    assert left_gap > 300, "the reply is not against the left edge of a wide window"
+    assert abs(left_gap - right_gap) < 4, "the column is centred"
+    # The text in the column is still selected where the pointer is.
+    _doc, at = view.bubbles.layout_for(view.chat_model.index(1)).text_docs()[0]
+    spot = reply.topLeft() + at.toPoint() + QPoint(6, 8)
+    QTest.mouseDClick(
+        view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, spot
+    )
+    assert view.selected_text() == "Terracotta"
+    # A narrow window keeps its whole width.
+    view.resize(500, 700)
+    _settle(qtbot, view)
+    assert view.column() == (0, view.viewport().width())

@@ -44,6 +44,8 @@ def test_save_passes_edited_values_and_leaves_input_untouched(qtbot: Any) -> Non
     d.close_to_tray.setChecked(True)
     assert d.keep_awake.isChecked() and d.keep_awake.accessibleName() == "Keep awake"
     d.keep_awake.setChecked(False)
+    assert d.reading_width.currentData() == 0, "the whole width until a limit is chosen"
+    d.reading_width.setCurrentIndex(d.reading_width.findData(80))
     _button(d, "Save").click()
     assert len(saved) == 1
     v = saved[0]
@@ -56,6 +58,7 @@ def test_save_passes_edited_values_and_leaves_input_untouched(qtbot: Any) -> Non
     )
     assert (v.theme, v.send_key, v.close_to_tray) == ("dark", "ctrl_enter", True)
     assert v.keep_awake is False
+    assert v.reading_width == 80
     assert original.theme == "system" and len(original.profiles) == 1
 
 
