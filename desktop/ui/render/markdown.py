@@ -28,6 +28,9 @@ _LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # A link reference definition ("[x]: url") changes how text before it renders.
 _REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:", re.MULTILINE)
 _LIST_START = re.compile(r"(?:[-+*]|\d{1,9}[.)]?)$")
+# A GFM table's delimiter row: | --- | :-: | --: |
+_TABLE_DELIMITER = re.compile(r"^\|?(?: *:?-+:? *\|)+ *:?-*:? *\r?\n?$")
+_TBODY = "<tbody>\n"
 
 
 @lru_cache(maxsize=64)
@@ -365,7 +368,97 @@ def plain_text(text: str) -> str:
     return "".join(out).strip()
 
 
+def table_lines(text: str) -> list[str] | None:
+    """`text` as the lines of one table alone (its header, its delimiter row, then rows,
+    each line starting with a pipe; blank lines may end it), or None."""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) < 3 or not _TABLE_DELIMITER.match(lines[1]):
+        return None
+    if not all(line.startswith("|") and "\r" not in line for line in lines):
+        return None
+    return lines
+
+
+def _table_row_html(head: str, row: str, render: Callable[[str], str]) -> str | None:
+    """The `<tr>` of one body row of the table headed by `head` (its header and delimiter
+    lines), rendered by `render` as in the whole table; None when it does not render as one."""
+    html = render(f"{head}\n{row}\n")
+    start = html.find(_TBODY)
+    end = html.find("</tbody>")
+    if start < 0 or end < 0 or not html.endswith("</tbody>\n</table>\n"):
+        return None
+    body = html[start + len(_TBODY) : end]
+    return body if body.count("<tr>") == 1 else None
+
+
+class _Tables:
+    """A table's HTML from its rows' HTML, each row rendered once: a table growing a row at a
+    time (a streaming reply) costs one row's parse per frame, not the whole table's.
+
+    The row's HTML is the parser's own (the row rendered under the table's header), so the
+    table reads exactly as rendered whole; anything that might not is rendered whole.
+    """
+
+    def __init__(self, render: Callable[[str], str]) -> None:
+        self._render = render
+        self._heads: OrderedDict[str, str] = OrderedDict()  # head lines -> thead HTML
+        self._rows: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self.rows_rendered = 0
+        """Rows parsed so far (the test of the incremental layout counts them)."""
+
+    def html(self, text: str) -> str | None:
+        lines = table_lines(text)
+        if lines is None:
+            return None
+        head = f"{lines[0]}\n{lines[1]}"
+        thead = self._head(head)
+        if thead is None:
+            return None
+        rows: list[str] = []
+        for line in lines[2:]:
+            row = self._row(head, line)
+            if row is None:
+                return None
+            rows.append(row)
+        return f"{thead}{_TBODY}{''.join(rows)}</tbody>\n</table>\n"
+
+    def _head(self, head: str) -> str | None:
+        found = self._heads.get(head)
+        if found is None:
+            html = self._render(head + "\n")
+            cut = html.find("</thead>\n")
+            if cut < 0 or not html.endswith("</thead>\n</table>\n"):
+                return None
+            found = self._heads[head] = html[: cut + len("</thead>\n")]
+            while len(self._heads) > TABLE_HEADS:
+                self._heads.popitem(last=False)
+        else:
+            self._heads.move_to_end(head)
+        return found
+
+    def _row(self, head: str, line: str) -> str | None:
+        key = (head, line)
+        found = self._rows.get(key)
+        if found is None:
+            row = _table_row_html(head, line, self._render)
+            self.rows_rendered += 1
+            if row is None:
+                return None
+            found = self._rows[key] = row
+            while len(self._rows) > TABLE_ROWS:
+                self._rows.popitem(last=False)
+        else:
+            self._rows.move_to_end(key)
+        return found
+
+    def clear(self) -> None:
+        self._heads.clear()
+        self._rows.clear()
+
+
 # How many results a view keeps of each (least recently used dropped first).
+TABLE_HEADS = 64
+TABLE_ROWS = 2048
 RENDERED = 1024
 RENDERED_FINISHED = 64
 HIGHLIGHTED = 256
@@ -426,10 +519,16 @@ class MarkdownCache:
         self.colours = _Colours()
         """Coloured code; a streaming reply's closed blocks are coloured in idle time."""
         colour = self.colours.now
+        # A table's rows hold no code block: its HTML depends on its text alone.
+        self.tables = _Tables(lambda text: render_markdown_fresh(text, "", "", ""))
+        """Tables by their rows' HTML (a growing table is parsed a row at a time)."""
 
         def fresh(
             text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
         ) -> str:
+            table = None if open_fence else self.tables.html(text)
+            if table is not None:
+                return table
             return render_markdown_fresh(
                 text, style, code_bg, code_fg, open_fence=open_fence, highlight=colour
             )
@@ -447,6 +546,9 @@ class MarkdownCache:
         def streamed(
             text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
         ) -> tuple[str, bool]:
+            table = None if open_fence else self.tables.html(text)
+            if table is not None:
+                return table, False
             plain: list[str] = []
 
             def later(code: str, lang: str, style: str) -> str:
@@ -478,6 +580,7 @@ class MarkdownCache:
     def clear(self) -> None:
         """Forget every result."""
         self.colours.clear()
+        self.tables.clear()
         for cache in self._caches:
             cache.cache_clear()
 

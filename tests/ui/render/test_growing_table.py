@@ -1,0 +1,105 @@
+"""A table streaming in a row at a time: each frame parses the row being written (and the rows
+finished since the last frame), never the whole table again; it reads exactly as rendered
+whole. Counted in characters handed to the markdown parser, not timed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from desktop.ui.chat.view import ChatView
+from desktop.ui.render import bubble_layout, markdown
+from desktop.ui.render.markdown import MarkdownCache, render_markdown_fresh
+from desktop.ui.theme import LIGHT
+from tests.ui.fakes import assistant
+
+HEAD = "| # | name | value |\n|---|:-:|--:|\n"
+
+
+def _row(r: int) -> str:
+    return f"| {r} | `item{r}` with **bold** | {r * 7} |\n"
+
+
+def test_each_frame_of_a_growing_table_parses_its_new_rows_only(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[int] = []  # characters handed to the parser, per frame
+    real = markdown.render_markdown_fresh
+
+    def counting(text: str, *args: Any, **kw: Any) -> str:
+        parsed[-1] += len(text)
+        return real(text, *args, **kw)
+
+    monkeypatch.setattr(markdown, "render_markdown_fresh", counting)
+    docs = bubble_layout.BubbleDocs()
+    font = ChatView().font()
+    reply = assistant("a1", "", streaming=True)
+    intro = "Here is the table:\n\n"
+    rows = 60
+    for r in range(rows):
+        done = intro + HEAD + "".join(_row(i) for i in range(r))
+        for shown in (done + _row(r)[:9], done + _row(r)):  # two frames a row: half, whole
+            reply.text = shown
+            parsed.append(0)
+            lay = bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset(), docs=docs)
+    table_chars = len(HEAD) + sum(len(_row(r)) for r in range(rows))
+    # Whole-table parsing would hand the parser the whole table (thousands of characters) on
+    # each of the late frames; row by row it is a row or two under the header.
+    assert max(parsed[-20:]) < 4 * (len(HEAD) + len(_row(rows))), parsed[-20:]
+    assert sum(parsed) < 3 * table_chars + 2 * rows * len(HEAD) * 2
+    # And it reads as the table rendered whole.
+    assert lay.tail_doc is not None
+    whole = MarkdownCache().fresh(HEAD + "".join(_row(r) for r in range(rows)), "", "", "")
+    assert (
+        lay.tail_doc.toPlainText()
+        == bubble_layout._markdown_doc(False, font, 640, LIGHT, whole).toPlainText()
+    )
+
+
+_CELL = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            " ",
+            "`x`",
+            "**b**",
+            "\\|",
+            "|",
+            "-",
+            ":",
+            "http://x.io",
+            "~~s~~",
+            "[l](u)",
+            "<b>",
+            "&",
+            "\t",
+            "#",
+            ">",
+        ]
+    ),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    cols=st.integers(1, 4),
+    aligns=st.lists(st.sampled_from(["---", ":-:", "--:", ":--", " - "]), min_size=4, max_size=4),
+    rows=st.lists(_CELL, min_size=1, max_size=5),
+    end=st.sampled_from(["", "\n", "\n\n"]),
+)
+def test_a_table_from_its_rows_is_the_table_rendered_whole(
+    cols: int, aligns: list[str], rows: list[str], end: str
+) -> None:
+    head = "|" + "|".join(f" h{i} " for i in range(cols)) + "|\n|" + "|".join(aligns[:cols]) + "|"
+    text = "\n".join([head, *("|" + r for r in rows)]) + end
+    cache = MarkdownCache()
+    by_rows = cache.tables.html(text)
+    if by_rows is not None:
+        assert by_rows == render_markdown_fresh(text, "friendly", "#eee", "#111")
+    assert cache.fresh(text, "friendly", "#eee", "#111") == render_markdown_fresh(
+        text, "friendly", "#eee", "#111"
+    )
