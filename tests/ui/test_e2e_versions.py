@@ -125,3 +125,86 @@ async def test_regenerate_twice_keeps_three_versions_of_one_prompt(
             await until(lambda: _reply(again).text == "Second answer.", "version 2 again")
         finally:
             await again.close()
+
+
+def _prompt(app: App) -> ChatMessage:
+    [prompt] = app.bubbles(Role.USER)
+    return prompt
+
+
+async def test_edit_and_resend_replaces_the_prompt_and_its_reply_keeping_the_pair(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer("First answer.") as provider:
+        use_fake_provider(tmp_path, provider.base_url)
+        app = App.open(tmp_path, qtbot)
+        try:
+            await app.wait_online()
+            app.type_and_send(qtbot, "Tell me a fact")
+            await until(lambda: _done(app, "First answer."), "the first reply")
+            view, composer = app.window.chat_view, app.window.composer
+            # Edit and resend (Ctrl+Shift+E on the prompt): the message box holds it, and
+            # says what sending it will do; Esc leaves it as it was.
+            row = view.chat_model.row_of(_prompt(app).id)
+            assert row is not None
+            view.setFocus()
+            view.setCurrentIndex(view.chat_model.index(row))
+            QTest.keySequence(view, "Ctrl+Shift+E")
+            assert composer.edit.toPlainText() == "Tell me a fact"
+            assert composer.edit_bar.isVisibleTo(app.window)
+            assert "replaces it and its reply" in composer.edit_label.text()
+            qtbot.keyClick(composer.edit, Qt.Key.Key_Escape)
+            assert composer.edit.toPlainText() == "" and not composer.edit_bar.isVisibleTo(
+                app.window
+            )
+            view.setFocus()
+            QTest.keySequence(view, "Ctrl+Shift+E")
+            provider.set_reply("Second answer.")
+            composer.edit.selectAll()
+            qtbot.keyClicks(composer.edit, "Tell me another fact")
+            await _shoot(app, "editing-sent-prompt")
+            qtbot.keyClick(composer.edit, Qt.Key.Key_Return)
+            await until(lambda: _done(app, "Second answer."), "the reply to the edited prompt")
+            await until(
+                lambda: [m.text for m in app.bubbles(Role.USER)] == ["Tell me another fact"],
+                "one prompt, the edited one",
+            )
+            assert version_count(_reply(app)) == (2, 2)
+            # The gateway's history holds the edited pair only; the model got the edit alone.
+            assert await _history(app) == [
+                ("user", "Tell me another fact"),
+                ("assistant", "Second answer."),
+            ]
+            sent = [m["content"] for m in provider.requests[-1]["messages"] if m["role"] == "user"]
+            assert sent == ["Tell me another fact"], sent
+            # Version 1 is the earlier pair: the prompt above the reply reads as it was.
+            _click_version(app, qtbot, -1)
+            await until(lambda: _reply(app).text == "First answer.", "version 1")
+            assert _prompt(app).text == "Tell me a fact"
+            await _shoot(app, "edited-prompt-version-1-of-2")
+            _click_version(app, qtbot, 1)
+            await until(lambda: _reply(app).text == "Second answer.", "version 2")
+            assert _prompt(app).text == "Tell me another fact"
+            key = app.window.session_key
+            assert key is not None
+            exported = conversation_json(app.core.store, app.embedded.profile_id, key)
+            assert [m["text"] for m in exported["messages"] if m["role"] == "user"] == [
+                "Tell me another fact"
+            ]
+            [answer] = [m for m in exported["messages"] if m["role"] == "assistant"]
+            assert [(v["prompt"], v["text"]) for v in answer["versions"]] == [
+                ("Tell me a fact", "First answer.")
+            ]
+        finally:
+            await app.close()
+        again = App.open(tmp_path, qtbot)
+        try:
+            await again.wait_online()
+            again.window.open_session(key)
+            await until(lambda: _done(again, "Second answer."), "the chat shown again")
+            await until(lambda: version_count(_reply(again)) == (2, 2), "its two versions")
+            assert [m.text for m in again.bubbles(Role.USER)] == ["Tell me another fact"]
+            _click_version(again, qtbot, -1)
+            await until(lambda: _prompt(again).text == "Tell me a fact", "the earlier prompt")
+        finally:
+            await again.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import zip_longest
 
 from PySide6.QtCore import (
@@ -399,7 +400,23 @@ class ChatView(QListView):
         if target < m:
             self._newest[message_id] = newest
         self.chat_model.upsert(showing(newest, target))
+        self._show_prompt_of(row, newest, target)
         self.chat_model.flush()
+
+    def _show_prompt_of(self, row: int, newest: ChatMessage, n: int) -> None:
+        """The prompt above a reply shown at version `n` reads as the prompt that version
+        answered (an edit-and-resend changed it)."""
+        above = (self.chat_model.message_at(r) for r in range(row - 1, -1, -1))
+        prompt = next((p for p in above if p.role is Role.USER), None)
+        if prompt is None:
+            return
+        asked = newest.versions[n - 1].prompt if n <= len(newest.versions) else ""
+        current = self._newest.get(prompt.id, prompt)
+        if asked.strip() and asked.strip() != current.text.strip():
+            self._newest[prompt.id] = current
+            self.chat_model.upsert(replace(current, text=asked))
+        elif prompt.id in self._newest:
+            self.chat_model.upsert(self._newest.pop(prompt.id))
 
     def remove_message(self, message_id: str) -> None:
         """A message was removed."""

@@ -62,6 +62,11 @@ def store_image(
 
 
 # The message box grows with its text from one line up to this height, then scrolls.
+# Over the message box while a sent prompt is edited there.
+EDITING = (
+    "Editing your message: sending replaces it and its reply; the earlier pair stays as a "
+    "version under the reply. Esc cancels"
+)
 MIN_EDIT_HEIGHT = 44
 MAX_EDIT_HEIGHT = 240
 THUMB = 28
@@ -226,9 +231,12 @@ class Composer(QWidget):
         image_to_attach(bytes, str): a pasted or dropped image as PNG, and its file name.
         busy_send_requested(str, str, tuple): while a reply runs, "steer" (into the running
             reply) or "interrupt" (stop it, then send), with the text and attachments.
+        resend_requested(str, str, tuple): a sent prompt (its message id), edited here, is
+            to replace that prompt and its reply: the text and attachments (`edit_sent`).
     """
 
     send_requested = Signal(str, tuple)
+    resend_requested = Signal(str, str, tuple)
     busy_send_requested = Signal(str, str, tuple)
     stop_requested = Signal()
     draft_changed = Signal(object)
@@ -244,6 +252,8 @@ class Composer(QWidget):
         self._loading = False
         self._undo_draft: Draft | None = None
         self._paste_count = 0
+        # A sent prompt being edited (`edit_sent`): its id, and the draft it pushed aside.
+        self._editing: tuple[str, Draft] | None = None
 
         self.notice_bar = QFrame(self)
         self.notice_bar.setObjectName("noticeBar")
@@ -252,6 +262,14 @@ class Composer(QWidget):
         self.undo_button.setAccessibleName("Undo draft restore")
         self.undo_button.clicked.connect(self._on_undo_button_clicked)
         self._bar(self.notice_bar, self.notice_label, self.undo_button)
+
+        self.edit_bar = QFrame(self)
+        self.edit_bar.setObjectName("noticeBar")
+        self.edit_label = WrappingLabel(EDITING, self.edit_bar)
+        self.cancel_edit_button = QPushButton("Cancel", self.edit_bar)
+        self.cancel_edit_button.setAccessibleName("Cancel editing the sent message")
+        self.cancel_edit_button.clicked.connect(self.cancel_edit)
+        self._bar(self.edit_bar, self.edit_label, self.cancel_edit_button)
 
         self.banner = QFrame(self)
         self.banner.setObjectName("bannerBar")
@@ -326,10 +344,12 @@ class Composer(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(12, 8, 12, 10)
         outer.setSpacing(6)
-        for w in (self.notice_bar, self.banner, self.save_warning, self.attach_warning, self.chips):
+        bars = (self.notice_bar, self.edit_bar, self.banner, self.save_warning)
+        for w in (*bars, self.attach_warning, self.chips):
             outer.addWidget(w)
         outer.addLayout(row)
         self.notice_bar.hide()
+        self.edit_bar.hide()
         self.banner.hide()
         self._update_buttons()
 
@@ -429,6 +449,32 @@ class Composer(QWidget):
         self.banner.hide()
         self.save_warning.hide()
         self.attach_warning.hide()
+        self._end_edit()  # another chat: the edit of this one's prompt is over
+
+    @property
+    def editing(self) -> str | None:
+        """The id of the sent prompt being edited (`edit_sent`), None when none is."""
+        return self._editing[0] if self._editing is not None else None
+
+    def edit_sent(self, message_id: str, draft: Draft) -> None:
+        """Edit the sent prompt `message_id` here: Send then asks for it to replace that
+        prompt and its reply (`resend_requested`); Cancel or Esc puts back what was here."""
+        before = self._editing[1] if self._editing is not None else self.draft()
+        self._editing = (message_id, before)
+        self._set_content(draft)
+        self.edit_bar.show()
+        self.edit.setFocus()
+
+    def cancel_edit(self) -> None:
+        """Stop editing the sent prompt: the message box holds what it held before."""
+        if self._editing is not None:
+            before = self._editing[1]
+            self._end_edit()
+            self._set_content(before)
+
+    def _end_edit(self) -> None:
+        self._editing = None
+        self.edit_bar.hide()
 
     def show_draft_restored(self, draft: Draft) -> None:
         """Put a recovered draft back, with a notice and an Undo."""
@@ -545,19 +591,27 @@ class Composer(QWidget):
         self.banner.hide()
         self.attach_warning.hide()
         self.notice_bar.hide()
+        editing = self.editing
+        self._end_edit()
         self.clear()
-        self.send_requested.emit(text, attachments)
+        if editing is not None:
+            self.resend_requested.emit(editing, text, attachments)
+        else:
+            self.send_requested.emit(text, attachments)
 
     def _busy_send(self, mode: str) -> None:
         text, attachments = self.edit.toPlainText(), self.attachments
         if not (text.strip() or attachments) or prompt_too_large(text):
             return
+        self._end_edit()  # a running reply is not the turn edited: this goes out as new
         self.clear()
         self.busy_send_requested.emit(mode, text, attachments)
 
     def _on_edit_escape(self) -> None:
         if self._running:
             self.stop_requested.emit()
+        elif self._editing is not None:
+            self.cancel_edit()
 
     def _on_stop_button_clicked(self) -> None:
         self.stop_requested.emit()

@@ -21,6 +21,9 @@ from desktop.ui.window.pane.approvals import ApprovalsPanel
 from desktop.ui.window.pane.details import DetailsDialog
 from desktop.ui.window.pane.header import ChatHeader
 
+# Said when an edited prompt cannot take its own place (only the last turn can be replaced).
+NOT_IN_PLACE = "Only the last message can be replaced: this one goes out as a new message"
+
 
 class OpenChat(Protocol):
     """The shown profile and its open chat, as the window knows them."""
@@ -59,6 +62,7 @@ class ChatIntents(QObject):
         composer.send_requested.connect(self._on_composer_send_requested)
         composer.stop_requested.connect(self.stop)
         composer.busy_send_requested.connect(self._on_composer_busy_send_requested)
+        composer.resend_requested.connect(self._on_composer_resend_requested)
         self._queued = queued
         queued.action.connect(self._on_queued_action)
         composer.draft_changed.connect(self._on_composer_draft_changed)
@@ -108,10 +112,13 @@ class ChatIntents(QObject):
         return (backend, key) if backend is not None and key is not None else None
 
     def stop(self) -> None:
-        """Interrupt the running turn of the open session."""
+        """Esc: interrupt the running turn of the open session; with none running, stop
+        editing a sent prompt."""
         open_ = self._open()
         if open_ is not None and self._composer.running:
             open_[0].interrupt(open_[1])
+        elif self._composer.editing is not None:
+            self._composer.cancel_edit()
 
     def _start_chat(self) -> str | None:
         # Typing straight into an empty window starts a chat, as in any messenger.
@@ -130,6 +137,18 @@ class ChatIntents(QObject):
             backend.run_command(key, text.strip())  # the gateway's command, not a prompt
             return
         backend.send(key, text, attachments)
+
+    def _on_composer_resend_requested(
+        self, message_id: str, text: str, attachments: tuple[Attachment, ...]
+    ) -> None:
+        open_ = self._open()
+        if open_ is None:
+            return
+        backend, key = open_
+        if not backend.resend_edited(key, message_id, text, attachments):
+            # Not the last turn any more (or offline): it goes out as a new message.
+            backend.send(key, text, attachments)
+            self._chat.show_status(NOT_IN_PLACE, 5000)
 
     def _on_composer_busy_send_requested(
         self, mode: str, text: str, attachments: tuple[Attachment, ...]
@@ -212,8 +231,15 @@ class ChatIntents(QObject):
         elif kind == "resend":
             msg = self._view.message(message_id)
             if msg is not None:
-                # Sent messages stay in the history: the edited text goes out as a new prompt.
-                self._composer.set_draft(Draft(msg.text, len(msg.text), msg.attachments))
+                draft = Draft(msg.text, len(msg.text), msg.attachments)
+                prompts = [m for m in self._view.messages() if m.role is Role.USER]
+                if prompts and prompts[-1].id == msg.id and not self._composer.running:
+                    # The last turn's prompt: sent again, it replaces itself and its reply.
+                    self._composer.edit_sent(msg.id, draft)
+                else:
+                    # An earlier prompt stays where it is: the edited text goes out as new.
+                    self._composer.set_draft(draft)
+                    self._chat.show_status(NOT_IN_PLACE, 5000)
         elif kind == "retry_reply" and key:
             if not backend.retry_reply(key, message_id):
                 self._on_chat_view_action_requested("regenerate", message_id)

@@ -225,10 +225,34 @@ def test_edit_and_resend_puts_a_sent_prompt_back_for_editing(
     QTest.keyClick(win.chat_view, Qt.Key.Key_Up)  # on the user's question
     QTest.keyClick(win.chat_view, Qt.Key.Key_Return)  # Enter opens the message's menu
     assert win.composer.edit.toPlainText() == "what is a **quokka**?"
+    # The last prompt: sent again, it asks to replace itself and its reply (in place).
+    assert win.composer.edit_bar.isVisibleTo(win)
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_Return)
+    assert ("resend_edited", "u2") in b.calls
+    assert [args for name, args in b.calls if name == "send"] == []
+    # Where the backend cannot replace it any more, it goes out as a new message.
+    b.replaces_in_place = False
+    win.chat_view.setFocus()
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Return)
     QTest.keyClick(win.composer.edit, Qt.Key.Key_Return)
     assert [args for name, args in b.calls if name == "send"] == [
         ("s1", "what is a **quokka**?", ())
     ]
+
+
+def test_edit_and_resend_of_an_earlier_prompt_goes_out_as_a_new_message(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    win, b = _window(make_window)
+    _run_menu_choosing(monkeypatch, "Edit and resend")
+    for _ in range(3):
+        QTest.keyClick(win.chat_view, Qt.Key.Key_Up)  # on the first question
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Return)
+    assert win.composer.edit.toPlainText() == "first question"
+    assert not win.composer.edit_bar.isVisibleTo(win), "it says nothing of replacing"
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_Return)
+    assert [args for name, args in b.calls if name == "send"] == [("s1", "first question", ())]
+    assert not any(name == "resend_edited" for name, _ in b.calls)
 
 
 GFM = (
