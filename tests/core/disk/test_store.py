@@ -396,3 +396,17 @@ def test_prompts_over_every_chat_newest_chat_first_and_only_the_users(data_dir: 
             ("new", "newer question"),
             ("old", "first question"),
         ]
+
+
+def test_search_with_more_matches_than_its_limit_finds_the_newest(data_dir: Path) -> None:
+    """A word in more messages than a search returns: the newest messages' chats are found
+    (they head the list), not whichever matches ranked first over the whole store."""
+    with Store(data_dir / "app.db") as store:
+        for k in range(6):
+            store.upsert_session("p", f"s{k}", title=f"chat {k}")
+            store.replace_messages(
+                "p", f"s{k}", [CachedMessage(i, "user", f"the giraffe again {i}") for i in range(5)]
+            )
+        hits = store.search("p", "giraffe", limit=5)
+        newest = [("s5", i) for i in (4, 3, 2, 1, 0)]
+        assert [(h.session_key, h.message_idx) for h in hits] == newest

@@ -167,3 +167,18 @@ def test_ctrl_f_without_an_open_chat_searches_all_chats(make_window: Any) -> Non
     win.chat_view.setFocus()
     QTest.keySequence(win, "Ctrl+Shift+F")
     assert win.search_box.hasFocus()
+
+
+def test_a_search_left_in_the_box_filters_a_list_that_arrives_later(qtbot: Any) -> None:
+    """The filter works out which chats pass once per list: a new list (the gateway's, after
+    connecting) is filtered anew, its new chat found and a chat gone from it not listed."""
+    from desktop.ui.sessions.session_list import KEY_ROLE, SessionFilter, SessionListModel
+
+    model = SessionListModel()
+    shown = SessionFilter()
+    shown.setSourceModel(model)
+    model.set_sessions([SessionSummary("s1", "Kitchen tiles"), SessionSummary("s2", "Animals")])
+    shown.set_query("tiles", [])
+    assert [shown.index(r, 0).data(KEY_ROLE) for r in range(shown.rowCount())] == ["s1"]
+    model.set_sessions([SessionSummary("s2", "Animals"), SessionSummary("s3", "Bathroom tiles")])
+    assert [shown.index(r, 0).data(KEY_ROLE) for r in range(shown.rowCount())] == ["s3"]
