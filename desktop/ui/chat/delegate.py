@@ -77,6 +77,11 @@ TILE_MIN = 120
 LIVE_DRAWINGS = 4
 # Rows at the end of a session estimated one by one when it opens (several screens' worth).
 EXACT_ROWS = 200
+# A code block a streaming reply closed is coloured once no frame was built for this long:
+# colouring it (pygments) and laying the coloured block out again take ~10 ms, which on a
+# reply still streaming would hold up the next deltas; a stream that never pauses gets its
+# colours when the reply ends (laid out whole) or when it pauses.
+COLOUR_QUIET_MS = 120
 
 
 def _rect_key(rect: QRect) -> tuple[int, int, int, int]:
@@ -144,10 +149,10 @@ class BubbleDelegate(QStyledItemDelegate):
         self._settle.setSingleShot(True)
         self._settle.setInterval(0)
         self._settle.timeout.connect(self._settle_stacked)
-        # Code blocks a streaming reply closed, shown plain: coloured one per idle step.
+        # Code blocks a streaming reply closed, shown plain: coloured one per idle step, once
+        # the frames paused (COLOUR_QUIET_MS; every layout built starts the wait again).
         self._colour = QTimer(self)
         self._colour.setSingleShot(True)
-        self._colour.setInterval(0)
         self._colour.timeout.connect(self._colour_code)
         # Armed only when a painted row's real height differs from its estimate.
         self._resize_timer = QTimer(self)
@@ -215,8 +220,8 @@ class BubbleDelegate(QStyledItemDelegate):
             self._cache.stacked.add(msg.id)
         elif self._cache.stacked and not self._settle.isActive():
             self._settle.start()
-        if self._cache.docs.colours_waiting() and not self._colour.isActive():
-            self._colour.start()
+        if self._cache.docs.colours_waiting():
+            self._colour.start(COLOUR_QUIET_MS)
         self.layouts_built += 1
         self._cache.layouts[key] = lay
         if len(self._cache.layouts) > LAYOUT_CACHE:
@@ -230,7 +235,7 @@ class BubbleDelegate(QStyledItemDelegate):
         if not docs.colour_step():
             return
         if docs.colours_waiting():
-            self._colour.start()
+            self._colour.start(0)  # still quiet: the next block at once
         else:
             for message_id in docs.streaming():
                 if self._model.row_of(message_id) is not None:

@@ -556,3 +556,35 @@ def test_a_code_block_that_closes_is_coloured_in_idle_time_not_on_the_frame(
     assert now.toHtml() == whole.toHtml()
     # Each frame on the way (plain, then coloured) is drawn as the bubble drawn whole.
     _stream_and_compare(qtbot, view, code + "```\n\nafter and more", [len(code) + 3, len(code) + 9])
+
+
+def test_a_closed_code_block_waits_for_the_stream_to_pause_before_its_colours(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Colouring a block and laying it out again holds the UI thread ~10 ms: done while the
+    # reply streams on, the next deltas would wait that long to show.
+    from desktop.ui.chat import delegate
+    from desktop.ui.render import markdown
+
+    coloured: list[str] = []
+    real = markdown.highlighted
+    monkeypatch.setattr(markdown, "highlighted", lambda *a: coloured.append(a[0]) or real(*a))
+    monkeypatch.setattr(delegate, "COLOUR_QUIET_MS", 60_000)  # a pause that never comes
+    code = "Code:\n\n```python\ndef f():\n    return 1\n```\n\nafter"
+    reply = assistant("a1", code, streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    for k in range(30):  # the reply streams on, frame after frame
+        with qtbot.wait_signal(view.chat_model.flushed):
+            reply.text += f" w{k}"
+            view.update_message(reply)
+        view.grab()
+    assert coloured == [], "coloured while the reply still streamed"
+    docs = view.render_cache.docs
+    assert docs.colours_waiting()
+    assert view.bubbles._colour.remainingTime() > 50_000, "each frame starts the wait again"
+    monkeypatch.setattr(delegate, "COLOUR_QUIET_MS", 0)  # the stream pauses
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += " paused"
+        view.update_message(reply)
+    qtbot.wait_until(lambda: not docs.colours_waiting())
+    assert coloured == ["def f():\n    return 1\n"]
