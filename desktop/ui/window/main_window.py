@@ -18,6 +18,7 @@ from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.chat.zoom import Zoom
 from desktop.ui.platform.folders import Folders
+from desktop.ui.platform.refocus import RefocusAfterDialogs
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
 from desktop.ui.sessions.switcher import SessionSwitcher
@@ -86,6 +87,7 @@ class MainWindow(QMainWindow):
         for entry in profiles:
             self._attach(entry)
         self._restore_state()
+        self._refocus = RefocusAfterDialogs(self)  # no window manager: shortcuts after dialogs
 
     # -- construction -----------------------------------------------------------------------
 
