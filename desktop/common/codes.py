@@ -21,6 +21,8 @@ FRAME_TOO_LARGE = 4130
 # Hermes 0.22: a param the method's contract does not know ("Extra inputs are not permitted").
 # Nothing ran: the request was refused before its handler.
 BAD_PARAMS = 4000
+# Hermes 0.19-0.22: `process.kill` of a process this session does not own (or that is gone).
+NO_SUCH_PROCESS = 4044
 # Hermes 0.20+/0.22: `session.delete` of a session still loaded in the gateway (close it first).
 SESSION_LIVE = 4023
 # Hermes (every line) and the embedded gateway: `prompt.submit{truncate_before_*}` names a user

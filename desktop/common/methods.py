@@ -52,6 +52,20 @@ CONFIG_SET = "config.set"
 # Hermes' `{key}` -> `{value}`; `busy` is what Enter does while a reply runs (queue | steer |
 # interrupt), kept in the gateway's config (display.busy_input_mode).
 CONFIG_GET = "config.get"
+# Hermes 0.19-0.22: the session's token usage (`context_used`, `context_max`, `context_percent`
+# once a turn ran on this runtime); asked after a resume or reconnect for the context meter.
+SESSION_USAGE = "session.usage"
+# Hermes' subagents: stop one `{subagent_id, session_id}` -> `{found}` (0.19-0.22); the live
+# roster is `delegation.status` -> `{active: [...]}` on 0.19/0.20.1 and `subagent.list
+# {session_id}` -> `{subagents: [...]}` on 0.22 (both served by 0.22).
+SUBAGENT_INTERRUPT = "subagent.interrupt"
+SUBAGENT_LIST = "subagent.list"
+DELEGATION_STATUS = "delegation.status"
+# Hermes' background processes of a session: `process.list {session_id}` -> `{processes}`,
+# `process.kill {session_id, process_id}` (this session's only; `process.stop` kills every
+# session's processes on the gateway, so the app does not offer it).
+PROCESS_LIST = "process.list"
+PROCESS_KILL = "process.kill"
 # The embedded gateway's, only when started with --debug.
 DEBUG_STATS = "debug.stats"
 # The server->client requests (Hermes 0.22) this app shows and answers; any other kind (tour,

@@ -191,6 +191,44 @@ class TodoItem:
 
 
 @dataclass(frozen=True, slots=True)
+class Subagent:
+    """A child agent a turn delegated to (Hermes `subagent.*` events), as last reported."""
+
+    id: str  # `subagent_id` (the handle `subagent.interrupt` takes)
+    goal: str
+    # running | completed | failed | interrupted | error | ... as Hermes says; "ended" when it
+    # left the gateway's live roster while this client was away (its outcome unseen)
+    status: str = "running"
+    text: str = ""  # its latest live line (thinking, progress or tool preview)
+    tools: tuple[str, ...] = ()  # the tools it called, oldest first ("name: preview")
+    model: str = ""
+    summary: str = ""  # what it answered, once complete
+    duration: float | None = None  # seconds, once complete
+    depth: int = 0
+    stopping: bool = False  # the user asked to stop it; no end reported yet
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundProcess:
+    """A process the agent left running for this session (Hermes `process.list`)."""
+
+    id: str  # the registry's id (`process.kill {process_id}`)
+    command: str
+    status: str = "running"  # running | exited
+    pid: int | None = None
+    uptime: int | None = None  # seconds, when listed
+    output: str = ""  # the tail of its output
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
+
+@dataclass(frozen=True, slots=True)
 class SessionInfo:
     """What the gateway says about a session's agent, for the chat header and status line."""
 
@@ -211,6 +249,11 @@ class SessionInfo:
     # Hermes' per-session approval bypass (`session.info` `yolo`): its tool calls run without
     # asking. None: the gateway does not say.
     auto_approve: bool | None = None
+    # The subagents of this chat's latest turns, and its background processes.
+    subagents: tuple[Subagent, ...] = ()
+    processes: tuple[BackgroundProcess, ...] = ()
+    # Why the context figure is missing, when it is ("" when known or not asked).
+    context_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

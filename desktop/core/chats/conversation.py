@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import logging
@@ -23,13 +24,21 @@ from desktop.core.chats.requests import (
     snapshot_requests,
     waiting_request,
 )
+from desktop.core.chats.subagents import (
+    SUBAGENT_EVENTS,
+    drop_finished,
+    fold_event,
+    fold_roster,
+)
 from desktop.core.link.protocol import Event
 from desktop.core.models import (
     ApprovalRequest,
+    BackgroundProcess,
     ChatMessage,
     DeliveryState,
     Role,
     SessionInfo,
+    Subagent,
     TodoItem,
     ToolCall,
 )
@@ -124,6 +133,12 @@ class Conversation:
         # The agent's task list and its revision (a stale todo.updated is not taken).
         self.todos: tuple[TodoItem, ...] = ()
         self._todo_revision = -1
+        # The children its turns delegated to (id -> Subagent, spawn order) and the processes
+        # the agent left running (the last `process.list`).
+        self.subagents: dict[str, Subagent] = {}
+        self.processes: tuple[BackgroundProcess, ...] = ()
+        # Why no context figure shows, when the gateway was asked and gave none.
+        self.context_note = ""
         self._now = now or (lambda: 0.0)
         self._started_at: float | None = None  # when the running turn's message.start came
         # The gateway summarises the history (status.update compacting/compressing, or a
@@ -152,6 +167,9 @@ class Conversation:
             context_max=most,
             todos=self.todos,
             auto_approve=_flag(self.info.get("yolo")),
+            subagents=tuple(self.subagents.values()),
+            processes=self.processes,
+            context_note="" if percent is not None else self.context_note,
         )
 
     def add_listener(self, listener: ChangeListener) -> Unsubscribe:
@@ -197,6 +215,9 @@ class Conversation:
         self.messages.append(message)
         if message.role is Role.USER:
             self._failed = None  # a new prompt: an error now is its turn's, not the last one's
+            # ... and the children listed are the new prompt's (a background delegation's
+            # result may start a turn of the gateway's own: its helpers stay listed till then).
+            drop_finished(self.subagents)
         self._changed()
 
     def last_turn(self, reply_id: str) -> tuple[ChatMessage, int | None] | None:
@@ -500,6 +521,41 @@ class Conversation:
         self.usage = dict(usage)  # each tick is the whole snapshot
         return True
 
+    def _on_subagent(self, etype: str, payload: dict[str, Any]) -> bool:
+        self._touched = ()  # no bubble changes: only the session's info
+        return fold_event(self.subagents, etype, payload)
+
+    # -- asked of the gateway (the agent's background work, its usage) -----------------------
+
+    def adopt_roster(self, result: Any) -> None:
+        """The gateway's live subagent roster, asked after a (re)connect."""
+        if fold_roster(self.subagents, result):
+            self._changed(())
+
+    def mark_stopping(self, subagent_id: str, stopping: bool = True) -> None:
+        agent = self.subagents.get(subagent_id)
+        if agent is not None and agent.running and agent.stopping != stopping:
+            self.subagents[subagent_id] = dataclasses.replace(agent, stopping=stopping)
+            self._changed(())
+
+    def set_processes(self, processes: tuple[BackgroundProcess, ...]) -> None:
+        if processes != self.processes:
+            self.processes = processes
+            self._changed(())
+
+    def adopt_usage(self, usage: Any, note: str) -> None:
+        """`session.usage`'s answer, asked after a resume or reconnect: the context meter's
+        figure, or (`note`) why there is none."""
+        changed = False
+        if isinstance(usage, dict) and context_of(usage)[0] is not None and usage != self.usage:
+            self.usage = dict(usage)
+            changed = True
+        if note != self.context_note:
+            self.context_note = note
+            changed = True
+        if changed:
+            self._changed(())
+
     def _on_todos(self, payload: dict[str, Any]) -> bool:
         state = todo_state(payload)
         if state is None:
@@ -551,6 +607,11 @@ class Conversation:
             call.error = bool(payload.get("error")) or bool(failure)
             if isinstance(failure, str) and failure.strip():
                 call.output = failure
+            todos = payload.get("todos")
+            if isinstance(todos, list):
+                # 0.19 / 0.20.1 send the todo tool's list here (0.22: todo.updated); it has no
+                # revision, so it is as new as the list shown.
+                self._on_todos({"todos": todos, "revision": max(self._todo_revision, 0)})
         return True
 
     # -- load errors ---------------------------------------------------------------------
@@ -990,6 +1051,7 @@ _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
     "message.interim": Conversation._on_interim,
     "session.usage": Conversation._on_usage,
     "todo.updated": Conversation._on_todos,
+    **{etype: partial(lambda e, c, p: c._on_subagent(e, p), etype) for etype in SUBAGENT_EVENTS},
     "session.title": Conversation._on_title,
     "tool.generating": lambda c, p: c._on_tool("generating", p),
     "tool.start": lambda c, p: c._on_tool("start", p),

@@ -60,6 +60,7 @@ from desktop.core.models import (
 )
 from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.profile.agent.agent_commands import AgentCommands
+from desktop.core.profile.agent.background_work import BackgroundWork, work_support
 from desktop.core.profile.agent.busy_default import BusyDefault
 from desktop.core.profile.agent.steering import Steering, steer_available
 from desktop.core.profile.catchup import OnlineCatchUp
@@ -180,6 +181,14 @@ class ProfileController:
             spawn=self._spawn,
         )
         self._busy = BusyDefault(self._sup.call)
+        self._work = BackgroundWork(
+            call=self._sup.call,
+            dialect=lambda: supervisor.dialect,
+            router=router,
+            conversation=self._feed.get,
+            notify=notify,
+            spawn=self._spawn,
+        )
         events = SessionEvents(router, self._index, notify, on_list_changed=self._lists.changed)
         self._unsubs: list[Callable[[], None]] = [
             supervisor.add_status_listener(self._on_status),
@@ -187,6 +196,8 @@ class ProfileController:
             router.on_synced(self._catchup.on_router_synced),
             router.on_snapshot(self._catchup.keep_snapshot),
             router.on_snapshot(self._feed.on_router_snapshot),
+            router.on_snapshot(self._work.on_snapshot),
+            supervisor.subscribe(self._work.on_event),
             router.on_failure(self._tell_local_failure),
             outbox.on_state(self._bubbles.on_outbox_state, profile_id),
             outbox.on_removed(self._bubbles.on_outbox_removed, profile_id),
@@ -728,6 +739,18 @@ class ProfileController:
 
     def compress(self, key: str, focus: str = "") -> None:
         self._commands.compress(self._resolve(key), focus)
+
+    def stop_subagent(self, key: str, subagent_id: str) -> None:
+        self._work.stop_subagent(self._resolve(key), subagent_id)
+
+    def kill_process(self, key: str, process_id: str) -> None:
+        self._work.kill_process(self._resolve(key), process_id)
+
+    def refresh_processes(self, key: str) -> None:
+        self._work.refresh_processes(self._resolve(key))
+
+    def work_support(self) -> tuple[str, str]:
+        return work_support(self._sup.dialect)
 
     def set_auto_approve(self, key: str, on: bool) -> None:
         self._commands.set_auto_approve(self._resolve(key), on)
