@@ -53,7 +53,10 @@ class SessionState:
 
 
 def _shown(state: SessionState) -> SessionSummary:
-    return replace(state.summary, running=state.running, unread=state.unread)
+    summary = state.summary
+    if summary.running == state.running and summary.unread == state.unread:
+        return summary  # frozen, shown as it is: no copy per idle chat (10,000 cost 40 ms)
+    return replace(summary, running=state.running, unread=state.unread)
 
 
 class SessionIndex:

@@ -61,9 +61,15 @@ def chat_state(backend: ChatBackend, profile: str, key: str) -> ChatState:
 
 
 def busy_chats(backend: ChatBackend, profile: str) -> list[ChatState]:
-    """The chats of `backend` with a turn running or a question waiting, in list order."""
-    states = (chat_state(backend, profile, s.key) for s in backend.sessions())
-    return [state for state in states if state.busy]
+    """The chats of `backend` with a turn running or a question waiting, in list order.
+
+    Only those are made into states: a title's markdown parsed for each of 10,000 idle chats
+    took 1.2 s, at every start and every refresh of the tabs."""
+    return [
+        chat_state(backend, profile, s.key)
+        for s in backend.sessions()
+        if s.running or backend.pending_requests(s.key)
+    ]
 
 
 def state_icon(state: ChatState, accent: str, warning: str) -> QIcon:
