@@ -27,6 +27,14 @@ SESSION_COMPRESS = "session.compress"
 # Hermes 0.19/0.20.1 and the embedded gateway: drop the last exchange (the last user row and the
 # reply rows after it) from the history, `{removed: N}`; 4009 while a turn runs.
 SESSION_UNDO = "session.undo"
+# Hermes 0.19-0.22: file checkpoints of the session's directory (taken before the agent's first
+# file change in a turn, only with HERMES_TUI_CHECKPOINTS=1 in the gateway's environment):
+# list -> {enabled, checkpoints: [{hash, timestamp, message}]}, diff {hash} -> {stat, diff},
+# restore {hash, file_path?} -> {success, error?, history_removed?} (4009 for a full restore
+# while a turn runs). The embedded gateway has none (-32601).
+ROLLBACK_LIST = "rollback.list"
+ROLLBACK_DIFF = "rollback.diff"
+ROLLBACK_RESTORE = "rollback.restore"
 PROMPT_SUBMIT = "prompt.submit"
 ATTACHMENTS_CLEAR = "attachments.clear"
 IMAGE_ATTACH_BYTES = "image.attach_bytes"

@@ -10,6 +10,7 @@ from desktop.core.models import (
     ConnectionStatus,
     Draft,
     ModelChoice,
+    RollbackState,
     SessionInfo,
     SessionSummary,
 )
@@ -89,6 +90,9 @@ class BackendListener:
 
     def on_models(self, key: str, models: list[ModelChoice]) -> None:
         """Models the session can switch to; empty: this gateway offers no switch."""
+
+    def on_rollback(self, key: str, state: RollbackState) -> None:
+        """The session's file checkpoints (or why there are none), and any diffs asked for."""
 
 
 # How the controller's parts reach its listeners: `notify(lambda l: l.on_sessions(summaries))`

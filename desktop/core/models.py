@@ -284,3 +284,25 @@ class Diagnostics:
     last_inbound_age: float | None = None  # seconds since the last frame arrived
     heartbeat_rtts: tuple[float, ...] = ()  # most recent last, seconds
     reconnects: tuple[ReconnectRecord, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A file checkpoint Hermes took before the agent changed files (rollback.list)."""
+
+    hash: str
+    at: float | None  # wall seconds; None when the gateway's timestamp did not parse
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackState:
+    """A session's checkpoints as last asked. `available` False: `reason` says why restore is
+    not offered. `diffs` maps a checkpoint hash to its diff against the files now ("" none),
+    `loaded` False until the gateway answered once."""
+
+    available: bool = False
+    reason: str = ""
+    checkpoints: tuple[Checkpoint, ...] = ()
+    diffs: dict[str, str] = field(default_factory=dict)
+    loaded: bool = False

@@ -18,6 +18,7 @@ from desktop.core.models import (
     Question,
     ReconnectRecord,
     RequestAnswer,
+    RollbackState,
     SessionInfo,
     SessionSummary,
 )
@@ -189,6 +190,20 @@ class ChatBackend(Protocol):
 
     def compress(self, key: str, focus: str) -> None:
         """Ask the gateway to summarise the session's history (its outcome is a notice)."""
+
+    def rollback_state(self, key: str) -> RollbackState:
+        """The session's file checkpoints as last asked (not loaded yet: `loaded` False)."""
+        ...
+
+    def load_rollback(self, key: str) -> None:
+        """Ask for the session's checkpoints; they arrive via on_rollback."""
+
+    def rollback_diff(self, key: str, checkpoint: str) -> None:
+        """Ask for the diff of a checkpoint against the files now; via on_rollback."""
+
+    def restore_checkpoint(self, key: str, checkpoint: str, file_path: str = "") -> None:
+        """Put one file (relative path) or all files back as at `checkpoint`; a notice says
+        how it went, and a full restore takes the last exchange out of the chat."""
 
     def reload_models(self) -> None:
         """The model providers changed: ask again what every session asked before can use."""

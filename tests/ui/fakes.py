@@ -17,6 +17,7 @@ from desktop.core.models import (
     DeliveryState,
     ModelChoice,
     Role,
+    RollbackState,
     SessionInfo,
     SessionSummary,
 )
@@ -56,6 +57,7 @@ class FakeBackend:
     steer_offered: tuple[bool, str] = (True, "")
     busy: str | None = None
     replaces_in_place: bool = True  # resend_edited: the prompt is the last turn's
+    rollbacks: dict[str, RollbackState] = field(default_factory=dict)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -187,6 +189,18 @@ class FakeBackend:
     def compress(self, key: str, focus: str) -> None:
         self.calls.append(("compress", (key, focus)))
 
+    def rollback_state(self, key: str) -> RollbackState:
+        return self.rollbacks.get(key, RollbackState())
+
+    def load_rollback(self, key: str) -> None:
+        self.calls.append(("load_rollback", key))
+
+    def rollback_diff(self, key: str, checkpoint: str) -> None:
+        self.calls.append(("rollback_diff", (key, checkpoint)))
+
+    def restore_checkpoint(self, key: str, checkpoint: str, file_path: str = "") -> None:
+        self.calls.append(("restore_checkpoint", (key, checkpoint, file_path)))
+
     def pause(self) -> None:
         self.calls.append(("pause", None))
 
@@ -292,6 +306,8 @@ class FakeBackend:
         elif method == "on_session_info":
             key, info = args
             self.infos[key] = info
+        elif method == "on_rollback":
+            self.rollbacks[args[0]] = args[1]
         elif method == "on_commands":
             self.commands_listed = list(args[1])
         elif method == "on_models":

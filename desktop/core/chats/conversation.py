@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from desktop.common.methods import REQUEST_CANCEL_EVENT, SERVER_REQUEST_EVENT
 from desktop.core.chats import reply_state as rs
+from desktop.core.chats.file_changes import record_tool_change
 from desktop.core.chats.progress import context_of, todo_state
 from desktop.core.chats.requests import (
     BLOCKING_KINDS,
@@ -612,6 +613,8 @@ class Conversation:
                 # 0.19 / 0.20.1 send the todo tool's list here (0.22: todo.updated); it has no
                 # revision, so it is as new as the list shown.
                 self._on_todos({"todos": todos, "revision": max(self._todo_revision, 0)})
+            if not call.error:
+                record_tool_change(call, payload)
         return True
 
     # -- load errors ---------------------------------------------------------------------
@@ -942,6 +945,7 @@ class Conversation:
                 if role is Role.TOOL:
                     call = ToolCall(id="", name=_text(data.get("name")) or "tool", done=True)
                     call.args = _text(data.get("context"))
+                    record_tool_change(call, data)  # 0.20.1 keeps the tool's args
                     reply.tools.append(call)
                     continue
                 if text.strip():

@@ -569,6 +569,8 @@ def _extra_of(msg: ChatMessage) -> dict[str, Any]:
     if msg.tools:
         extra["tools"] = [
             {"id": t.id, "name": t.name, "args": t.args, "output": t.output, "error": t.error}
+            # The files it changed and their diffs: no history row keeps the diffs.
+            | ({"changes": t.extra["changes"]} if t.extra.get("changes") else {})
             for t in msg.tools
         ]
     if msg.usage:
@@ -588,4 +590,5 @@ def _tool_from(data: dict[str, Any]) -> ToolCall:
         output=str(data.get("output") or ""),
         done=True,
         error=bool(data.get("error")),
+        extra={"changes": data["changes"]} if isinstance(data.get("changes"), list) else {},
     )

@@ -24,6 +24,10 @@ EMBEDDED_READY = re.compile(r"^HERMES_QT_GATEWAY_READY url=(?P<url>wss?://\S+)\s
 HERMES_READY = re.compile(r"^HERMES_BACKEND_READY port=(?P<port>\d+)\s*$")
 EMBEDDED_TOKEN_ENV = "HERMES_QT_GATEWAY_TOKEN"
 HERMES_TOKEN_ENV = "HERMES_DASHBOARD_SESSION_TOKEN"
+# Hermes takes a file checkpoint before the agent changes files only when its process has this
+# set (`hermes --tui --checkpoints` sets it; `hermes serve` does not): the app sets it for the
+# gateways it starts, so a turn that changed files can be restored (rollback.*).
+CHECKPOINTS_ENV = "HERMES_TUI_CHECKPOINTS"
 LOG_TAIL = 2000
 # A child's standard error file is moved aside (one kept) at a start once it is this big.
 STDERR_LOG_BYTES = 1_000_000
@@ -341,6 +345,7 @@ class HermesServeLauncher(ProcessLauncher):
 
     `hermes` is a path, or "" for the one on PATH (looked up at each start, so installing it
     and pressing Reconnect works). Not finding it, or it not running, is fatal and says so.
+    Checkpoints are on (CHECKPOINTS_ENV=1) unless the user's environment says otherwise.
     """
 
     exit_before_ready_is_fatal = True
@@ -371,8 +376,7 @@ class HermesServeLauncher(ProcessLauncher):
         return [hermes, "serve", "--host", "127.0.0.1", "--port", "0"]
 
     def environment(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(self._extra_env)
+        env = {CHECKPOINTS_ENV: "1", **os.environ, **self._extra_env}
         env["HERMES_HOME"] = str(self._home)
         env[HERMES_TOKEN_ENV] = self.token
         env["PYTHONUNBUFFERED"] = "1"

@@ -55,6 +55,7 @@ from desktop.core.models import (
     ReconnectRecord,
     RequestAnswer,
     Role,
+    RollbackState,
     SessionInfo,
     SessionSummary,
 )
@@ -62,6 +63,7 @@ from desktop.core.observers import Observers, Unsubscribe
 from desktop.core.profile.agent.agent_commands import AgentCommands
 from desktop.core.profile.agent.background_work import BackgroundWork, work_support
 from desktop.core.profile.agent.busy_default import BusyDefault
+from desktop.core.profile.agent.rollback import Rollback
 from desktop.core.profile.agent.steering import Steering, steer_available
 from desktop.core.profile.catchup import OnlineCatchUp
 from desktop.core.profile.chat_admin import ChatAdmin
@@ -162,6 +164,14 @@ class ProfileController:
         )
         self._commands = AgentCommands(
             supervisor, router, self._feed.get, notify, spawn=self._spawn, now=clock.wall
+        )
+        self._rollback = Rollback(
+            supervisor,
+            router,
+            self._feed.get,
+            notify,
+            spawn=self._spawn,
+            now=clock.wall,
         )
         self._admin = ChatAdmin(
             supervisor=supervisor,
@@ -754,6 +764,18 @@ class ProfileController:
 
     def set_auto_approve(self, key: str, on: bool) -> None:
         self._commands.set_auto_approve(self._resolve(key), on)
+
+    def rollback_state(self, key: str) -> RollbackState:
+        return self._rollback.state(self._resolve(key))
+
+    def load_rollback(self, key: str) -> None:
+        self._rollback.load(self._resolve(key))
+
+    def rollback_diff(self, key: str, checkpoint: str) -> None:
+        self._rollback.diff(self._resolve(key), checkpoint)
+
+    def restore_checkpoint(self, key: str, checkpoint: str, file_path: str = "") -> None:
+        self._rollback.restore(self._resolve(key), checkpoint, file_path)
 
     def reload_models(self) -> None:
         """The model providers changed (Settings saved): the header shows what now answers."""

@@ -95,6 +95,23 @@ def test_hermes_serve_command_env_and_ready_parsing(tmp_path: Path) -> None:
     assert launcher.parse_ready("INFO: Uvicorn running") is None
 
 
+def test_hermes_serve_takes_file_checkpoints_unless_the_user_said_no(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without HERMES_TUI_CHECKPOINTS=1 Hermes never checkpoints, so no turn can be restored."""
+    exe = fake_hermes(tmp_path / "bin")
+    monkeypatch.delenv("HERMES_TUI_CHECKPOINTS", raising=False)
+    assert (
+        HermesServeLauncher(tmp_path, hermes=str(exe)).environment()["HERMES_TUI_CHECKPOINTS"]
+        == "1"
+    )
+    monkeypatch.setenv("HERMES_TUI_CHECKPOINTS", "0")
+    assert (
+        HermesServeLauncher(tmp_path, hermes=str(exe)).environment()["HERMES_TUI_CHECKPOINTS"]
+        == "0"
+    )
+
+
 async def test_start_passes_token_by_env_and_close_stops_the_child(data_dir: Path) -> None:
     launcher = ScriptLauncher(data_dir)
     endpoint = await launcher.endpoint()
