@@ -132,6 +132,8 @@ class BubbleDelegate(QStyledItemDelegate):
         self._pressed_link = ""
         # The view's text selection (painted over its one bubble) and keyboard-current row.
         self.selection: TextSelection | None = None
+        # A selection over several messages: each one's selected part, by message id.
+        self.span: dict[str, TextSelection] = {}
         self.focus_row = -1
         # Find in chat: the term (casefolded) highlighted in every bubble, and the current match.
         self.find_term = ""
@@ -358,7 +360,7 @@ class BubbleDelegate(QStyledItemDelegate):
         lay = self.layout_for(index)
         self._note_height(index, msg, lay)
         area = self._bubble_area(lay)
-        sel = self.selection
+        sel = self.span.get(msg.id) or self.selection
         if sel is not None and (sel.message_id != msg.id or sel.empty):
             sel = None
         found = bool(self.find_term) and self.find_term in msg.text.casefold()

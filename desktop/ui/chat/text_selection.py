@@ -149,6 +149,10 @@ def moved(docs: Docs, spot: Spot, key: int, by_word: bool) -> Spot | None:
     return (index, cursor.position())
 
 
+# A selection end past any message's text: from here on, to its end.
+END: Spot = (1 << 30, 1 << 30)
+
+
 def everything(docs: Docs) -> tuple[Spot, Spot]:
     """Start and end of a message's whole text (Ctrl+A)."""
     if not docs:

@@ -51,6 +51,7 @@ from desktop.ui.chat.message_actions import MessageActions
 from desktop.ui.chat.model import MessageListModel
 from desktop.ui.chat.render_cache import Change, RenderCache
 from desktop.ui.chat.text_selection import (
+    END,
     Docs,
     TextSelection,
     everything,
@@ -66,6 +67,8 @@ from desktop.ui.render.links import LinkOpener
 from desktop.ui.theme import Colors
 
 BOTTOM_SLACK = 8
+# How a selection over several messages names each one's part when copied.
+ROLE_LABELS = {Role.USER: "You", Role.ASSISTANT: "Assistant", Role.SYSTEM: "System"}
 # Older history is asked for this many screens before the top of what is loaded is reached.
 PREFETCH_SCREENS = 3
 RELEASE_MS = 300  # scrolling and rows paused this long: freed memory is handed back
@@ -177,6 +180,8 @@ class ChatView(QListView):
         self.bubbles.version_step.connect(self.step_version)
         self.bubbles.link_activated.connect(self._on_bubbles_link_activated)
         self._selecting = False
+        # Where a drag started (message id, text position): it may end in another message.
+        self._drag: tuple[str, tuple[int, int]] | None = None
         # Every occurrence of the find term, top to bottom: (row, n-th occurrence in it).
         self._matches: list[tuple[int, int]] = []
         self.viewport().setMouseTracking(True)  # an I-beam over text, an arrow elsewhere
@@ -253,6 +258,8 @@ class ChatView(QListView):
     def show_messages(self, messages: list[ChatMessage]) -> None:
         """Replace the conversation and jump to its end."""
         self.bubbles.selection = None
+        self.bubbles.span = {}
+        self._drag = None
         self.bubbles.find_term = ""
         self.bubbles.match_row = -1
         self._matches = []
@@ -434,7 +441,7 @@ class ChatView(QListView):
 
     @property
     def selection(self) -> TextSelection | None:
-        """The selected text's ends, if any text is selected."""
+        """The selected text's ends, if text inside one message is selected."""
         sel = self.bubbles.selection
         return sel if sel is not None and not sel.empty else None
 
@@ -455,7 +462,10 @@ class ChatView(QListView):
         return self.chat_model.message_at(row) if row >= 0 else None
 
     def selected_text(self) -> str:
-        """The selected text as plain text ("" when nothing is selected)."""
+        """The selected text as plain text ("" when nothing is selected); over several
+        messages, each one's part in order after its role ("You:", "Assistant:")."""
+        if self.bubbles.span:
+            return self._span_text()
         sel = self.selection
         row = self.chat_model.row_of(sel.message_id) if sel is not None else None
         if sel is None or row is None:
@@ -464,10 +474,52 @@ class ChatView(QListView):
 
     def select_text(self, message_id: str, anchor: tuple[int, int], focus: tuple[int, int]) -> None:
         """Select text inside one message (document index, position) to (index, position)."""
+        if self.bubbles.span:
+            self.bubbles.span = {}
+            self.viewport().update()
         self.bubbles.selection = TextSelection(message_id, anchor, focus)
         self._repaint_message(message_id)
 
+    def select_across(
+        self, anchor_id: str, anchor: tuple[int, int], focus_id: str, focus: tuple[int, int]
+    ) -> None:
+        """Select from a position in one message to a position in another: the messages
+        between are selected whole."""
+        rows = self.chat_model.row_of(anchor_id), self.chat_model.row_of(focus_id)
+        if rows[0] is None or rows[1] is None:
+            return
+        if rows[0] == rows[1]:
+            self.select_text(anchor_id, anchor, focus)
+            return
+        (top, top_spot), (bottom, bottom_spot) = sorted(
+            [(rows[0], anchor), (rows[1], focus)], key=lambda pair: pair[0]
+        )
+        span: dict[str, TextSelection] = {}
+        for row in range(top, bottom + 1):
+            mid = self.chat_model.message_at(row).id
+            start = top_spot if row == top else (0, 0)
+            stop = bottom_spot if row == bottom else END
+            span[mid] = TextSelection(mid, start, stop)
+        self.bubbles.selection = None
+        self.bubbles.span = span
+        self.viewport().update()
+
+    def _span_text(self) -> str:
+        parts: list[str] = []
+        for mid, sel in self.bubbles.span.items():  # top to bottom
+            row = self.chat_model.row_of(mid)
+            if row is None or sel.empty:
+                continue
+            msg = self.chat_model.message_at(row)
+            text = sel.text(self.bubbles.layout_for(self.chat_model.index(row)).text_docs())
+            if text.strip():
+                parts.append(f"{ROLE_LABELS.get(msg.role, msg.role.value)}: {text.strip()}")
+        return "\n\n".join(parts)
+
     def clear_selection(self) -> None:
+        if self.bubbles.span:
+            self.bubbles.span = {}
+            self.viewport().update()
         sel, self.bubbles.selection = self.bubbles.selection, None
         if sel is not None:
             self._repaint_message(sel.message_id)
@@ -532,7 +584,9 @@ class ChatView(QListView):
         self.setCurrentIndex(index)
         msg = self.chat_model.message_at(row)
         sel = self.selection
-        has_selection = sel is not None and sel.message_id == msg.id
+        has_selection = (
+            sel is not None and sel.message_id == msg.id
+        ) or msg.id in self.bubbles.span
         if sel is not None and not has_selection:
             self.clear_selection()
         return self.message_actions.menu(
@@ -1013,25 +1067,32 @@ class ChatView(QListView):
         else:
             self.clear_selection()
             self.bubbles.selection = TextSelection(msg.id, spot, spot)
+        sel = self.bubbles.selection
+        self._drag = (sel.message_id, sel.anchor) if sel is not None else None
         self._selecting = True
         e.accept()
 
     def mouseMoveEvent(self, e: QMouseEvent) -> None:
         pos = e.position().toPoint()
-        sel = self.bubbles.selection
-        if self._selecting and sel is not None:
-            row = self.chat_model.row_of(sel.message_id)
-            if row is None:
+        if self._selecting and self._drag is not None:
+            anchor_id, anchor = self._drag
+            if self.chat_model.row_of(anchor_id) is None:
                 return
-            rect = self.visualRect(self.chat_model.index(row))
-            docs = self._docs(sel.message_id)
             # Dragging past the viewport's edge scrolls, so a long reply can be selected whole.
-            if pos.y() < 0 or pos.y() > self.viewport().height():
+            height = self.viewport().height()
+            if pos.y() < 0 or pos.y() > height:
                 step = SINGLE_STEP if pos.y() > 0 else -SINGLE_STEP
                 self.verticalScrollBar().setValue(self.verticalScrollBar().value() + step)
-                rect = self.visualRect(self.chat_model.index(row))
-            spot = nearest(docs, QPointF(pos - rect.topLeft()))
-            self.select_text(sel.message_id, sel.anchor, spot)
+            # The message under the pointer (the nearest one past the view's edges or the end).
+            under = QPoint(
+                max(0, min(pos.x(), self.viewport().width() - 1)), max(0, min(pos.y(), height - 1))
+            )
+            index = self.indexAt(under)
+            row = index.row() if index.isValid() else self.chat_model.rowCount() - 1
+            msg = self.chat_model.message_at(row)
+            rect = self.visualRect(self.chat_model.index(row))
+            spot = nearest(self._docs(msg.id), QPointF(pos - rect.topLeft()))
+            self.select_across(anchor_id, anchor, msg.id, spot)
             return
         if not e.buttons():
             _row, hovered = self._text_spot(pos, exact=True)
@@ -1061,6 +1122,8 @@ class ChatView(QListView):
             return
         msg = self.chat_model.message_at(row)
         self.select_text(msg.id, *word_at(self._docs(msg.id), spot))
+        sel = self.bubbles.selection
+        self._drag = (msg.id, sel.anchor) if sel is not None else None
         self._selecting = True
         e.accept()
 
@@ -1089,7 +1152,7 @@ class ChatView(QListView):
         if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and msg is not None:
             self.show_message_menu()
             return
-        if e.key() == Qt.Key.Key_Escape and self.selection is not None:
+        if e.key() == Qt.Key.Key_Escape and (self.selection is not None or self.bubbles.span):
             self.clear_selection()
             return
         super().keyPressEvent(e)

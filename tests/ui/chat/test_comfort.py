@@ -107,3 +107,63 @@ def test_a_reading_width_wraps_replies_at_a_comfortable_measure_in_a_centred_col
     view.resize(500, 700)
     _settle(qtbot, view)
     assert view.column() == (0, view.viewport().width())
+
+
+def test_a_drag_selects_across_messages_and_copies_them_in_order_with_their_roles(
+    qtbot: Any, view: ChatView
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    view.show_messages(
+        [
+            user("u1", "Which tiles suit a kitchen?"),
+            assistant("a1", "Terracotta keeps it cool.\n\nSlate is harder wearing."),
+            user("u2", "And for a bathroom floor?"),
+            assistant("a2", "Porcelain, with a matt finish."),
+        ]
+    )
+    _settle(qtbot, view)
+
+    def spot_at(row: int, word: str) -> QPoint:
+        index = view.chat_model.index(row)
+        doc, at = view.bubbles.layout_for(index).text_docs()[0]
+        cursor = doc.find(word)
+        block = cursor.block()
+        rect = doc.documentLayout().blockBoundingRect(block)
+        layout = block.layout()
+        offset = cursor.selectionStart() - block.position()
+        line = layout.lineForTextPosition(offset)
+        assert line.isValid()
+        x = line.cursorToX(offset)
+        x = x[0] if isinstance(x, tuple) else x
+        y = rect.top() + line.y() + line.height() / 2
+        return view.visualRect(index).topLeft() + QPoint(int(at.x() + x + 1), int(at.y() + y))
+
+    start, end = spot_at(0, "tiles"), spot_at(2, "bathroom")
+    left, none = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    before = view.viewport().grab().toImage()
+    QTest.mousePress(view.viewport(), left, none, start)
+    QTest.mouseMove(view.viewport(), spot_at(1, "Slate"))
+    QTest.mouseMove(view.viewport(), end)
+    QTest.mouseRelease(view.viewport(), left, none, end)
+    text = view.selected_text()
+    assert text == (
+        "You: tiles suit a kitchen?\n\n"
+        "Assistant: Terracotta keeps it cool.\nSlate is harder wearing.\n\n"
+        "You: And for a"
+    ), text
+    # The reply between is drawn selected, not just the two ends.
+    middle = view.visualRect(view.chat_model.index(1))
+    after = view.viewport().grab().toImage()
+    assert before.copy(middle) != after.copy(middle), "the whole reply between is highlighted"
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == text
+    # Dragging back into the first message selects inside it alone again.
+    QTest.mousePress(view.viewport(), left, none, start)
+    QTest.mouseMove(view.viewport(), end)
+    QTest.mouseMove(view.viewport(), spot_at(0, "kitchen"))
+    QTest.mouseRelease(view.viewport(), left, none, spot_at(0, "kitchen"))
+    assert view.selected_text() == "tiles suit a "
+    QTest.keyClick(view, Qt.Key.Key_Escape)
+    assert view.selected_text() == ""
