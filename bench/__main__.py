@@ -49,6 +49,7 @@ BENCHES: dict[str, tuple[str, float, str]] = {
         "1,000,000 messages: results on screen p95 <= 100 ms",
     ),
     "cold_start": ("bench.cold_start", 240, "1,000,000 messages: last open chat painted <= 0.5 s"),
+    "reconnect": ("bench.reconnect", 300, "50 chats: reactivated <= 1 s embedded, <= 3 s Hermes"),
 }
 TABLE = ROOT / "docs" / "benchmarks.md"
 STALE = "**stale: not rerun in this run**; "
