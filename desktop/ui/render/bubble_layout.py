@@ -22,10 +22,10 @@ from desktop.ui.render.document import (
     used_width,
 )
 from desktop.ui.render.markdown import (
+    ChunkScan,
     MarkdownCache,
     closed_fences,
     ends_in_open_fence,
-    stream_chunks,
 )
 from desktop.ui.render.usage import footer_text
 from desktop.ui.theme import Colors
@@ -178,6 +178,8 @@ class _Stream:
     look: str
     groups: list[tuple[str, QTextDocument, bool]] = field(default_factory=list)
     """(its text, its document, whether a code block in it is shown plain for now)"""
+    chunks: ChunkScan = field(default_factory=ChunkScan)
+    """Its text's block groups, scanned from the last final one on."""
 
 
 class BubbleDocs:
@@ -245,14 +247,15 @@ class BubbleDocs:
         A group is rendered and laid out when it is finished and then reused for every later
         delta, so a paragraph break costs one paragraph's layout however long the reply is.
         """
-        chunks, tail = stream_chunks(msg.text)
         style = (colors.pygments_style, colors.code_bg, colors.text)
         user = msg.role is Role.USER
         look = f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{user}"
         streams = self._streams
         stream = streams.get(msg.id)
         if stream is None or stream.width != width or stream.look != look:
-            stream = _Stream(width, look)
+            scan = stream.chunks if stream is not None else ChunkScan()
+            stream = _Stream(width, look, chunks=scan)
+        chunks, tail = stream.chunks.scan(msg.text)
         streams[msg.id] = stream
         streams.move_to_end(msg.id)
         while len(streams) > STREAMS:

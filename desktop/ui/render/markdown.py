@@ -291,6 +291,38 @@ def stream_chunks(text: str) -> tuple[list[str], str]:
     return chunks, text[cut:]
 
 
+class ChunkScan:
+    """`stream_chunks` of one growing text, each frame scanning only what its last final
+    group boundary leaves: the text grows at its end, and a boundary with a finished line
+    after it never moves (the scan there starts as at the text's start: after a blank line,
+    outside any fence, before a block that continues none), so a frame costs the last group
+    and what came since, not the whole reply. Text that was not only added to is scanned
+    whole again."""
+
+    __slots__ = ("_chunks", "_prefix", "_text", "scanned")
+
+    def __init__(self) -> None:
+        self._text = ""  # the text last scanned
+        self._prefix = ""  # its final groups joined
+        self._chunks: list[str] = []
+        self.scanned = 0
+        """Characters scanned so far (the regression test counts them)."""
+
+    def scan(self, text: str) -> tuple[list[str], str]:
+        if not text.startswith(self._text):
+            self._prefix, self._chunks = "", []
+        self._text = text
+        start = len(self._prefix)
+        more, tail = stream_chunks(text[start:])
+        self.scanned += len(text) - start
+        chunks = self._chunks + more
+        if len(more) > 1:
+            # All but the last boundary have a finished line after them: they are final.
+            self._chunks = chunks[:-1]
+            self._prefix += "".join(more[:-1])
+        return chunks, tail
+
+
 def finished_groups(text: str) -> list[str] | None:
     """A finished reply cut into the block groups it streamed in, each rendering alone as it
     does inside the whole text; None when the text cannot be cut that way.

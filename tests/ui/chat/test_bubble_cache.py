@@ -588,3 +588,47 @@ def test_a_closed_code_block_waits_for_the_stream_to_pause_before_its_colours(
         view.update_message(reply)
     qtbot.wait_until(lambda: not docs.colours_waiting())
     assert coloured == ["def f():\n    return 1\n"]
+
+
+def test_each_frame_scans_the_last_block_group_not_the_whole_reply(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.ui.render import markdown
+
+    scanned: list[int] = []  # characters looked at to find the block groups, per frame
+    real = markdown.stream_chunks
+
+    def counting(text: str) -> tuple[list[str], str]:
+        scanned[-1] += len(text)
+        return real(text)
+
+    monkeypatch.setattr(markdown, "stream_chunks", counting)
+    docs = bubble_layout.BubbleDocs()
+    font = ChatView().font()
+    reply = assistant("a1", "", streaming=True)
+    for n in range(1, 80):
+        for cut in (20, len(_paragraph(n))):  # two frames a paragraph
+            reply.text = "".join(_paragraph(i) for i in range(1, n)) + _paragraph(n)[:cut]
+            scanned.append(0)
+            lay = bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset(), docs=docs)
+    # A long reply (~16,000 characters by now): each frame scans a paragraph or two.
+    assert len(reply.text) > 15_000
+    assert max(scanned[-40:]) < 3 * len(_paragraph(80)), scanned[-40:]
+    assert len(lay.head_docs) == 78  # (the last paragraph is still the block being written)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from([*_ATOMS, "| a |", "~~~\n", "\t"]), max_size=4), max_size=25)
+)
+def test_block_groups_of_a_growing_text_are_those_of_the_text_scanned_whole(
+    steps: list[list[str]],
+) -> None:
+    from desktop.ui.render.markdown import ChunkScan
+
+    scan, text = ChunkScan(), ""
+    for atoms in steps:
+        text += "".join(atoms)
+        assert scan.scan(text) == stream_chunks(text)
+    text = text[: len(text) // 2] + "- x\n"  # replaced, not grown: scanned whole again
+    assert scan.scan(text) == stream_chunks(text)
