@@ -38,6 +38,7 @@ from PySide6.QtWidgets import QListView, QStyledItemDelegate, QStyleOptionViewIt
 
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.chat.attachment_open import AttachmentActions
+from desktop.ui.chat.changes_card import draw_changes
 from desktop.ui.chat.model import MESSAGE_ROLE, REVISION_ROLE, MessageListModel
 from desktop.ui.chat.render_cache import Change, Drawn, RenderCache
 from desktop.ui.chat.reply_note import draw_reply_note
@@ -588,6 +589,8 @@ class BubbleDelegate(QStyledItemDelegate):
                 self._draw_doc(painter, lay.thinking_doc, lay.thinking_pos, muted)
         for i, (header, body, pos) in enumerate(lay.tool_cards):
             self._draw_tool(painter, msg, i, (header, body, pos))
+        if lay.changes is not None:
+            draw_changes(painter, lay.changes, c)
         if lay.doc is not None or lay.tail_doc is not None:
             clip = painter.clipBoundingRect() if painter.hasClipping() else None
             seen = 0  # occurrences of the find term in the documents above
@@ -937,7 +940,7 @@ class BubbleDelegate(QStyledItemDelegate):
                     AttachmentActions.save_as(self._view, att)
         elif kind == "version":
             self.version_step.emit(msg.id, index)
-        elif kind in ("thinking", "tool"):
+        elif kind in ("thinking", "tool", "changes", "change_file"):
             state = self._expanded.setdefault(msg.id, set())
             state.symmetric_difference_update({(kind, index)})
             model.touch(msg.id)

@@ -91,6 +91,10 @@ class MessageActions(QObject):
                 label = f"Show or hide tool {msg.tools[z.index].name}"
             elif z.kind == "attachment":
                 label = f"Open {z.label}"
+            elif z.kind == "changes":
+                label = f"Show or hide changed files ({z.label})"
+            elif z.kind == "change_file":
+                label = f"Show or hide the diff of {z.label}"
             else:
                 label = _ZONE_LABELS.get(z.kind, z.label or z.kind)
             action = QAction(label, menu)

@@ -12,6 +12,7 @@ from desktop.core.chats.reply_state import state_text, unfinished
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.render.attachments import GAP as ATTACH_GAP
 from desktop.ui.render.attachments import Previews, attachment_size, estimated_height
+from desktop.ui.render.changes import RESTORE_LABEL, ChangesCard, lay_out_changes
 from desktop.ui.render.delivery import bubble_error_text, has_note
 from desktop.ui.render.document import (
     SafeDocument,
@@ -77,6 +78,8 @@ class BubbleLayout:
     attachment_rects: list[QRectF] = field(default_factory=list)
     footer: QRectF = field(default_factory=QRectF)
     error_rect: QRectF | None = None
+    # A reply whose tools changed files: its "N files changed" card (ui/render/changes).
+    changes: ChangesCard | None = None
     zones: list[Zone] = field(default_factory=list)
 
     def text_docs(self) -> list[tuple[QTextDocument, QPointF]]:
@@ -364,6 +367,21 @@ def build_layout(
                 copies += 1
             y += size.height()
 
+    card = (
+        None
+        if user
+        else lay_out_changes(msg, y + SECTION_GAP, inner_max, font, colors, expanded=expanded)
+    )
+    if card is not None:
+        lay.changes = card
+        y = card.card.bottom() + SECTION_GAP
+        content_w = inner_max
+        lay.zones.append(Zone("changes", 0, card.header, card.title))
+        for i, row in enumerate(card.rows):
+            lay.zones.append(Zone("change_file", i, row.rect, row.change.path))
+        if card.button is not None:
+            lay.zones.append(Zone("restore_changes", 0, card.button, RESTORE_LABEL))
+
     for i, att in enumerate(msg.attachments):
         # A thumbnail or a chip, each a button: it opens the file (see ui/chat/attachment_open).
         w, h = attachment_size(att, docs.previews.get(att), font, inner_max)
@@ -447,8 +465,10 @@ def build_layout(
     lay.footer = QRectF(dx, lay.footer.top(), content_w, FOOTER_H)
     if lay.error_rect is not None:
         lay.error_rect = QRectF(dx, lay.error_rect.top(), content_w, lay.error_rect.height())
+    if lay.changes is not None:
+        lay.changes = lay.changes.shifted(dx, content_w)
     for zone in lay.zones:
-        if zone.kind in ("thinking", "tool"):
+        if zone.kind in ("thinking", "tool", "changes", "change_file"):
             zone.rect = QRectF(dx, zone.rect.top(), content_w, zone.rect.height())
         else:
             zone.rect = zone.rect.translated(dx, 0)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QWidget
 from desktop.core.chats.turns import prompt_before
 from desktop.core.models import Attachment, ModelChoice, Role
 from desktop.ui.backend import ChatBackend, Draft
+from desktop.ui.chat.restore_dialog import open_restore
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import Composer, store_files, store_image
 from desktop.ui.compose.prompt_history import PromptHistory
@@ -240,6 +241,12 @@ class ChatIntents(QObject):
                     # An earlier prompt stays where it is: the edited text goes out as new.
                     self._composer.set_draft(draft)
                     self._chat.show_status(NOT_IN_PLACE, 5000)
+        elif kind == "restore_changes" and key:
+            reply = self._view.message(message_id)
+            if reply is not None:
+                colors = self._view.bubbles.colors
+                messages = self._view.messages()
+                open_restore(backend, key, reply, messages, colors=colors, parent=self._view)
         elif kind == "retry_reply" and key:
             if not backend.retry_reply(key, message_id):
                 self._on_chat_view_action_requested("regenerate", message_id)
