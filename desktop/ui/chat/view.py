@@ -64,6 +64,7 @@ from desktop.ui.chat.version_switch import showing, version_count
 from desktop.ui.platform.heap import release_free_memory
 from desktop.ui.render.bubble_layout import BUBBLE_SHARE, PAD_H, ROW_MARGIN_H
 from desktop.ui.render.links import LinkOpener
+from desktop.ui.render.quoting import source_of
 from desktop.ui.theme import Colors
 
 BOTTOM_SLACK = 8
@@ -105,7 +106,7 @@ class ChatView(QListView):
     Signals:
         action_requested(str, str): ("retry" | "edit" | "discard" | "regenerate" | "resend",
             message id).
-        quote_requested(str): text to quote in the composer.
+        quote_requested(str, str): markdown to reply to in the composer, and whose it is.
         code_copied(str): a code block was copied.
         text_copied(str): message text was copied (plain or markdown).
         older_wanted(), newer_wanted(): the next page of history is near the screen.
@@ -114,7 +115,7 @@ class ChatView(QListView):
     """
 
     action_requested = Signal(str, str)
-    quote_requested = Signal(str)
+    quote_requested = Signal(str, str)
     code_copied = Signal(str)
     text_copied = Signal(str)
     older_wanted = Signal()
@@ -550,13 +551,20 @@ class ChatView(QListView):
             self.text_copied.emit(msg.text)
 
     def quote(self) -> None:
-        """Quote the selection, or the current message, in the composer."""
-        text = self.selected_text()
-        if not text:
+        """Reply to the selection, or the current message, in the composer: its markdown
+        as written (a selection inside a code block comes in its fence)."""
+        sel = self.selection
+        msg = self.message(sel.message_id) if sel is not None else None
+        if sel is not None and msg is not None:
+            text = source_of(self.selected_text(), msg.text)
+        elif self.bubbles.span:
+            text, msg = self.selected_text(), None  # several messages, each after its role
+        else:
             msg = self.current_message()
-            text = self.render_cache.docs.markdown.plain_text(msg.text) if msg is not None else ""
+            text = msg.text if msg is not None else ""
         if text.strip():
-            self.quote_requested.emit(text)
+            who = ROLE_LABELS.get(msg.role, msg.role.value) if msg is not None else "a selection"
+            self.quote_requested.emit(text, who)
 
     def _step_current(self, delta: int) -> None:
         msg = self.current_message()

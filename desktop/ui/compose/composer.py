@@ -26,6 +26,7 @@ from desktop.ui.compose.slash_completer import SlashCompleter
 from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.resources import icon
 from desktop.ui.render.delivery import failure_label
+from desktop.ui.render.quoting import preview, with_quote
 from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
 
 SEND_ENTER = "enter"  # Enter sends, Shift+Enter adds a line
@@ -271,6 +272,20 @@ class Composer(QWidget):
         self.cancel_edit_button.clicked.connect(self.cancel_edit)
         self._bar(self.edit_bar, self.edit_label, self.cancel_edit_button)
 
+        # Replying to a quote: one line of it and a button to drop it; the quote itself goes
+        # out above the typed text, as a markdown blockquote (`with_quote`).
+        self._quote = ""
+        self.quote_bar = QFrame(self)
+        self.quote_bar.setObjectName("noticeBar")
+        self.quote_label = QLabel("", self.quote_bar)
+        self.quote_label.setObjectName("quoteLabel")
+        self.quote_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.remove_quote_button = QPushButton("Remove", self.quote_bar)
+        self.remove_quote_button.setAccessibleName("Remove the quote")
+        self.remove_quote_button.clicked.connect(self.remove_quote)
+        self._bar(self.quote_bar, self.quote_label, self.remove_quote_button)
+        self.quote_bar.hide()
+
         self.banner = QFrame(self)
         self.banner.setObjectName("bannerBar")
         self.banner_label = WrappingLabel("", self.banner)
@@ -344,7 +359,7 @@ class Composer(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(12, 8, 12, 10)
         outer.setSpacing(6)
-        bars = (self.notice_bar, self.edit_bar, self.banner, self.save_warning)
+        bars = (self.notice_bar, self.edit_bar, self.quote_bar, self.banner, self.save_warning)
         for w in (*bars, self.attach_warning, self.chips):
             outer.addWidget(w)
         outer.addLayout(row)
@@ -510,25 +525,39 @@ class Composer(QWidget):
         self._set_content(draft)
         self.edit.setFocus()
 
-    def quote(self, text: str) -> None:
-        """Insert `text` as a markdown quote at the cursor, ready for the reply below it."""
-        quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
-        cursor = self.edit.textCursor()
-        before = self.edit.toPlainText()[: cursor.position()]
-        lead = (
-            ""
-            if not before or before.endswith("\n\n")
-            else ("\n" if before.endswith("\n") else "\n\n")
-        )
-        cursor.insertText(f"{lead}{quoted}\n\n")
-        self.edit.setTextCursor(cursor)
+    def quote(self, markdown: str, who: str = "") -> None:
+        """Reply to `markdown` (a message or a selection of it, as written): a compact
+        reply-to line above the box, the quote sent above what is typed."""
+        self._quote = markdown
+        line = preview(markdown)
+        self.quote_label.setText(f"Replying to {who}: {line}" if who else f"Replying to: {line}")
+        self.quote_label.setToolTip(markdown)
+        self.quote_bar.setAccessibleName(self.quote_label.text())
+        self.quote_bar.show()
         self.edit.setFocus()
+
+    @property
+    def quoted(self) -> str:
+        """The markdown being replied to ("" for none)."""
+        return self._quote
+
+    def remove_quote(self) -> None:
+        """Send the reply without its quote."""
+        self._quote = ""
+        self.quote_bar.hide()
+        self.edit.setFocus()
+
+    def _outgoing(self) -> str:
+        """What Send sends: the quote (if any) above the typed text."""
+        return with_quote(self._quote, self.edit.toPlainText())
 
     def clear(self) -> None:
         """Empty text and attachments (after a send)."""
         self._set_content(Draft())
 
     def _set_content(self, draft: Draft) -> None:
+        self._quote = ""  # a quote belongs to the reply being written, not to a draft
+        self.quote_bar.hide()
         for chip in self.chips.findChildren(AttachmentChip):
             chip.deleteLater()
             chip.setParent(None)
@@ -573,7 +602,7 @@ class Composer(QWidget):
     # -- slots ------------------------------------------------------------------------------
 
     def _on_edit_submit(self) -> None:
-        text = self.edit.toPlainText()
+        text = self._outgoing()
         if not (text.strip() or self._attachments):
             return
         too_large = prompt_too_large(text)
@@ -600,7 +629,7 @@ class Composer(QWidget):
             self.send_requested.emit(text, attachments)
 
     def _busy_send(self, mode: str) -> None:
-        text, attachments = self.edit.toPlainText(), self.attachments
+        text, attachments = self._outgoing(), self.attachments
         if not (text.strip() or attachments) or prompt_too_large(text):
             return
         self._end_edit()  # a running reply is not the turn edited: this goes out as new

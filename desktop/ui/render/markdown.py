@@ -120,6 +120,22 @@ def _bullet_list_open(renderer: Any, tokens: Any, idx: int, options: Any, env: A
     return str(renderer.renderToken(tokens, idx, options, env))
 
 
+# A quote has a bar down its left side: Qt's rich text draws no border on one side of a
+# block, so the quote sits in a table whose first, narrow cell is the bar.
+QUOTE_BAR = "#9aa4b2"
+
+
+def _blockquote_open(_renderer: Any, _tokens: Any, _idx: int, _options: Any, _env: Any) -> str:
+    return (
+        '<table cellspacing="0" cellpadding="0" style="margin-top:2px; margin-bottom:6px;">'
+        f'<tr><td width="3" bgcolor="{QUOTE_BAR}"></td><td style="padding-left:10px;">'
+    )
+
+
+def _blockquote_close(_renderer: Any, _tokens: Any, _idx: int, _options: Any, _env: Any) -> str:
+    return "</td></tr></table>\n"
+
+
 def _html_inline(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
     # Raw HTML is off, so inline HTML only comes from the task-list plugin's checkboxes,
     # which Qt's rich text cannot show: they become ballot boxes.
@@ -155,6 +171,8 @@ def _parsers(linkify: bool) -> MarkdownIt:
     md.add_render_rule("table_open", _table_open)
     md.add_render_rule("html_inline", _html_inline)
     md.add_render_rule("bullet_list_open", _bullet_list_open)
+    md.add_render_rule("blockquote_open", _blockquote_open)
+    md.add_render_rule("blockquote_close", _blockquote_close)
     forget_import_sources()  # markdown-it and its plugins were just imported
     return md
 

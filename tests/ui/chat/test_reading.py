@@ -210,11 +210,65 @@ def test_regenerate_sends_the_prompt_of_that_reply_again(make_window: Any) -> No
     assert [args for name, args in b.calls if name == "send"] == [("s1", "first question", ())]
 
 
-def test_quote_puts_the_reply_in_the_composer_as_a_quote(make_window: Any) -> None:
-    win, _b = _window(make_window)
+CODE_REPLY = """Two ways:
+
+- keep it *simple*
+  - nested, indented
+
+```python
+def hop(n):
+    return n * 2
+```"""
+
+
+def test_quote_shows_a_reply_to_line_and_sends_the_markdown_as_written(
+    make_window: Any, qtbot: Any
+) -> None:
+    win, b = _window(make_window)
     QTest.keySequence(win.chat_view, "Ctrl+Shift+Q")
-    assert win.composer.edit.toPlainText() == "> A small marsupial.\n>\n> Very happy.\n\n"
-    assert win.composer.edit.hasFocus()
+    composer = win.composer
+    assert composer.edit.toPlainText() == "", "nothing pasted into the message box"
+    assert composer.quote_bar.isVisibleTo(win)
+    assert composer.quote_label.text() == "Replying to Assistant: A small marsupial. Very happy."
+    assert composer.edit.hasFocus()
+    QTest.keyClicks(composer.edit, "how happy?")
+    QTest.keyClick(composer.edit, Qt.Key.Key_Return)
+    sent = [args for name, args in b.calls if name == "send"]
+    assert sent == [("s1", "> A small *marsupial*.\n>\n> Very happy.\n\nhow happy?", ())]
+    assert not composer.quote_bar.isVisibleTo(win), "the quote went with the message"
+    # Code fences, their language, indentation and list marks are kept as written.
+    view = win.chat_view
+    view.show_messages([*b.messages["s1"], assistant("a3", CODE_REPLY)])
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_End)
+    QTest.keySequence(view, "Ctrl+Shift+Q")
+    composer.remove_quote_button.click()
+    assert not composer.quote_bar.isVisibleTo(win) and composer.quoted == ""
+    view.setFocus()
+    QTest.keySequence(view, "Ctrl+Shift+Q")
+    QTest.keyClick(composer.edit, Qt.Key.Key_Return)
+    quoted = [args for name, args in b.calls if name == "send"][-1][1]
+    assert quoted == "\n".join(f"> {line}" if line else ">" for line in CODE_REPLY.split("\n"))
+    # A selection inside the code block comes back in its fence.
+    row = view.chat_model.row_of("a3")
+    assert row is not None
+    docs = view.bubbles.layout_for(view.chat_model.index(row)).text_docs()
+    at = next(
+        (i, d.find("return n").selectionStart())
+        for i, (d, _p) in enumerate(docs)
+        if not d.find("return n").isNull()
+    )
+    view.select_text("a3", at, (at[0], at[1] + len("return n * 2")))
+    view.setFocus()
+    QTest.keySequence(view, "Ctrl+Shift+Q")
+    assert composer.quoted == "```python\nreturn n * 2\n```"
+    # The sent quote is drawn with a bar down its left side.
+    view.show_messages([user("u9", "> quoted words\n\nmy reply")])
+    index = view.chat_model.index(view.chat_model.row_of("u9"))
+    doc = view.bubbles.layout_for(index).text_docs()[0][0]
+    assert "quoted words" in doc.toPlainText() and doc.toPlainText().count(">") == 0
+    table = doc.rootFrame().childFrames()
+    assert table, "the quote sits in a table whose first cell is the bar"
 
 
 def test_edit_and_resend_puts_a_sent_prompt_back_for_editing(
