@@ -119,6 +119,7 @@ ORDER = [
     "desktop.ui.compose",
     "desktop.ui.sessions",
     "desktop.ui.settings",
+    "desktop.ui.agent",  # the agent's work above the composer: task list, subagents, processes
     "desktop.ui.window.pane",  # the open chat's pane: header, approvals, status, toasts
     "desktop.ui.window",
     "desktop.app",

@@ -254,6 +254,8 @@ class SessionInfo:
     processes: tuple[BackgroundProcess, ...] = ()
     # Why the context figure is missing, when it is ("" when known or not asked).
     context_note: str = ""
+    # A reply is running in this chat.
+    running: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,6 +188,18 @@ class ChatBackend(Protocol):
     def set_auto_approve(self, key: str, on: bool) -> None:
         """Turn the gateway's approval bypass on or off for this session only."""
 
+    def stop_subagent(self, key: str, subagent_id: str) -> None:
+        """Stop one of the subagents session `key`'s turn delegated to (`subagent.interrupt`);
+        its end arrives in the session info."""
+
+    def kill_process(self, key: str, process_id: str) -> None:
+        """Stop one background process the agent left running for session `key`."""
+
+    def work_support(self) -> tuple[str, str]:
+        """Why Stop on a subagent and on a background process are missing on this connection
+        ("" where the gateway serves them)."""
+        ...
+
     def compress(self, key: str, focus: str) -> None:
         """Ask the gateway to summarise the session's history (its outcome is a notice)."""
 

@@ -56,6 +56,7 @@ class FakeBackend:
     queued_rows: dict[str, list[ChatMessage]] = field(default_factory=dict)
     steer_offered: tuple[bool, str] = (True, "")
     busy: str | None = None
+    work_reasons: tuple[str, str] = ("", "")  # work_support()
     replaces_in_place: bool = True  # resend_edited: the prompt is the last turn's
     rollbacks: dict[str, RollbackState] = field(default_factory=dict)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -200,6 +201,15 @@ class FakeBackend:
 
     def restore_checkpoint(self, key: str, checkpoint: str, file_path: str = "") -> None:
         self.calls.append(("restore_checkpoint", (key, checkpoint, file_path)))
+
+    def stop_subagent(self, key: str, subagent_id: str) -> None:
+        self.calls.append(("stop_subagent", (key, subagent_id)))
+
+    def kill_process(self, key: str, process_id: str) -> None:
+        self.calls.append(("kill_process", (key, process_id)))
+
+    def work_support(self) -> tuple[str, str]:
+        return self.work_reasons
 
     def pause(self) -> None:
         self.calls.append(("pause", None))

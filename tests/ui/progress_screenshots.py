@@ -29,6 +29,7 @@ INFO = SessionInfo(
     context_percent=42,
     context_used=55_000,
     context_max=131_072,
+    running=True,
     todos=(
         TodoItem("Read the config", "completed"),
         TodoItem("Fix the parser", "in_progress"),
@@ -62,7 +63,7 @@ def main(out: Path) -> None:
         win.chat_view.chat_model.flush()
         app.processEvents()
         assert win.context_label.text() == "context 42 %"
-        assert win.todo_label.text().startswith("Tasks: 1 of 5 done")
+        assert win.todo_list.heading.text() == "Tasks · 1 of 5 done"
         win.grab().save(str(out / "agent-progress.png"))
         win.close()
 

@@ -171,6 +171,7 @@ class Conversation:
             subagents=tuple(self.subagents.values()),
             processes=self.processes,
             context_note="" if percent is not None else self.context_note,
+            running=self.running,
         )
 
     def add_listener(self, listener: ChangeListener) -> Unsubscribe:

@@ -77,7 +77,8 @@ def context_text(info: SessionInfo) -> tuple[str, str]:
     """The header's 'context 42 %' and its tooltip ('2.8k of 131k tokens'); ("", "") when
     the gateway said nothing of it."""
     if info.context_percent is None:
-        return "", ""
+        # Asked and not given: the meter says it does not know, and why.
+        return ("context —", info.context_note) if info.context_note else ("", "")
     tip = f"The model's context is {info.context_percent} % full"
     if info.context_used is not None and info.context_max:
         tip += f" ({_short(info.context_used)} of {_short(info.context_max)} tokens)"

@@ -14,6 +14,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEve
 from PySide6.QtWidgets import QListView, QMainWindow
 
 from desktop.core.models import ChatMessage, Role, SessionInfo, SessionSummary
+from desktop.ui.agent.work_intents import WorkIntents
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.chat.zoom import Zoom
@@ -120,7 +121,8 @@ class MainWindow(QMainWindow):
         self.find_bar = pane.find_bar
         self.chat_view: ChatView = pane.chat_view
         self.activity_label = pane.activity_label
-        self.todo_label = pane.todo_label
+        self.todo_list = pane.todo_list
+        self.work_panel = pane.work_panel
         self.approvals = pane.approvals
         self.composer = pane.composer
         self.queued_rows = pane.queued_rows
@@ -145,6 +147,7 @@ class MainWindow(QMainWindow):
             queued=self.queued_rows,
             popups=self,
         )
+        self.work_intents = WorkIntents(self, pane.work_panel)
         self.prompt_history = self.intents.prompt_history
         self.prompt_search = self.intents.prompt_search
         self.folders = Folders(self._settings)  # where file dialogs open, remembered
@@ -370,6 +373,7 @@ class MainWindow(QMainWindow):
         backend, key = self.backend, self.session_key
         info = backend.session_info(key) if backend is not None and key else SessionInfo()
         self.header.show_info(info, backend.models(key) if backend is not None and key else [])
+        self.work_intents.show_support()
         self.pane.show_status_lines(info)
 
     def show_queue(self, *_changed: object) -> None:

@@ -68,6 +68,7 @@ async def test_a_reply_being_written_updates_its_own_bubble_not_the_whole_chat(
 async def test_the_agents_model_is_told_when_it_changes_and_only_then(tmp_path: Path) -> None:
     async with rig(tmp_path, seed=_chat) as r:
         await _open_online(r)
+        r.emit("message.start", "r1")  # a reply runs (that is in the info too)
         before = len(r.seen.of("on_session_info"))
 
         r.emit("session.info", "r1", model="m-large", provider="openrouter")

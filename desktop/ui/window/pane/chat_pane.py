@@ -10,11 +10,12 @@ from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from desktop.core.models import SessionInfo
+from desktop.ui.agent.todo_checklist import TodoChecklist
+from desktop.ui.agent.work_panel import WorkPanel
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import Composer, mime_files, mime_image_png
 from desktop.ui.compose.queued_rows import QueuedRows
-from desktop.ui.render.usage import todo_text
 from desktop.ui.render.wrap import ElidingLabel, WrappingLabel
 from desktop.ui.window.pane.approvals import ApprovalsPanel
 from desktop.ui.window.pane.header import ChatHeader
@@ -53,8 +54,10 @@ class ChatPane(QWidget):
         self.chat_view = ChatView(self)
         # Hermes' transient status text while a turn runs (each replaces the last).
         self.activity_label = _status_line("activityLabel", self, "Agent status")
-        # The agent's task list (Hermes 0.22 todo.updated): one line, every item in its tooltip.
-        self.todo_label = _status_line("todoLabel", self, "Agent tasks")
+        # The agent's task list (todo.updated, tool.complete.todos) while a reply runs.
+        self.todo_list = TodoChecklist(self)
+        # The subagents and background processes the agent started.
+        self.work_panel = WorkPanel(self)
         self.approvals = ApprovalsPanel(self)
         self.queued_rows = QueuedRows(self)  # the follow-ups waiting behind the reply
         self.composer = Composer(self)
@@ -65,7 +68,8 @@ class ChatPane(QWidget):
         lay.setSpacing(0)
         top: tuple[QWidget, ...] = (self.header, self.notice_label, self.find_bar)
         bottom: tuple[QWidget, ...] = (
-            self.todo_label,
+            self.work_panel,
+            self.todo_list,
             self.activity_label,
             self.approvals,
             self.queued_rows,
@@ -108,11 +112,8 @@ class ChatPane(QWidget):
         self.notice_label.setVisible(bool(text))
 
     def show_status_lines(self, info: SessionInfo) -> None:
-        """Above the composer: what the agent is doing, and its task list."""
+        """Above the composer: what the agent is doing, its task list and its other work."""
         self.activity_label.setText(info.activity)
         self.activity_label.setVisible(bool(info.activity))
-        todos, todo_tip = todo_text(info.todos)
-        self.todo_label.setText(todos)
-        self.todo_label.set_tip(todo_tip)
-        self.todo_label.setAccessibleDescription(todo_tip)
-        self.todo_label.setVisible(bool(todos))
+        self.todo_list.show_items(info.todos, info.running)
+        self.work_panel.show_work(info.subagents, info.processes)
