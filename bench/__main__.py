@@ -50,7 +50,9 @@ BENCHES: dict[str, tuple[str, float, str]] = {
     ),
     "cold_start": ("bench.cold_start", 240, "1,000,000 messages: last open chat painted <= 0.5 s"),
     "reconnect": ("bench.reconnect", 300, "50 chats: reactivated <= 1 s embedded, <= 3 s Hermes"),
+    "growth": ("bench.growth", 400, "memory flat, first paint bounded over store sizes"),
 }
+GROWTH_PLOT = ROOT / "docs" / "bench-growth.png"  # drawn by bench/growth.py
 TABLE = ROOT / "docs" / "benchmarks.md"
 STALE = "**stale: not rerun in this run**; "
 
@@ -124,6 +126,16 @@ def table(rows: list[Result], commit: str) -> str:
         "Missed targets keep a cProfile top-20 in `docs/bench-profiles/`.",
         "",
     ]
+    if any(r.bench == "growth" for r in rows) and GROWTH_PLOT.exists():
+        lines += [
+            "## How cost grows",
+            "",
+            "Memory and first paint of the real app over store sizes (the growth rows above;",
+            "the dashed lines: a bare Qt + gateway baseline, the 0.5 s target):",
+            "",
+            f"![memory and first paint over store sizes]({GROWTH_PLOT.name})",
+            "",
+        ]
     return "\n".join(lines)
 
 

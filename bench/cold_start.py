@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bench.inapp import finish, until
+from bench.inapp import finish, tree_rss_mb, until
 
 BENCH = "cold_start"
 CHATS = int(os.environ.get("HERMES_QT_BENCH_COLD_CHATS", "10000"))
@@ -23,6 +23,7 @@ BASE = (100, 10_000)
 RUNS = 3
 TARGET_S = 0.5
 LAST = "chat-00000"  # the newest chat, left open by the previous run
+RSS_ENV = "HERMES_QT_BENCH_COLD_RSS"
 
 
 async def drive(app: Any) -> None:
@@ -32,6 +33,14 @@ async def drive(app: Any) -> None:
     await until(lambda: marks.window is not None and marks.chat is not None, 60, "chat painted")
     backend = app.entries[0].backend
     await until(lambda: backend.status().state is ConnectionState.ONLINE, 60, "online")
+    rss = 0.0
+    if os.environ.get(RSS_ENV):  # the tree's memory once the list is merged (bench/growth.py)
+        import asyncio
+        import gc
+
+        await asyncio.sleep(2.0)
+        gc.collect()
+        rss = tree_rss_mb()
     finish(
         app,
         {
@@ -40,11 +49,12 @@ async def drive(app: Any) -> None:
             "chat_rows": marks.chat_rows,
             "online": marks.online,
             "open": app.window.session_key,
+            "rss": rss,
         },
     )
 
 
-def once(source: Path) -> dict[str, Any]:
+def once(source: Path, **env: str) -> dict[str, Any]:
     from bench.apprun import run_app
     from bench.bigseed import copy_into, write_last_open
 
@@ -52,7 +62,7 @@ def once(source: Path) -> dict[str, Any]:
         copy_into(source, root)
         write_last_open(root, LAST)
 
-    got = run_app("bench.cold_start", timeout=120, seed=fill)
+    got = run_app("bench.cold_start", timeout=120, seed=fill, **env)
     shown = max(got["window"], got["chat"]) - got["spawned"]
     cached = got["online"] is None or got["chat"] < got["online"]
     return {**got, "shown": shown, "cached": cached and got["open"] == LAST}

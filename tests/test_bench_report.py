@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from bench.__main__ import _stale, table
 from bench.common import Result, commit_label
 
@@ -21,3 +24,14 @@ def test_table_names_its_commit_and_a_stale_row_names_its_own() -> None:
 def test_commit_label_is_a_commit_of_this_checkout() -> None:
     label = commit_label()
     assert label.split()[0].isalnum() and len(label.split()[0]) >= 7
+
+
+def test_the_growth_rows_bring_their_plot_into_the_table(tmp_path: Path, monkeypatch: Any) -> None:
+    import bench.__main__ as runner
+
+    plot = tmp_path / "bench-growth.png"
+    monkeypatch.setattr(runner, "GROWTH_PLOT", plot)
+    row = Result("growth", "chats: RSS at 10,000 over 100", "flat", 150.0, "MB", met=True)
+    assert "bench-growth.png" not in table([row], "c0ffee1")  # no plot drawn: none shown
+    plot.write_bytes(b"\x89PNG")
+    assert "![memory and first paint over store sizes](bench-growth.png)" in table([row], "c")
