@@ -1,0 +1,125 @@
+"""Streaming's cost in the app, robust to a shared machine: UI-thread CPU and counts.
+
+Not a row of the bench: a probe for finding what a delta or a frame costs when wall-clock
+figures are noise (other processes on the cores). `python -m desktop` as bench.streaming runs
+it, the same replies (bench.streaming.delta_text), but fed synchronously: after each frame's
+worth of deltas (RATE / 60) the chat model is flushed and the chat view repainted at once.
+Reported: UI-thread CPU (time.thread_time) per delta fed and per frame, by the reply's part
+(p1 paragraph, table, p2 paragraph, code, tail paragraphs), and with --profile the calls per
+delta of everything called at least once per two deltas (cProfile counts: deterministic).
+
+    python -m bench.stream_cost [--profile]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import sys
+import time
+from functools import partial
+from typing import Any
+
+from bench.apprun import run_app
+from bench.inapp import PaintClock, finish, listed, online
+from bench.memory import open_session
+from bench.seed import seed
+from bench.streaming import KEY, RATE, REPLY_DELTAS, TABLE_ROWS, delta_text
+from desktop.core.link.protocol import decode_frame, encode_event
+
+PER_FRAME = RATE // 60
+REPLIES = 2
+PROFILE_ENV = "HERMES_QT_BENCH_COST_PROFILE"
+
+
+def part(k: int) -> str:
+    """Which part of a reply (bench.streaming.delta_text) delta k writes."""
+    table_end = 60 + 3 * TABLE_ROWS
+    if k < 60:
+        return "p1"
+    if k <= table_end:
+        return "table"
+    if k < table_end + 40:
+        return "p2"
+    if k <= table_end + 160:
+        return "code"
+    return "tail"
+
+
+def _means(spent: dict[str, list[float]], scale: float) -> dict[str, float]:
+    out = {p: round(sum(v) / len(v) * scale, 2) for p, v in spent.items()}
+    every = [x for v in spent.values() for x in v]
+    out["all"] = round(sum(every) / len(every) * scale, 2)
+    return out
+
+
+async def drive(app: Any) -> None:
+    await online(app)
+    await listed(app, [KEY])
+    await open_session(app, PaintClock(app.window), KEY)
+    controller = app.core.controllers["embedded"]
+    runtime = controller._router.runtime_id(KEY)
+    client = controller._sup.client
+    model = app.window.chat_view.chat_model
+    viewport = app.window.chat_view.viewport()
+
+    def receive(type_: str, payload: dict[str, Any]) -> None:
+        client._on_event(
+            client._link, decode_frame(encode_event(type_, payload, session_id=runtime))
+        )
+
+    prof = cProfile.Profile() if os.environ.get(PROFILE_ENV) else None
+    fed: dict[str, list[float]] = {}
+    frames: dict[str, list[float]] = {}
+    await asyncio.sleep(0.2)
+    if prof is not None:
+        prof.enable()
+    begun = time.thread_time()
+    for _ in range(REPLIES):
+        receive("message.start", {})
+        for k in range(REPLY_DELTAS):
+            t0 = time.thread_time()
+            receive("message.delta", {"text": delta_text(k)})
+            fed.setdefault(part(k), []).append(time.thread_time() - t0)
+            if k % PER_FRAME == PER_FRAME - 1:
+                t0 = time.thread_time()
+                model.flush()
+                viewport.repaint()
+                frames.setdefault(part(k), []).append(time.thread_time() - t0)
+                await asyncio.sleep(0.002)  # the loop's own work (timers, posted events)
+        receive("message.complete", {"status": "complete"})
+        await asyncio.sleep(0.05)
+    total = time.thread_time() - begun
+    if prof is not None:
+        prof.disable()
+    deltas = REPLIES * REPLY_DELTAS
+    out: dict[str, Any] = {
+        "cpu_us_per_delta": round(total / deltas * 1e6, 1),
+        "fed_us_per_delta": _means(fed, 1e6),
+        "frame_ms": _means(frames, 1e3),
+    }
+    if prof is not None:
+        stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+        calls = [
+            (f"{os.path.basename(f)}:{line}({fn})", round(n / deltas, 3), round(cum, 3))
+            for (f, line, fn), (_cc, n, _tt, cum, _callers) in stats.items()
+            if n / deltas >= 0.5
+        ]
+        out["calls_per_delta"] = sorted(calls, key=lambda c: -c[2])
+    finish(app, out)
+
+
+def main() -> int:
+    env = {PROFILE_ENV: "1"} if "--profile" in sys.argv else {}
+    res = run_app("bench.stream_cost", timeout=300, seed=partial(seed, sessions={KEY: 20}), **env)
+    for name, n, cum in res.pop("calls_per_delta", []):
+        print(f"{n:8.3f}/delta {cum:8.3f} s  {name}")
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
