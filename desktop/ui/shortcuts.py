@@ -58,6 +58,12 @@ SHORTCUTS: tuple[Shortcut, ...] = (
         "Ctrl+1 … Ctrl+8; Ctrl+9",
     ),
     Shortcut("open_in_tab", ("Ctrl+Return",), "Open the selected chat in a new tab", "sessions"),
+    Shortcut(
+        "open_in_window",
+        ("Ctrl+Shift+Return",),
+        "Open the selected chat in a new window",
+        "sessions",
+    ),
     Shortcut("rename_session", ("F2",), "Rename the selected chat", "sessions"),
     Shortcut("delete_session", ("Del",), "Delete the selected chat", "sessions"),
     Shortcut("pin_session", ("Ctrl+Shift+P",), "Pin or unpin the selected chat", "sessions"),

@@ -67,6 +67,11 @@ def main(target: Path, mode: ThemeMode) -> None:
         work.emit("on_approval_request", "w1", approval("r1"))
         settle()
         shoot(win, target / f"tabs-{mode.value}.png")
+        win.popouts.open("work", "w1")
+        [popped] = win.popouts.windows
+        popped.move(300, 60)
+        settle()
+        shoot(popped, target / f"tabs-window-{mode.value}.png")  # type: ignore[arg-type]
         win.resize(560, 600)
         settle()
         shoot(win, target / f"tabs-narrow-{mode.value}.png")

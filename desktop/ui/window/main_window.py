@@ -34,6 +34,7 @@ from desktop.ui.window.intents import ChatIntents
 from desktop.ui.window.pane.chat_pane import ChatPane
 from desktop.ui.window.pane.details import DetailsDialog
 from desktop.ui.window.placement import Placement
+from desktop.ui.window.popout import PopOuts
 from desktop.ui.window.profile_view import ProfileView
 from desktop.ui.window.sidebar import Sidebar
 from desktop.ui.window.tabs import ChatTabs, chat_column
@@ -128,6 +129,8 @@ class MainWindow(QMainWindow):
         self.queued_rows = pane.queued_rows
         self.finder = ChatFinder(self.find_bar, self.chat_view, side)
         self.tabs = ChatTabs(self, self._settings, self)
+        self.popouts = PopOuts(self._settings, self)
+        self.tabs.raise_window = self.popouts.bring_forward
 
         column = chat_column(self, self.tabs, pane)
         self.placement = Placement(
@@ -191,6 +194,7 @@ class MainWindow(QMainWindow):
             "open_in_tab": lambda: self.tabs.open_listed_in_new_tab(
                 self.profile_id, self.sidebar.selected_key()
             ),
+            "open_in_window": self.pop_out_selected,
             **self.tabs.handlers(),
         }
 
@@ -201,6 +205,7 @@ class MainWindow(QMainWindow):
         self._views[view.profile_id] = view
         self.sidebar.add_profile(view.profile_id, entry.name)
         self.tabs.add_profile(entry.name, entry.bridge)
+        self.popouts.add_profile(entry.name, entry.backend)
 
     def add_profile(self, entry: ProfileEntry) -> None:
         """A profile was added in Settings: list it (and show it if it is the only one)."""
@@ -223,6 +228,7 @@ class MainWindow(QMainWindow):
         view.deleteLater()
         self.sidebar.remove_profile(profile_id)
         self.tabs.remove_profile(profile_id)
+        self.popouts.remove_profile(profile_id)
         if self._shown is view:
             self._shown = None
             first = self.sidebar.first_profile()
@@ -257,6 +263,7 @@ class MainWindow(QMainWindow):
         self.sidebar.set_icon_tint(colors.icon_tint)
         self.composer.attach_button.setIcon(icon("attach", colors.icon_tint))
         self.tabs.set_colors(colors.accent, colors.warning, colors.icon_tint)
+        self.popouts.set_colors(colors)
 
     def set_send_key(self, send_key: str) -> None:
         """Enter or Ctrl+Enter sends."""
@@ -318,6 +325,15 @@ class MainWindow(QMainWindow):
         self.show_queue()
         self.sidebar.select(key)
         self.tabs.show_chat(view.profile_id, key)
+
+    def pop_out_selected(self) -> None:
+        """Open in new window (the chat list's menu, Ctrl+Shift+Enter): the chat in a window
+        of its own, live beside this one."""
+        key = self.sidebar.selected_key()
+        if key is None or self._shown is None:
+            return
+        self.tabs.hand_over(self.profile_id, key)
+        self.popouts.open(self._shown.profile_id, key)
 
     def open_chat(self, profile_id: str, key: str) -> None:
         """Open chat `key` of any profile (a tab, the running strip)."""
@@ -473,12 +489,12 @@ class MainWindow(QMainWindow):
 
     def _restore_state(self) -> None:
         self.placement.restore()
-        if self.tabs.restore():
-            return
-        last = str(self._settings.value("ui/last_profile", "") or "")
-        target = last if last in self._views else self.sidebar.first_profile()
-        if target:
-            self.switch_profile(target)
+        if not self.tabs.restore():
+            last = str(self._settings.value("ui/last_profile", "") or "")
+            target = last if last in self._views else self.sidebar.first_profile()
+            if target:
+                self.switch_profile(target)
+        self.popouts.restore()
 
     def save_state(self) -> None:
         """Remember geometry and splitter sizes."""
@@ -514,6 +530,7 @@ class MainWindow(QMainWindow):
         # Closed for good: a delete still undoable goes through; then no backend callback
         # reaches a closed window while the app shuts down.
         self.chat_admin.undo.commit()
+        self.popouts.close_all()
         for view in self._views.values():
             view.bridge.detach()
         super().closeEvent(e)

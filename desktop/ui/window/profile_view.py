@@ -62,34 +62,7 @@ class ProfileView(QObject):
         b.sessions_changed.connect(self._on_bridge_sessions_changed)
         b.session_key_changed.connect(self._on_bridge_session_key_changed)
         b.running_changed.connect(self._on_bridge_running_changed)
-        view, composer = screen.chat_view, screen.composer
-        self._while_shown: list[tuple[SignalInstance, Callable[..., None]]] = [
-            (b.status_changed, screen.connection.set_status),
-            (b.sessions_changed, screen.show_sessions),
-            (b.viewed_key_changed, screen.follow_session_key),
-            (b.commands_loaded, composer.set_commands),
-            (b.notice, screen.show_notice),
-            (b.messages_reset, screen.show_history),
-            (b.messages_prepended, screen.show_older),
-            (b.messages_appended, view.append_messages),
-            (b.messages_dropped, view.drop_messages),
-            (b.newer_waiting, view.newer_waiting),
-            (b.live_end_joined, view.live_end_joined),
-            (b.message_changed, view.update_message),
-            (b.message_removed, view.remove_message),
-            (b.viewed_running, composer.set_running),
-            (b.draft_restored, screen.show_draft_restored),
-            (b.prompt_restored, composer.restore_prompt),
-            (b.draft_save_state, composer.set_save_state),
-            (b.approvals_changed, screen.show_approvals),
-            (b.info_changed, screen.show_info),
-            # The queued rows follow the chat's local prompts and whether it runs.
-            (b.messages_reset, screen.show_queue),
-            (b.message_changed, screen.queue_message_changed),
-            (b.message_removed, screen.show_queue),
-            (b.viewed_running, screen.show_queue),
-            (b.status_changed, screen.show_queue),
-        ]
+        self._while_shown = screen_wiring(b, screen)
 
     @property
     def profile_id(self) -> str:
@@ -154,3 +127,37 @@ class ProfileView(QObject):
             announce(view, f"Reply: {plain_text(text)}" if text else "Reply finished")
         elif self._shown:
             announce(view, f"New reply in {title}")
+
+
+def screen_wiring(
+    b: ProfileBridge, screen: Screen
+) -> list[tuple[SignalInstance, Callable[..., None]]]:
+    """What of `b` reaches which part of `screen` (the main window, or a chat's own window)."""
+    view, composer = screen.chat_view, screen.composer
+    return [
+        (b.status_changed, screen.connection.set_status),
+        (b.sessions_changed, screen.show_sessions),
+        (b.viewed_key_changed, screen.follow_session_key),
+        (b.commands_loaded, composer.set_commands),
+        (b.notice, screen.show_notice),
+        (b.messages_reset, screen.show_history),
+        (b.messages_prepended, screen.show_older),
+        (b.messages_appended, view.append_messages),
+        (b.messages_dropped, view.drop_messages),
+        (b.newer_waiting, view.newer_waiting),
+        (b.live_end_joined, view.live_end_joined),
+        (b.message_changed, view.update_message),
+        (b.message_removed, view.remove_message),
+        (b.viewed_running, composer.set_running),
+        (b.draft_restored, screen.show_draft_restored),
+        (b.prompt_restored, composer.restore_prompt),
+        (b.draft_save_state, composer.set_save_state),
+        (b.approvals_changed, screen.show_approvals),
+        (b.info_changed, screen.show_info),
+        # The queued rows follow the chat's local prompts and whether it runs.
+        (b.messages_reset, screen.show_queue),
+        (b.message_changed, screen.queue_message_changed),
+        (b.message_removed, screen.show_queue),
+        (b.viewed_running, screen.show_queue),
+        (b.status_changed, screen.show_queue),
+    ]

@@ -104,6 +104,8 @@ class ChatTabs(QObject):
         self._replaced: tuple[ChatRef, ChatRef] | None = None
         self._colors = ("#3b82f6", "#d97706")
         self._tint = ""
+        # Brings a chat's own window forward (the strip's click); False: it has none.
+        self.raise_window: Callable[[str, str], bool] = lambda _pid, _key: False
         self.bar = TabBar(parent)
         self.bar.hide()
         self.strip = RunningStrip(parent)
@@ -250,7 +252,9 @@ class ChatTabs(QObject):
             self.bar.setCurrentIndex((self.bar.currentIndex() + by) % self.bar.count())
 
     def open_in_tab(self, profile_id: str, key: str) -> None:
-        """The running strip's click: the chat's tab, or a new tab for it."""
+        """The running strip's click: the chat's own window, its tab, or a new tab for it."""
+        if self.raise_window(profile_id, key):
+            return
         ref = ChatRef(profile_id, key)
         found = self.index_of(ref)
         if found is not None:
@@ -281,6 +285,29 @@ class ChatTabs(QObject):
             self._save()
             return
         self.open_in_tab(profile_id, key)
+
+    def hand_over(self, profile_id: str, key: str) -> None:
+        """The chat moves to a window of its own: the tab showing it gets back the chat it
+        showed before a right click opened this one, or closes."""
+        ref = ChatRef(profile_id, key)
+        current = self.bar.currentIndex()
+        replaced = self._replaced
+        if (
+            self.chat(current) == ref
+            and replaced is not None
+            and replaced[0] == ref
+            and self._exists(replaced[1])
+        ):
+            self._replaced = None
+            with self._quietly():
+                self.bar.setTabData(current, replaced[1])
+            self._desk.open_chat(replaced[1].profile_id, replaced[1].key)
+            self.refresh()
+            self._save()
+            return
+        found = self.index_of(ref)
+        if found is not None:
+            self.close_tab(found)
 
     # -- marks --------------------------------------------------------------------------------
 

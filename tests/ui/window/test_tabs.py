@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtTest import QTest
 
@@ -195,3 +196,58 @@ def test_deleting_the_open_chat_closes_its_tab(
     QTest.keyClick(win.session_list, Qt.Key.Key_Delete)
     assert win.tabs.chats() == [ChatRef("p1", "s1")]
     assert (win.profile_id, win.session_key) == ("p1", "s1")
+
+
+@pytest.mark.qt_log_ignore("does not support raise")  # the offscreen platform
+def test_a_chat_in_its_own_window_stays_live_and_comes_back_at_the_next_start(
+    qtbot: Any, make_window: Any, settings: QSettings
+) -> None:
+    win, _, p2 = _two_tabs(qtbot, make_window)
+    # Right-click-like: s1 of p2 opens in the current tab, then goes to a window of its own.
+    win.session_list.setFocus()
+    win.sidebar.select("s1")
+    QTest.keyClick(win.session_list, Qt.Key.Key_Return, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    [popped] = win.popouts.windows
+    assert (popped.profile_id, popped.session_key) == ("p2", "s1")
+    assert popped.isVisible() and popped.windowTitle() == "p2 first — P2"
+    assert win.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")], "the tab kept s2"
+    assert win.session_key == "s2"
+    # Its events reach it while the main window shows another chat; they stay out of there.
+    reply = assistant("a9", "Streaming into its own window", streaming=True)
+    p2.emit("on_message_changed", "s1", reply)
+    p2.emit("on_approval_request", "s1", approval("r7"))
+    model = popped.chat_view.chat_model
+    model.flush()
+    assert model.message_at(model.rowCount() - 1).text == "Streaming into its own window"
+    assert popped.approvals.isVisible()
+    assert "Streaming into its own window" not in _texts(win)
+    assert not win.approvals.isVisible()
+    # Typed and sent from its own composer: to its chat.
+    popped.composer.edit.setFocus()
+    QTest.keyClicks(popped.composer.edit, "from the window")
+    QTest.keyClick(popped.composer.edit, Qt.Key.Key_Return)
+    assert ("send", ("s1", "from the window", ())) in p2.calls
+    # The strip's click on it brings that window forward, not a tab.
+    p2.emit("on_approval_request", "s1", approval("r8"))
+    [button] = [b for b in win.tabs.strip.buttons if b.text() == "p2 first"]
+    button.click()
+    assert win.tabs.bar.count() == 2
+    win.close()
+    assert not win.popouts.windows
+    p1b, p2b = _backend("p1"), _backend("p2")
+    again = MainWindow(
+        [ProfileEntry(b.pid.upper(), ProfileBridge(b)) for b in (p1b, p2b)],
+        settings,
+        tray=Tray(),
+    )
+    qtbot.addWidget(again)
+    [back] = again.popouts.windows
+    assert (back.profile_id, back.session_key) == ("p2", "s1")
+    back.close()
+    # A chat deleted meanwhile: its window is not opened again, with no error.
+    p2c = _backend("p2")
+    p2c.summaries = p2c.summaries[1:]
+    settings.setValue("ui/chat_windows", '[["p2", "s1", ""]]')
+    third = MainWindow([ProfileEntry("P2", ProfileBridge(p2c))], settings, tray=Tray())
+    qtbot.addWidget(third)
+    assert third.popouts.windows == []
