@@ -1,5 +1,6 @@
 """Screenshots of a reply's "2 files changed" card (expanded, one file's diff open) and of the
-Review and restore dialog with a checkpoint's diff, in light and dark.
+Review and restore dialog with a checkpoint's diff, and the same dialog on a gateway with
+checkpoints off, in light and dark.
 
 The real window with a scripted backend; the reply's tools are what Hermes' tool.complete
 left on it (inline_diff), the checkpoint state what rollback.list/diff answer. Run e.g.
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.core.chats.file_changes import record_tool_change
 from desktop.core.models import ChatMessage, Checkpoint, RollbackState, ToolCall
+from desktop.core.profile.agent.rollback import CHECKPOINTS_OFF
 from desktop.ui.chat.restore_dialog import RestoreDialog
 from desktop.ui.platform.tray import Tray
 from desktop.ui.theme import ThemeManager, ThemeMode
@@ -94,6 +96,9 @@ def main(out: Path) -> None:
             for _ in range(10):
                 app.processEvents()
             dialog.grab().save(str(out / f"changes-restore-{name}.png"))
+            b.emit("on_rollback", "s1", RollbackState(reason=CHECKPOINTS_OFF, loaded=True))
+            app.processEvents()
+            dialog.grab().save(str(out / f"changes-restore-off-{name}.png"))
             dialog.close()
             win.close()
 

@@ -1,6 +1,7 @@
-"""End to end on real Hermes 0.19.0 and 0.22.2, the real window driven by clicks: a turn that
-wrote a file shows "1 file changed" under its reply, the card opens to the file's diff, Review
-and restore shows the checkpoint's diff, and Restore this file puts the file back on disk.
+"""End to end on real Hermes 0.19.0, 0.20.1.2, 0.22.2 and 0.21.5, the real window driven by
+clicks: a turn that wrote a file shows "1 file changed" under its reply, the card opens to the
+file's diff, Review and restore shows the checkpoint's diff, and Restore this file puts the file
+back on disk.
 
 The gateway is started as the app starts a Local Hermes (HermesServeLauncher: checkpoints on),
 its session directory a temp folder; the app reaches it as a Remote profile.
@@ -24,6 +25,8 @@ from tests.core.test_hermes_chats import NO_AUTO_TITLE
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.hermes_env import (
     HERMES_019,
+    HERMES_0201,
+    HERMES_0215,
     HERMES_022,
     HermesDist,
     hermes_gateway,
@@ -71,7 +74,7 @@ def _card(app: App, message: ChatMessage) -> Any:
     return view.bubbles.layout_for(index).changes
 
 
-@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_022))
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022, HERMES_0215))
 async def test_the_card_shows_the_written_file_and_restore_puts_it_back(
     qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer, dist: HermesDist
 ) -> None:

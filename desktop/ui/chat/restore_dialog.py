@@ -42,7 +42,7 @@ NOT_LAST = (
     "Only the last turn can be restored whole: restoring also removes the last exchange "
     "from the agent's history. Restore single files instead."
 )
-NO_CHECKPOINT = "No checkpoint of this turn: the gateway took none (or it was pruned)"
+NO_CHECKPOINT = "the gateway took no checkpoint in this turn (or it was pruned)"
 ASKING = "Asking the gateway for its checkpoints…"
 
 
@@ -191,7 +191,7 @@ class RestoreDialog(QDialog):
         self.restore_all.setEnabled(available and last)
         self.restore_all.setToolTip("" if last else NOT_LAST)
         if reason:
-            self.status.setText(f"Restore not available. {reason}" if state.loaded else reason)
+            self.status.setText(f"Restore not available: {reason}" if state.loaded else reason)
             self.status.setToolTip(reason)
         elif not self.status.text().startswith(("Restored", "Not restored")):
             self.status.setText(f"Checkpoint {hash_[:8]} of this turn")

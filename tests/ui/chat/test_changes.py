@@ -122,7 +122,7 @@ def test_restore_to_here_is_for_the_last_turn_and_off_checkpoints_are_said(
 
     backend.emit("on_rollback", "s1", RollbackState(reason=CHECKPOINTS_OFF, loaded=True))
     assert not dialog.restore_file.isVisible() and not dialog.restore_all.isVisible()
-    assert dialog.status.text() == f"Restore not available. {CHECKPOINTS_OFF}"
+    assert dialog.status.text() == f"Restore not available: {CHECKPOINTS_OFF}"
     assert dialog.status.toolTip() == CHECKPOINTS_OFF
     # The change the agent reported is still shown.
     assert "+    raise ValueError" in dialog.preview.toPlainText()

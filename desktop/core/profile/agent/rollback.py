@@ -30,12 +30,12 @@ log = logging.getLogger(__name__)
 
 Spawn = Callable[[Coroutine[Any, Any, Any]], None]
 
-NO_CHECKPOINTS = "This gateway keeps no file checkpoints: changes cannot be restored from here"
+NO_CHECKPOINTS = "this gateway keeps no file checkpoints"
 CHECKPOINTS_OFF = (
-    "Checkpoints are off on this gateway: it was started without HERMES_TUI_CHECKPOINTS=1 "
-    "(or checkpoints disabled in its config), so changed files cannot be restored from here"
+    "checkpoints are off on this gateway (started without HERMES_TUI_CHECKPOINTS=1, "
+    "or disabled in its config)"
 )
-OFFLINE = "Not connected: checkpoints are asked for once the gateway is reachable"
+OFFLINE = "not connected: checkpoints are asked for once the gateway is reachable"
 BUSY = "Not restored: a reply is running. Stop it or let it finish, then restore"
 # A checkpoint belongs to the turn it was taken in: after its prompt was sent (allowing for
 # the two clocks and the gateway's whole seconds) and before the next prompt.
