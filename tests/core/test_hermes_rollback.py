@@ -8,19 +8,21 @@ file, and Restore this file puts the old text back on disk. After a TCP reset an
 the reply still carries the changed file and the checkpoint is listed again; a full restore
 then puts every file back, the chat says the agent forgot that exchange, and the model's next
 call no longer carries it. After an app restart
-(same store) the reply still shows the file and its diff.
+(same store) the reply still shows the file and its diff. A full restore asked while a reply
+runs is refused (4009 on every line) and told as such; the turn goes on.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
 from desktop.core.chats.file_changes import changes_of, git_sections
 from desktop.core.models import ConnectionState
-from desktop.core.profile.agent.rollback import checkpoint_for
+from desktop.core.profile.agent.rollback import BUSY, checkpoint_for
 from tests.core.test_hermes_chats import NO_AUTO_TITLE, App, app
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fault_proxy import proxy_to
@@ -156,3 +158,31 @@ async def test_a_turn_that_wrote_a_file_shows_it_and_restore_brings_it_back(
                     sent = " ".join(json.dumps(r.get("messages")) for r in fake.requests[asked:])
                     assert "what now" in sent
                     assert "change the notes" not in sent
+
+
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022, HERMES_0215))
+async def test_a_full_restore_while_a_reply_runs_is_refused_and_told(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    require_hermes(dist)
+    gate = threading.Event()
+    with FakeOpenAIServer(reply="ok") as fake:
+        fake.script = [{"content": "first"}, {"content": "slow answer", "gate": gate}]
+        async with (
+            hermes_gateway(
+                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+            ) as gw,
+            app(gw.url, gw.token, tmp_path) as a,
+        ):
+            key = await a.chat("hello")
+            conv = a.router.conversation(key)
+            assert conv is not None
+            a.ctl.send(key, "take your time", ())
+            await a.until(lambda: conv.running, "the second turn runs")
+            try:
+                a.ctl.restore_checkpoint(key, "1")  # Hermes' own "/rollback 1" form
+                await a.until(lambda: BUSY in a.seen.notices, "refused: a reply runs", 60)
+            finally:
+                gate.set()
+            await a.until(lambda: not conv.running, "the turn ends")
+            assert conv.messages[-1].text == "slow answer"

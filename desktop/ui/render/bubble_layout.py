@@ -121,6 +121,8 @@ def estimate(msg: ChatMessage, m: Metrics) -> float:
     if msg.thinking:
         h += HEADER_H + SECTION_GAP
     h += len(msg.tools) * (CARD_H + SECTION_GAP)
+    if any(t.extra.get("changes") for t in msg.tools):
+        h += CARD_H + 2 * SECTION_GAP  # the collapsed "N files changed" card
     h += sum(estimated_height(a, m.line_spacing) for a in msg.attachments)
     if msg.delivery is DeliveryState.FAILED:
         h += BUTTON_H + m.line_spacing + 2 * SECTION_GAP
