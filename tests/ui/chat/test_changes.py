@@ -127,3 +127,27 @@ def test_restore_to_here_is_for_the_last_turn_and_off_checkpoints_are_said(
     # The change the agent reported is still shown.
     assert "+    raise ValueError" in dialog.preview.toPlainText()
     dialog.close()
+
+
+def test_the_keyboard_reaches_the_card_and_review_and_restore_through_the_message_menu(
+    qtbot: Any, make_window: Any, backend: FakeBackend
+) -> None:
+    win = _open(qtbot, make_window, backend)
+    view = win.chat_view
+    row = view.chat_model.row_of("a1")
+
+    def trigger(label: str) -> None:
+        menu = view.message_menu(row)
+        action = next((a for a in menu.actions() if a.text() == label), None)
+        assert action is not None, [a.text() for a in menu.actions()]
+        action.trigger()
+        menu.deleteLater()
+
+    trigger("Show or hide changed files (2 files changed)")
+    view.chat_model.flush()
+    qtbot.wait_until(lambda: len(_layout(win).changes.rows) == 2)
+    trigger("Review and restore…")
+    dialog = view.findChild(RestoreDialog)
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.files.count() == 2 and dialog.files.accessibleName() == "Changed files"
+    dialog.close()
