@@ -120,7 +120,17 @@ class RestoreDialog(QDialog):
         self._listener = _Listener(self)
         self._listener.rollback.connect(self._on_backend_rollback)
         self._listener.notice.connect(self._on_backend_notice)
-        self._unsubscribe = backend.subscribe(self._listener)
+        unsubscribe = backend.subscribe(self._listener)
+        done: list[bool] = []
+
+        def unsubscribe_once() -> None:
+            if not done:
+                done.append(True)
+                unsubscribe()
+
+        self._unsubscribe = unsubscribe_once
+        # Also when the window goes first and takes the dialog with it, never closed.
+        self.destroyed.connect(lambda *_: unsubscribe_once())
         self.files.currentRowChanged.connect(lambda _row: self._show())
         if self._changes:
             self.files.setCurrentRow(0)

@@ -151,3 +151,14 @@ def test_the_keyboard_reaches_the_card_and_review_and_restore_through_the_messag
     assert dialog is not None and dialog.isVisible()
     assert dialog.files.count() == 2 and dialog.files.accessibleName() == "Changed files"
     dialog.close()
+
+
+def test_a_dialog_destroyed_with_its_window_stops_listening(
+    qtbot: Any, make_window: Any, backend: FakeBackend
+) -> None:
+    win = _open(qtbot, make_window, backend)
+    dialog = _dialog(qtbot, win)
+    listening = len(backend.listeners)
+    dialog.deleteLater()  # gone without a close, as when its parent goes
+    qtbot.wait_until(lambda: len(backend.listeners) == listening - 1)
+    backend.emit("on_rollback", "s1", LISTED)  # reaches no deleted dialog
