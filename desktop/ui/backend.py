@@ -113,6 +113,10 @@ class ChatBackend(Protocol):
         it; None where it keeps none (the composer queues)."""
         ...
 
+    def keep_busy_default(self, mode: str) -> None:
+        """Keep `mode` (queue, steer, interrupt) as the gateway's busy default; the window
+        reads `busy_default()` again when `on_status` comes."""
+
     def steer(self, key: str, text: str) -> None:
         """Put `text` into the running reply (`session.steer`); refused, it is queued."""
 

@@ -134,6 +134,9 @@ class FakeBackend:
     def queued(self, key: str) -> list[ChatMessage]:
         return list(self.queued_rows.get(key, []))
 
+    def keep_busy_default(self, mode: str) -> None:
+        self.calls.append(("keep_busy_default", mode))
+
     def busy_default(self) -> str | None:
         return self.busy
 

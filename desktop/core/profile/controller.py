@@ -439,6 +439,17 @@ class ProfileController:
         """Keep `mode` on the gateway; False when it keeps none (keep it locally then)."""
         return await self._busy.set(mode)
 
+    def keep_busy_default(self, mode: str) -> None:
+        """The user chose what Enter does while a reply runs: kept on the gateway, then read
+        back; the window hears it with the status (as after a connect)."""
+        self._spawn(self._keep_busy_default(mode))
+
+    async def _keep_busy_default(self, mode: str) -> None:
+        if not await self._busy.set(mode):
+            self._tell("", "The gateway did not keep the choice; this app keeps it instead")
+        status = self._sup.status
+        self._listeners.emit(lambda listener: listener.on_status(status))
+
     def steer(self, key: str, text: str) -> None:
         """Put `text` into the running turn; refused or not served, it is queued instead."""
         key = self._resolve(key)

@@ -353,6 +353,7 @@ class Composer(QWidget):
         row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.edit, 1)
         row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
+        self._send_row = row
         row.addWidget(self.steer_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.stop_send_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
@@ -367,6 +368,12 @@ class Composer(QWidget):
         self.edit_bar.hide()
         self.banner.hide()
         self._update_buttons()
+
+    def add_send_option(self, widget: QWidget) -> None:
+        """A control of how messages are sent, right of the Send button."""
+        self._send_row.insertWidget(
+            self._send_row.indexOf(self.send_button) + 1, widget, 0, Qt.AlignmentFlag.AlignBottom
+        )
 
     def _bar(self, frame: QFrame, label: QLabel, button: QPushButton) -> None:
         lay = QHBoxLayout(frame)

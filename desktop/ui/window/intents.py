@@ -171,7 +171,6 @@ class ChatIntents(QObject):
             return
         backend, key = open_
         steer = backend.steer_available()
-        self._composer.busy_mode = backend.busy_default() or "queue"
         self._queued.set_steer(*steer)
         self._composer.set_steer(*steer)
         self._queued.show_queued(backend.queued(key))

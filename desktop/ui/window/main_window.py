@@ -18,6 +18,7 @@ from desktop.ui.agent.work_intents import WorkIntents
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.chat.zoom import Zoom
+from desktop.ui.compose.busy_choice import BusyChoice
 from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.refocus import RefocusAfterDialogs
 from desktop.ui.platform.resources import icon
@@ -151,6 +152,7 @@ class MainWindow(QMainWindow):
             popups=self,
         )
         self.work_intents = WorkIntents(self, pane.work_panel)
+        self.busy_choice = BusyChoice(self, self.composer, self._settings)
         self.prompt_history = self.intents.prompt_history
         self.prompt_search = self.intents.prompt_search
         self.folders = Folders(self._settings)  # where file dialogs open, remembered
@@ -393,8 +395,10 @@ class MainWindow(QMainWindow):
         self.pane.show_status_lines(info)
 
     def show_queue(self, *_changed: object) -> None:
-        """Above the composer: the open chat's follow-ups waiting behind its reply."""
+        """Above the composer: the open chat's follow-ups waiting behind its reply, and what
+        Enter does meanwhile."""
         self.intents.show_queue()
+        self.busy_choice.refresh()
 
     def queue_message_changed(self, message: ChatMessage) -> None:
         """A message of the open chat changed: the queued rows follow its prompts, and a
