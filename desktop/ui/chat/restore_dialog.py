@@ -43,6 +43,10 @@ NOT_LAST = (
     "from the agent's history. Restore single files instead."
 )
 NO_CHECKPOINT = "the gateway took no checkpoint in this turn (or it was pruned)"
+NEW_FILE = (
+    "This file did not exist at the checkpoint: there is nothing to put back "
+    "(delete it yourself if you do not want it)"
+)
 ASKING = "Asking the gateway for its checkpoints…"
 
 
@@ -197,7 +201,9 @@ class RestoreDialog(QDialog):
         # Hidden where they cannot work, the reason said once (status) and in the tooltips.
         for button in (self.restore_file, self.restore_all):
             button.setVisible(available)
-        self.restore_file.setEnabled(section is not None)
+        # A file the turn created is not in the checkpoint: there is nothing to put back.
+        created = section is not None and section[1].startswith("new file mode")
+        self.restore_file.setEnabled(section is not None and not created)
         self.restore_all.setEnabled(available and last)
         self.restore_all.setToolTip("" if last else NOT_LAST)
         if reason:
@@ -220,9 +226,8 @@ class RestoreDialog(QDialog):
                 note += ": the file is as it was at the checkpoint now, nothing to restore"
             self.preview_note.setText(note)
             self._set_diff(change.diff)
-        self.restore_file.setToolTip(
-            "" if section is not None else "Nothing to restore: no difference from the checkpoint"
-        )
+        tip = "" if section is not None else "Nothing to restore: no difference from the checkpoint"
+        self.restore_file.setToolTip(NEW_FILE if created else tip)
 
     def _set_diff(self, diff: str) -> None:
         c = self._colors

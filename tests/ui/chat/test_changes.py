@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 
 from desktop.core.models import Checkpoint, RollbackState
 from desktop.core.profile.agent.rollback import BUSY, CHECKPOINTS_OFF
-from desktop.ui.chat.restore_dialog import NOT_LAST, RestoreDialog
+from desktop.ui.chat.restore_dialog import NEW_FILE, NOT_LAST, RestoreDialog
 from tests.ui.changes_screenshots import CHECKPOINT, GIT_DIFF, reply
 from tests.ui.fakes import FakeBackend, assistant, user
 
@@ -162,3 +162,23 @@ def test_a_dialog_destroyed_with_its_window_stops_listening(
     dialog.deleteLater()  # gone without a close, as when its parent goes
     qtbot.wait_until(lambda: len(backend.listeners) == listening - 1)
     backend.emit("on_rollback", "s1", LISTED)  # reaches no deleted dialog
+
+
+def test_a_file_the_turn_created_has_nothing_to_restore_and_says_so(
+    qtbot: Any, make_window: Any, backend: FakeBackend
+) -> None:
+    win = _open(qtbot, make_window, backend)
+    dialog = _dialog(qtbot, win)
+    created = (
+        "diff --git a/src/dates.py b/src/dates.py\nnew file mode 100644\nindex 0000000..86ba82a\n"
+        "--- /dev/null\n+++ b/src/dates.py\n@@ -0,0 +1 @@\n+def parse(text): ...\n"
+    )
+    backend.emit(
+        "on_rollback",
+        "s1",
+        RollbackState(True, "", LISTED.checkpoints, {CHECKPOINT: created}, True),
+    )
+    assert dialog.restore_file.isVisible() and not dialog.restore_file.isEnabled()
+    assert dialog.restore_file.toolTip() == NEW_FILE
+    assert "+def parse(text)" in dialog.preview.toPlainText()
+    dialog.close()
