@@ -12,11 +12,15 @@ from desktop.core.models import ChatMessage, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import Composer
-from desktop.ui.platform.announce import announce
+from desktop.ui.platform.announce import ANNOUNCE_CHARS, announce
 from desktop.ui.platform.tray import Tray
 from desktop.ui.render.markdown import plain_text
 from desktop.ui.window.bridge import ProfileBridge, ProfileEntry
 from desktop.ui.window.pane.status_bar import ConnectionWidget
+
+# Markdown characters read for a finished reply's announcement: its marks and a table's pipes
+# take room, so well past what is said.
+SPOKEN_SOURCE = 8 * ANNOUNCE_CHARS
 
 
 class Screen(Protocol):
@@ -124,7 +128,11 @@ class ProfileView(QObject):
             title, text, self.profile_id, key, seen=self._screen.isActiveWindow()
         )
         if viewed:
-            announce(view, f"Reply: {plain_text(text)}" if text else "Reply finished")
+            # Said is the reply's start (`announce` keeps ANNOUNCE_CHARS): its markdown is read
+            # that far and some way past, not all of a long reply (tens of ms parsing at the
+            # turn's end, when the next reply may already stream).
+            spoken = plain_text(text[:SPOKEN_SOURCE])
+            announce(view, f"Reply: {spoken}" if text else "Reply finished")
         elif self._shown:
             announce(view, f"New reply in {title}")
 

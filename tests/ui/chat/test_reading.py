@@ -397,3 +397,32 @@ def test_shortcuts_act_on_the_current_message_whatever_menu_was_open_before(
     assert [args for name, args in b.calls if name == "send"] == [
         ("s1", "what is a **quokka**?", ())
     ]
+
+
+def test_a_long_finished_reply_is_announced_by_its_start_without_reading_all_of_it(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
+
+    from desktop.ui.window import profile_view
+
+    heard: list[str] = []
+    real = QAccessible.updateAccessibility
+
+    def update(event: Any) -> None:
+        if isinstance(event, QAccessibleAnnouncementEvent):
+            heard.append(event.message())
+        real(event)
+
+    read: list[int] = []  # markdown characters made into plain text for the announcement
+    plain = profile_view.plain_text
+    monkeypatch.setattr(QAccessible, "updateAccessibility", staticmethod(update))
+    monkeypatch.setattr(profile_view, "plain_text", lambda t: read.append(len(t)) or plain(t))
+    _win, b = _window(make_window)
+    b.emit("on_running", "s1", True)
+    long = "It is **very** happy. " + "More about quokkas and `their` days. " * 2000
+    b.emit("on_message_changed", "s1", assistant("a3", long))
+    b.emit("on_running", "s1", False)
+    assert heard and heard[-1].startswith("Reply: It is very happy. More about quokkas and their")
+    assert heard[-1].endswith("…") and len(heard[-1]) < 400
+    assert len(long) > 70_000 and sum(read) <= 8 * 300, "the whole reply was read"
