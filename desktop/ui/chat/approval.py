@@ -37,7 +37,12 @@ from desktop.ui.backend import ApprovalRequest, Question
 # approval choice -> (button label, accessible description)
 CHOICE_LABELS = {
     "once": ("Allow once", "Run this command this one time"),
-    "session": ("Allow this session", "Allow commands like this until the session ends"),
+    # Hermes approves this kind of command for the session (approve_session); its per-chat
+    # auto-approve (yolo) stays as the header shows it.
+    "session": (
+        "Allow this session",
+        "Allow commands like this one until the session ends (auto-approve stays as it is)",
+    ),
     "always": ("Always allow", "Allow commands like this from now on"),
     "deny": ("Deny", "Refuse this command"),
 }

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.core.chats.turns import prompt_before
 from desktop.core.models import Attachment, ModelChoice, Role
+from desktop.ui.agent.compress_focus import CompressFocus
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.restore_dialog import open_restore
 from desktop.ui.chat.view import ChatView
@@ -280,8 +281,11 @@ class ChatIntents(QObject):
 
     def _on_header_compress_requested(self) -> None:
         open_ = self._open()
-        if open_ is not None:
-            open_[0].compress(open_[1], "")
+        if open_ is None:
+            return
+        focus = CompressFocus.ask(self._composer.window())
+        if focus is not None:
+            open_[0].compress(open_[1], focus)
 
     def _on_header_auto_approve_toggled(self, on: bool) -> None:
         open_ = self._open()

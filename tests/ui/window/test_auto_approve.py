@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from desktop.core.models import SessionInfo
+from desktop.ui.agent.compress_focus import CompressFocus
 from tests.ui.fakes import FakeBackend, assistant
 
 
@@ -39,7 +40,7 @@ def test_auto_approve_shows_the_gateways_state_and_a_click_asks_for_the_change(
 
 
 def test_compress_is_offered_where_the_gateway_reports_the_context(
-    qtbot: Any, make_window: Any
+    qtbot: Any, make_window: Any, monkeypatch: Any
 ) -> None:
     b = FakeBackend(pid="p1")
     b.messages = {"s1": [assistant("a1", "hi")]}
@@ -53,6 +54,12 @@ def test_compress_is_offered_where_the_gateway_reports_the_context(
     b.emit("on_session_info", "s1", SessionInfo(model="m", context_percent=80))
     qtbot.wait_until(lambda: not button.isHidden())
     assert button.accessibleName() == "Compress the conversation"
+    answers = iter([None, "", "the parser bug"])
+    monkeypatch.setattr(CompressFocus, "ask", classmethod(lambda cls, parent: next(answers)))
     button.setFocus()
     qtbot.keyClick(button, Qt.Key.Key_Space)
-    assert ("compress", ("s1", "")) in b.calls
+    assert not any(c[0] == "compress" for c in b.calls), "cancelled: nothing compressed"
+    qtbot.keyClick(button, Qt.Key.Key_Space)
+    assert ("compress", ("s1", "")) in b.calls  # no focus: the gateway's own choice
+    qtbot.keyClick(button, Qt.Key.Key_Space)
+    assert ("compress", ("s1", "the parser bug")) in b.calls  # session.compress{focus_topic}
