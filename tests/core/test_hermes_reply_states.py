@@ -3,7 +3,9 @@ the prompt again as the same turn (one user message in the chat, the store and t
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.models import ConnectionState, Role
 from tests.core.test_hermes_chats import NO_AUTO_TITLE, app
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.fault_proxy import proxy_to
+from tests.support.fault_proxy import port_of, proxy_to
 from tests.support.hermes_env import (
     HERMES_019,
     HERMES_0201,
@@ -241,5 +243,100 @@ async def test_regenerate_and_edit_replace_the_turn_in_place_across_reconnect_an
                     await b.until(
                         lambda: (c := b.router.conversation(key)) is not None and _turns(c) == want,
                         "the chat after the restart",
+                        60,
+                    )
+
+
+def _seen(conv: Any) -> list[tuple[str, str, str, int]]:
+    """Each message's role, state, state line and how many versions it has."""
+    return [
+        (m.role.value, m.status, state_text(m) if m.role is Role.ASSISTANT else "", len(m.versions))
+        for m in conv.messages
+        if m.role in (Role.USER, Role.ASSISTANT)
+    ]
+
+
+# Issue #24's "Done when" on each real line, through the app's controller: regenerate twice, a
+# prompt sent while the provider refuses the key, a reply cut by kill -9 of the Hermes process
+# (restarted on the same home; Hermes keeps no partial answer), then a restart of the app. The
+# attachment part is the embedded test's (tests/ui/test_e2e_done_when.py) and 0.20.1's
+# (tests/ui/test_e2e_hermes_attachments.py): 0.19 and 0.22.2 take no file on the wire.
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
+async def test_done_when_regenerated_failed_and_cut_turns_read_right_after_a_restart(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    require_hermes(dist)
+    long = " ".join(f"word{i}" for i in range(400))
+    with FakeOpenAIServer(reply="First answer.", chunk_size=6) as fake:
+        async with hermes_gateway(
+            tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+        ) as gw:
+            with proxy_to(gw.url) as (proxy, url):
+                async with app(url, gw.token, tmp_path) as a:
+                    key = await a.chat("Tell me a fact")
+                    conv = a.router.conversation(key)
+                    assert conv is not None
+                    for text in ("Second answer.", "Third answer."):
+                        fake.set_reply(text)
+                        assert a.ctl.regenerate(key, conv.messages[-1].id)
+                        await a.until(
+                            lambda t=text: not conv.running and conv.messages[-1].text == t,
+                            f"the reply {text!r}",
+                            120,
+                        )
+                    fake.status = 401
+                    a.ctl.send(key, "Are you there?", ())
+                    await a.until(
+                        lambda: not conv.running and conv.messages[-1].status == "error",
+                        "failed",
+                        120,
+                    )
+                    fake.clear_faults()
+                    fake.set_reply(long, chunk_delay=0.03)
+                    a.ctl.send(key, "Write a long essay", ())
+                    await a.until(lambda: "word20" in conv.messages[-1].text, "streaming", 120)
+                    pid = gw.pid
+                    assert pid is not None
+                    os.kill(pid, signal.SIGKILL)
+                    shown = conv.messages[-1].text
+                    await a.until(lambda: a.sup.status.state is not ConnectionState.ONLINE, "cut")
+                    # The gateway again, on the same home and token, where the proxy points.
+                    await gw.launcher.wait_exit()
+                    restarted = await gw.launcher.endpoint()
+                    proxy.target_port = port_of(restarted.url)
+                    epoch = a.sup.epoch
+                    a.sup.reconnect_now()
+                    await a.until(
+                        lambda: a.sup.epoch > epoch and a.router.synced_epoch == a.sup.epoch,
+                        "reconnected",
+                        120,
+                    )
+                    await a.until(lambda: not conv.running, "the cut turn over", 60)
+
+                    def right(c: Any) -> bool:
+                        seen = _seen(c)
+                        if len(seen) != 6:
+                            return False
+                        users = [m.text for m in c.messages if m.role is Role.USER]
+                        cut = c.messages[-1]
+                        return (
+                            users == ["Tell me a fact", "Are you there?", "Write a long essay"]
+                            and seen[1][:2] == ("assistant", "complete")
+                            and seen[1][3] == 2  # three versions: two earlier, one shown
+                            and seen[3][1] == "error"
+                            and seen[3][2].startswith("Failed: ")
+                            and not CLASS_NAME.search(seen[3][2])
+                            and seen[5][1] == "interrupted"
+                            and seen[5][2].startswith("Interrupted: the gateway went away")
+                            and cut.text.startswith(shown)
+                        )
+
+                    await a.until(lambda: right(conv), "the chat after the gateway's restart", 30)
+
+                async with app(url, gw.token, tmp_path) as b:
+                    b.ctl.open_session(key)
+                    await b.until(
+                        lambda: (c := b.router.conversation(key)) is not None and right(c),
+                        "the chat after the app's restart",
                         60,
                     )

@@ -682,15 +682,11 @@ class Conversation:
                 # A reply cut by the window's edge comes whole with the older page.
                 skip = _reply_rows(messages)
                 messages, start = messages[skip:], start + skip
-            cut = self.streaming_message
+            shown = self.messages
             self.messages = self._rebuild(messages, start)
             self.history_start = start
             self._window = None
-            if not running and cut is not None and cut.text and self._lacks_reply(cut):
-                # The gateway went away mid-reply and its history kept nothing of the reply
-                # (Hermes keeps no partial answer): the words shown stay, marked interrupted.
-                cut.streaming, cut.status, cut.cause = False, rs.INTERRUPTED, rs.GATEWAY_WENT_AWAY
-                self.messages.append(cut)
+            self._keep_unanswered(shown, running)
             self.messages.extend(local)
         if running:
             self.running = True
@@ -756,10 +752,40 @@ class Conversation:
         msg.text = assistant
         msg.streaming = True
 
-    def _lacks_reply(self, reply: ChatMessage) -> bool:
-        """Whether the rebuilt history ends with a prompt and no reply (and none like `reply`)."""
-        last = next((m for m in reversed(self.messages) if m.role is not Role.SYSTEM), None)
-        return last is not None and last.role is Role.USER
+    def _keep_unanswered(self, shown: list[ChatMessage], running: bool) -> None:
+        """Put back, after its prompt, a reply that did not complete and that the rebuilt
+        history lacks (its prompt followed by another prompt, or last): Hermes keeps no
+        failed reply (0.19 keeps the prompt alone) and no partial answer when it goes away
+        mid-reply. The words shown stay, with the state they ended in; one still streaming
+        while the gateway is idle was cut by the gateway going away."""
+        kept: list[tuple[str, ChatMessage]] = []  # (its prompt's text, the reply), in order
+        prompt: ChatMessage | None = None
+        for m in shown:
+            if m.role is Role.USER:
+                prompt = m
+            elif m.role is Role.ASSISTANT and prompt is not None:
+                if m.streaming and m.text and not running:
+                    m.streaming, m.status, m.cause = False, rs.INTERRUPTED, rs.GATEWAY_WENT_AWAY
+                if not m.streaming and m.status in rs.UNFINISHED:
+                    kept.append((prompt.text.strip(), m))
+                prompt = None  # a turn's first reply is its reply
+        if not kept:
+            return
+        out: list[ChatMessage] = []
+        rows = self.messages
+        at = 0
+        for i, m in enumerate(rows):
+            out.append(m)
+            if m.role is not Role.USER:
+                continue
+            after = next((n for n in rows[i + 1 :] if n.role is not Role.SYSTEM), None)
+            if after is not None and after.role is not Role.USER:
+                continue  # answered in the history
+            k = next((j for j in range(at, len(kept)) if kept[j][0] == m.text.strip()), None)
+            if k is not None:
+                out.append(kept[k][1])
+                at = k + 1
+        self.messages = out
 
     def _has_user_turn(self, text: str) -> bool:
         for msg in reversed(self.messages):

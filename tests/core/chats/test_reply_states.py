@@ -89,3 +89,22 @@ def test_a_reply_the_gateways_history_lost_stays_with_its_words_marked_interrupt
         (Role.ASSISTANT, "word1 word2", "interrupted"),
     ]
     assert rs.state_text(conv.messages[-1]) == f"Interrupted: {rs.GATEWAY_WENT_AWAY}"
+
+
+def test_a_failed_reply_the_history_lacks_stays_after_its_prompt_when_a_turn_follows() -> None:
+    """Hermes 0.19 keeps a failed turn's prompt and not its reply: after a rebuild from that
+    history (a reconnect, the gateway's restart) the failure still reads under its prompt."""
+    conv = Conversation("k")
+    conv.load_snapshot({"messages": [{"role": "user", "content": "q"}], "running": False})
+    conv.apply(ev("message.start"))
+    conv.apply(ev("error", message="HTTP 401: the provider refused the key"))
+    rows = [{"role": "user", "content": "q"}, {"role": "user", "content": "next"}]
+    conv.load_snapshot({"messages": rows, "running": False})
+    conv.load_snapshot({"messages": [*rows, {"role": "assistant", "content": "a"}]})
+    got = [(m.role, m.text, m.status) for m in conv.messages]
+    assert got == [
+        (Role.USER, "q", "complete"),
+        (Role.ASSISTANT, "", "error"),
+        (Role.USER, "next", "complete"),
+        (Role.ASSISTANT, "a", "complete"),
+    ], got
