@@ -8,6 +8,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from desktop.common.clock import TimerHandle
+from desktop.common.memory import BIG_LIST, release_freed_memory
 from desktop.common.methods import SESSION_LIST
 from desktop.core.errors import GatewayError
 
@@ -50,8 +51,17 @@ class ListRefresh:
     dropped, and a `sessions.changed` burst (Hermes 0.22) gathered into one fetch, so a session
     another client made shows without asking."""
 
-    def __init__(self, *, link: ListLink, listing: Listing, timers: Timers, spawn: Spawn) -> None:
+    def __init__(
+        self,
+        *,
+        link: ListLink,
+        listing: Listing,
+        timers: Timers,
+        spawn: Spawn,
+        release: Callable[[], object] = release_freed_memory,
+    ) -> None:
         self._link = link
+        self._release = release  # after a big list: the decoded rows' heap back to the system
         self._listing = listing
         self._timers = timers
         self._spawn = spawn
@@ -122,6 +132,9 @@ class ListRefresh:
                 self._listing.emit()
             # Fewer rows than asked for: that is all of them (or all this gateway will give).
             if len(rows) < limit or limit >= MAX_LISTED:
+                if len(rows) >= BIG_LIST:
+                    del rows, result
+                    self._release()
                 return
             limit = min(limit * PAGE_GROWTH, MAX_LISTED)
 
