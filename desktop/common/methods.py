@@ -16,6 +16,12 @@ SESSION_TITLE = "session.title"
 SESSION_DELETE = "session.delete"
 SESSION_CLOSE = "session.close"
 SESSION_INTERRUPT = "session.interrupt"
+# Hermes 0.19-0.22: a new session holding a copy of this one's history, `{session_id, count?,
+# name?}`. 0.20.1, 0.21.5 and 0.22.2 copy the first `count` visible rows (user and assistant
+# rows with text) and answer `{session_id, stored_session_id, title, parent, message_count,
+# messages, info}`; 0.19 ignores `count` (the whole history) and answers `{session_id, title,
+# parent}` without a stored id. The embedded gateway has none (-32601).
+SESSION_BRANCH = "session.branch"
 # Hermes 0.19, 0.20.1, 0.22: put `{text}` into the running turn (the next tool result the model
 # reads), `{status: "queued" | "rejected"}`; 0.22 rejects it while no turn runs. The embedded
 # gateway has no tool loop and does not serve it (-32601).

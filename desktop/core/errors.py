@@ -41,6 +41,10 @@ class RpcError(GatewayError):
         self.method = method
 
 
+class BranchError(GatewayError):
+    """A branch the gateway could not make, or made in a way this client cannot keep."""
+
+
 # WebSocket close code for a frame over the receiver's limit (websockets closes with it).
 CLOSE_TOO_BIG = 1009
 

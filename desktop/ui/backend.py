@@ -83,6 +83,12 @@ class ChatBackend(Protocol):
         """Create a new (empty) session and return its key."""
         ...
 
+    def branch_session(self, key: str, message_id: str) -> str | None:
+        """A new chat with `key`'s messages up to `message_id` (the gateway's branch); its key
+        at once, None when that message cannot be branched from. The gateway's refusal (one
+        without branches, a limit of its own) is told in the new chat."""
+        ...
+
     def open_session(self, key: str) -> list[ChatMessage]:
         """Make `key` the viewed session (clears its unread count) and return its messages."""
         ...

@@ -75,6 +75,12 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("select_all", ("Ctrl+A",), "Select the message's text", "messages"),
     Shortcut("quote", ("Ctrl+Shift+Q",), "Quote the message (or selection) in a reply", "messages"),
     Shortcut("regenerate", ("Ctrl+Shift+R",), "Regenerate the reply", "messages"),
+    Shortcut(
+        "branch",
+        ("Ctrl+Shift+B",),
+        "Branch: a new chat with the messages up to this one",
+        "messages",
+    ),
     Shortcut("resend", ("Ctrl+Shift+E",), "Edit and resend your message", "messages"),
     Shortcut("older_version", ("Alt+Left",), "Show the reply's previous version", "messages"),
     Shortcut("newer_version", ("Alt+Right",), "Show the reply's next version", "messages"),

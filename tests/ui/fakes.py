@@ -94,6 +94,16 @@ class FakeBackend:
         self.calls.append(("create_session", key))
         return key
 
+    def branch_session(self, key: str, message_id: str) -> str | None:
+        branch = f"{key}-branch{next(self._ids)}"
+        upto = [m.id for m in self.messages.get(key, [])]
+        if message_id not in upto:
+            return None
+        self.messages[branch] = self.messages[key][: upto.index(message_id) + 1]
+        self.summaries.insert(0, SessionSummary(key=branch, title="branch"))
+        self.calls.append(("branch_session", (key, message_id)))
+        return branch
+
     def open_session(self, key: str) -> list[ChatMessage]:
         self.calls.append(("open_session", key))
         return list(self.messages.get(key, []))

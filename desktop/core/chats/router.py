@@ -10,9 +10,15 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from desktop.common.codes import FRAME_TOO_LARGE, RESUME_TARGET_NOT_FOUND, SESSION_NOT_FOUND
+from desktop.common.codes import (
+    FRAME_TOO_LARGE,
+    METHOD_NOT_FOUND,
+    RESUME_TARGET_NOT_FOUND,
+    SESSION_NOT_FOUND,
+)
 from desktop.common.methods import (
     SESSION_ACTIVATE,
+    SESSION_BRANCH,
     SESSION_CREATE,
     SESSION_EVENTS_SINCE,
     SESSION_HISTORY,
@@ -22,6 +28,7 @@ from desktop.common.methods import (
 from desktop.core.chats.conversation import Conversation
 from desktop.core.errors import (
     CLOSE_TOO_BIG,
+    BranchError,
     ConnectionLostError,
     GatewayError,
     HermesQtError,
@@ -224,6 +231,38 @@ class SessionRouter:
         conv.load_snapshot(result)
         self._emit_snapshot(stored_id, result)
         return stored_id
+
+    async def branch(self, stored_id: str, count: int | None) -> tuple[str, dict[str, Any]]:
+        """session.branch of a routed session (its first `count` visible messages, None: all);
+        routes the branch and returns its stored id and the gateway's answer. Raises
+        BranchError when the answer gives the branch no stored id (it could not be kept)."""
+        routed = self._sessions.get(stored_id)
+        if routed is None or not routed.runtime_id:
+            await self.open(stored_id)
+            routed = self._sessions.get(stored_id)
+        if routed is None or not routed.runtime_id:
+            raise BranchError("the chat is not open on the gateway yet")
+        params: dict[str, Any] = {"session_id": routed.runtime_id}
+        if count is not None:
+            params["count"] = count
+        try:
+            result = await self._sup.call(SESSION_BRANCH, params)
+        except RpcError as exc:
+            if exc.code == METHOD_NOT_FOUND:
+                raise BranchError("this gateway cannot branch a chat") from exc
+            raise
+        runtime_id = str(result.get("session_id") or "")
+        branch_id = str(result.get("stored_session_id") or "")
+        if not runtime_id or not branch_id:
+            raise BranchError(
+                "this gateway made the branch without saying its stored id; "
+                "it shows in the chat list after the next refresh"
+            )
+        conv = self.route(branch_id, runtime_id)
+        self._sessions[branch_id].history_stale = not isinstance(result.get("messages"), list)
+        conv.load_snapshot(result)
+        self._emit_snapshot(branch_id, result)
+        return branch_id, result
 
     async def open(self, stored_id: str) -> Conversation:
         """Resume a stored session (e.g. picked from the list) and route it."""

@@ -294,6 +294,35 @@ class ProfileController:
     def create_session(self) -> str:
         return self._temps.new()
 
+    def branch_session(self, key: str, message_id: str) -> str | None:
+        """A new chat holding `key`'s messages up to `message_id` (session.branch), listed and
+        returned at once under a temporary key, which moves to the branch's own once the
+        gateway made it; None when `message_id` is not a message with words shown in `key`."""
+        key = self._resolve(key)
+        conv = self._feed.get(key)
+        if conv is None or is_temp_key(key):
+            return None
+        # The gateway counts the user and assistant rows with text from the chat's start.
+        visible = [
+            m
+            for m in conv.messages
+            if m.role in (Role.USER, Role.ASSISTANT) and m.text.strip() and not m.streaming
+        ]
+        at = next((i for i, m in enumerate(visible) if m.id == message_id), None)
+        if at is None:
+            return None
+        count = None if at == len(visible) - 1 else at + 1  # the last one: everything
+        if count is not None and conv.history_start > 0:
+            self._tell(key, "Not branched: scroll up to the chat's first message, then again")
+            return None
+        summary = self._index.summary(key)
+        title = f"{summary.title if summary else 'Chat'} (branch)"
+        return self._temps.new_made_by(lambda: self._branch_remote(key, count), title)
+
+    async def _branch_remote(self, key: str, count: int | None) -> str:
+        branch_key, _result = await self._router.branch(key, count)
+        return branch_key
+
     def open_session(self, key: str) -> list[ChatMessage]:
         key = self._resolve(key)
         self._index.open(key)
@@ -843,6 +872,9 @@ class ProfileController:
         self._drafts.adopt(temp_key, real_key)
         self._bubbles.rekey(temp_key, real_key)
         self._feed.adopt(temp_key, real_key)
+        conv = self._router.conversation(real_key)
+        if conv is not None and conv.messages:
+            self._feed.publish(real_key, conv)  # a branch: the messages it was made with
         self._outbox.on_online(self._id)
 
     def _create_waiting(self) -> None:

@@ -51,6 +51,8 @@ class TempSessions:
         self._now = now
         self._tell = tell
         self._creating: dict[str, asyncio.Task[str | None]] = {}
+        # Temporary keys made on the gateway by something else than session.create (a branch).
+        self._makers: dict[str, Callable[[], Awaitable[str]]] = {}
         self._aliases: dict[str, str] = {}  # temporary key of a created session -> real key
 
     def resolve(self, key: str) -> str:
@@ -65,6 +67,16 @@ class TempSessions:
         self._listing.emit()
         if self._is_online():
             self.ensure_created(key)
+        return key
+
+    def new_made_by(self, make: Callable[[], Awaitable[str]], title: str) -> str:
+        """List a new session that `make` creates on the gateway (its real key), now."""
+        key = new_temp_key()
+        self._listing.add(SessionSummary(key=key, title=title, updated_at=self._now()))
+        self._start_chat(key)
+        self._makers[key] = make
+        self._listing.emit()
+        self.ensure_created(key)
         return key
 
     def ensure_created(self, temp_key: str) -> None:
@@ -90,8 +102,13 @@ class TempSessions:
         try:
             state = self._listing.get(temp_key)
             title = state.summary.title if state and state.summary.title != NEW_CHAT else None
-            real_key = await self._create(title)
+            make = self._makers.get(temp_key)
+            real_key = await (make() if make is not None else self._create(title))
+            self._makers.pop(temp_key, None)
         except GatewayError as exc:
+            if temp_key in self._makers:
+                self._tell(temp_key, f"Not branched: {exc}")
+                return None
             log.info("creating a session failed: %s", exc)  # created on the next connect
             return None
         except StorageError as exc:

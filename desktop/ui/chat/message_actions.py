@@ -20,6 +20,7 @@ LABELS = {
     "quote": "Quote in reply",
     "regenerate": "Regenerate reply",
     "resend": "Edit and resend",
+    "branch": "Branch from here",
     "jump_newest": "Jump to newest",
 }
 _ZONE_LABELS = {
@@ -79,6 +80,8 @@ class MessageActions(QObject):
             menu.addAction(a["regenerate"])
         if msg.role is Role.USER and msg.delivery is not DeliveryState.FAILED:
             menu.addAction(a["resend"])
+        if msg.text.strip() and not msg.streaming and msg.role in (Role.USER, Role.ASSISTANT):
+            menu.addAction(a["branch"])
         extra: list[QAction] = []
         copies = 0
         for z in lay.zones:

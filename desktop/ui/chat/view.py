@@ -104,7 +104,8 @@ class ChatView(QListView):
     actions (MessageActions) are reached by shortcut, the Menu key or a right click.
 
     Signals:
-        action_requested(str, str): ("retry" | "edit" | "discard" | "regenerate" | "resend",
+        action_requested(str, str): ("retry" | "edit" | "discard" | "regenerate" | "resend" |
+            "branch",
             message id).
         quote_requested(str, str): markdown to reply to in the composer, and whose it is.
         code_copied(str): a code block was copied.
@@ -194,6 +195,7 @@ class ChatView(QListView):
                 "select_all": self.select_all,
                 "quote": self.quote,
                 "regenerate": lambda: self._request_current("regenerate"),
+                "branch": lambda: self._request_current("branch"),
                 "resend": lambda: self._request_current("resend"),
                 "older_version": lambda: self._step_current(-1),
                 "newer_version": lambda: self._step_current(1),
@@ -579,6 +581,8 @@ class ChatView(QListView):
             return
         if kind == "resend" and (msg.role is not Role.USER or msg.delivery is DeliveryState.FAILED):
             return  # a failed prompt is taken back with its own Edit button instead
+        if kind == "branch" and (not msg.text.strip() or msg.streaming):
+            return
         self.action_requested.emit(kind, msg.id)
 
     @classmethod

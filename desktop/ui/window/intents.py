@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QWidget
 
@@ -41,6 +41,9 @@ class OpenChat(Protocol):
 
 class ChatIntents(QObject):
     """Connects the chat's widgets' requests to the backend of the profile shown in `chat`."""
+
+    # A chat to show: a branch just made from a message of this one (its temporary key).
+    chat_wanted = Signal(str)
 
     def __init__(
         self,
@@ -241,6 +244,10 @@ class ChatIntents(QObject):
                     # An earlier prompt stays where it is: the edited text goes out as new.
                     self._composer.set_draft(draft)
                     self._chat.show_status(NOT_IN_PLACE, 5000)
+        elif kind == "branch" and key:
+            branch = backend.branch_session(key, message_id)
+            if branch is not None:
+                self.chat_wanted.emit(branch)  # the branch, under its key once it is made
         elif kind == "restore_changes" and key:
             reply = self._view.message(message_id)
             if reply is not None:

@@ -153,6 +153,7 @@ class MainWindow(QMainWindow):
         )
         self.work_intents = WorkIntents(self, pane.work_panel)
         self.busy_choice = BusyChoice(self, self.composer, self._settings)
+        self.intents.chat_wanted.connect(self.open_session)  # a branch made here
         self.prompt_history = self.intents.prompt_history
         self.prompt_search = self.intents.prompt_search
         self.folders = Folders(self._settings)  # where file dialogs open, remembered

@@ -426,3 +426,24 @@ def test_a_long_finished_reply_is_announced_by_its_start_without_reading_all_of_
     assert heard and heard[-1].startswith("Reply: It is very happy. More about quokkas and their")
     assert heard[-1].endswith("…") and len(heard[-1]) < 400
     assert len(long) > 70_000 and sum(read) <= profile_view.SPOKEN_SOURCE < 1000, "all was read"
+
+
+def test_branch_from_here_opens_a_new_chat_with_the_messages_up_to_that_one(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    win, b = _window(make_window)
+    seen = _run_menu_choosing(monkeypatch, "Branch from here")
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Up)
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Up)  # on "first answer"
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Return)  # its menu
+    assert "Branch from here" in seen[0]
+    assert ("branch_session", ("s1", "a1")) in b.calls
+    assert win.session_key is not None and win.session_key != "s1", "the branch is open"
+    shown = [m.text for m in win.chat_view.messages()]
+    assert shown == ["first question", "first answer"]
+    # The keyboard reaches it too.
+    win.open_session("s1")
+    win.chat_view.setFocus()
+    QTest.keyClick(win.chat_view, Qt.Key.Key_End)
+    QTest.keySequence(win.chat_view, "Ctrl+Shift+B")
+    assert ("branch_session", ("s1", "a2")) in b.calls
