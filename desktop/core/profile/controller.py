@@ -86,6 +86,10 @@ UNDO_ATTEMPTS = 20
 UNDO_WAIT = 0.25
 
 
+KEPT_BY_GATEWAY = (
+    "The gateway kept the earlier reply in its stored history: the agent still sees it, and "
+    "after a reconnect it shows there again"
+)
 NO_UNDO = (
     "This gateway cannot replace a reply (it has no session.undo): the prompt was sent again "
     "as a new message, and the agent still sees the earlier reply"
@@ -584,12 +588,16 @@ class ProfileController:
                 # The gateway's own cut where its history names the turn: Hermes' undo
                 # reaches only the agent's memory on some lines (0.19, 0.20.1), so the
                 # stored rows, what a reconnect shows, would keep the earlier exchange.
-                found, rewind = await self._rewind_of(runtime, prompt.text)
+                found, rewind, users = await self._rewind_of(runtime, prompt.text)
                 row = found if row is None else row
                 if rewind is not None:
                     await self._idle(key, runtime)
             if rewind is None:
                 await self._undo(runtime)
+                if keep and users and (await self._rewind_of(runtime, prompt.text))[2] >= users:
+                    # Its undo left the stored rows: they are what the agent and a reconnect
+                    # see again. The reply is still replaced here, and the user is told.
+                    notice(self._listeners.emit, key, KEPT_BY_GATEWAY)
         except RpcError as exc:
             if exc.code != METHOD_NOT_FOUND:
                 notice(self._listeners.emit, key, f"Retry failed: {exc.message}")
@@ -629,27 +637,28 @@ class ProfileController:
 
     async def _rewind_of(
         self, runtime: str, prompt: str
-    ) -> tuple[int | None, dict[str, Any] | None]:
-        """The history row of the session's last prompt, and the `prompt.submit` params that
+    ) -> tuple[int | None, dict[str, Any] | None, int]:
+        """The history row of the session's last prompt, the `prompt.submit` params that
         cut the gateway's history before it (None: its rows do not show that prompt last;
-        `session.undo` then). Rows with a `row_id` (0.20.1, 0.22) are cut by that durable id,
-        as those lines ask (an ordinal alone is refused there for a stored session); rows
-        without (0.19, the embedded gateway) by the prompt's ordinal among the user rows."""
+        `session.undo` then), and how many user rows it holds. Rows with a `row_id` (0.20.1,
+        0.22) are cut by that durable id, as those lines ask (an ordinal alone is refused
+        there for a stored session); rows without (0.19, the embedded gateway) by the
+        prompt's ordinal among the user rows."""
         page = await self._sup.call(SESSION_HISTORY, {"session_id": runtime})
         rows = page.get("messages") if isinstance(page, dict) else None
         if not isinstance(rows, list):
-            return None, None
+            return None, None, 0
         users = [
             (i, r)
             for i, r in enumerate(rows)
             if isinstance(r, dict) and r.get("role") == "user" and not r.get("display_kind")
         ]
         if not users:
-            return None, None
+            return None, None, 0
         at, last = users[-1]
         shown = prompt_key(str(last.get("text") or last.get("content") or ""))
         if not shown.startswith(prompt_key(prompt)):
-            return at, None  # another prompt is last there: nothing to aim a cut at
+            return at, None, len(users)  # another prompt is last there: no cut to aim
         # Consent to the cut (0.20.1, 0.22 refuse one without), also when it is the first turn.
         cut: dict[str, Any] = {"confirm_truncate": True, "confirm_empty_truncate": True}
         row_id = last.get("row_id")
@@ -657,7 +666,7 @@ class ProfileController:
             cut["truncate_before_row_id"] = row_id
         else:
             cut["truncate_before_user_ordinal"] = len(users) - 1
-        return at, cut
+        return at, cut, len(users)
 
     async def _idle(self, key: str, runtime: str) -> None:
         """Wait while the gateway still winds the last turn down (0.20.1 says `running` for a

@@ -295,3 +295,40 @@ async def test_the_list_preview_is_the_last_message_live_and_after_a_restart(
             await again.online()
             await settle(lambda: any(s.key == "s10" for s in again.ctl.sessions()), "listed")
             assert again.summary("s1").preview == "ok", "after the restart's list: the same"
+
+
+# -- regenerate where the gateway cannot replace ---------------------------------------------
+
+
+async def test_regenerate_says_so_when_the_gateways_history_keeps_the_earlier_reply(
+    tmp_path: Path,
+) -> None:
+    """Its rows do not show the prompt as sent (no cut can be aimed), and its session.undo
+    leaves them: the reply is replaced here, and the user is told what the agent still sees."""
+    async with rig(tmp_path, seed=one_chat) as r:
+        shown = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a1"}]
+        listed = [{"role": "user", "content": "[q]"}, {"role": "assistant", "content": "a1"}]
+        base = r.gw.handle
+
+        def handle(method: str, params: dict[str, Any]) -> Any:
+            if method in ("session.activate", "session.resume"):
+                return {"session_id": "r1", "messages": list(shown), "running": False}
+            if method == "session.history":
+                return {"count": len(listed), "messages": list(listed)}
+            if method == "session.undo":
+                return {"removed": 0}
+            return base(method, params)
+
+        r.net.handler = handle
+        r.ctl.open_session("s1")
+        await r.online()
+        await settle(lambda: bool(r.seen.of("on_session_messages")), "s1 shown")
+        conv = r.router.conversation("s1")
+        assert conv is not None
+        await settle(lambda: len(conv.messages) == 2, "the turn")
+        assert r.ctl.regenerate("s1", conv.messages[-1].id)
+        await settle(lambda: bool(r.gw.calls("prompt.submit")), "sent again")
+        [submit] = r.gw.calls("prompt.submit")
+        assert not any(k.startswith("truncate") for k in submit), "no cut aimed at another row"
+        said = [args[1] for args in r.seen.of("on_notice")]
+        assert any("agent still sees it" in text for text in said), said
