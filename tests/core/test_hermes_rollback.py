@@ -9,7 +9,9 @@ the reply still carries the changed file and the checkpoint is listed again; a f
 then puts every file back, the chat says the agent forgot that exchange, and the model's next
 call no longer carries it. After an app restart
 (same store) the reply still shows the file and its diff. A full restore asked while a reply
-runs is refused (4009 on every line) and told as such; the turn goes on.
+runs is refused (4009 on every line) and told as such; the turn goes on. A gateway started
+without the variable (as a remote one may be) lists `enabled: false`: the state says checkpoints
+are off there and why.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pytest
 
 from desktop.core.chats.file_changes import changes_of, git_sections
 from desktop.core.models import ConnectionState
-from desktop.core.profile.agent.rollback import BUSY, checkpoint_for
+from desktop.core.profile.agent.rollback import BUSY, CHECKPOINTS_OFF, checkpoint_for
 from tests.core.test_hermes_chats import NO_AUTO_TITLE, App, app
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fault_proxy import proxy_to
@@ -73,7 +75,7 @@ async def test_a_turn_that_wrote_a_file_shows_it_and_restore_brings_it_back(
             {"content": "Wrote it."},
         ]
         async with hermes_gateway(
-            tmp_path / "home", fake.base_url, dist, config_extra=config
+            tmp_path / "home", fake.base_url, dist, config_extra=config, checkpoints=True
         ) as gw:
             with proxy_to(gw.url) as (proxy, url):
                 async with app(url, gw.token, tmp_path) as a:
@@ -170,7 +172,7 @@ async def test_a_full_restore_while_a_reply_runs_is_refused_and_told(
         fake.script = [{"content": "first"}, {"content": "slow answer", "gate": gate}]
         async with (
             hermes_gateway(
-                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE, checkpoints=True
             ) as gw,
             app(gw.url, gw.token, tmp_path) as a,
         ):
@@ -186,3 +188,23 @@ async def test_a_full_restore_while_a_reply_runs_is_refused_and_told(
                 gate.set()
             await a.until(lambda: not conv.running, "the turn ends")
             assert conv.messages[-1].text == "slow answer"
+
+
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_022))
+async def test_a_gateway_started_without_checkpoints_is_said_to_have_them_off(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    require_hermes(dist)
+    with FakeOpenAIServer(reply="ok") as fake:
+        async with (
+            # As a remote gateway someone started without HERMES_TUI_CHECKPOINTS=1.
+            hermes_gateway(
+                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+            ) as gw,
+            app(gw.url, gw.token, tmp_path) as a,
+        ):
+            key = await a.chat("hello")
+            a.ctl.load_rollback(key)
+            await a.until(lambda: a.ctl.rollback_state(key).loaded, "asked")
+            state = a.ctl.rollback_state(key)
+            assert not state.available and state.reason == CHECKPOINTS_OFF

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from desktop.core.link.launcher import HermesServeLauncher
+from desktop.core.link.launcher import CHECKPOINTS_ENV, HermesServeLauncher
 
 
 @dataclass(frozen=True)
@@ -230,9 +230,18 @@ class HermesGateway:
 
 @contextlib.asynccontextmanager
 async def hermes_gateway(
-    home: Path, base_url: str, dist: HermesDist = HERMES_019, *, config_extra: str = ""
+    home: Path,
+    base_url: str,
+    dist: HermesDist = HERMES_019,
+    *,
+    config_extra: str = "",
+    checkpoints: bool = False,
 ) -> AsyncIterator[HermesGateway]:
-    """Run `<script> serve --host 127.0.0.1 --port 0` against `base_url`; stopped on exit."""
+    """Run `<script> serve --host 127.0.0.1 --port 0` against `base_url`; stopped on exit.
+
+    `checkpoints`: as the app starts a Local Hermes (HERMES_TUI_CHECKPOINTS=1, the launcher's
+    default). Off otherwise, so a destructive terminal command in a test does not snapshot the
+    gateway's working directory (the test run's: this repository)."""
     hermes = require_hermes(dist)
     config = write_config(home, base_url)
     if config_extra:
@@ -246,6 +255,7 @@ async def hermes_gateway(
             "HOME": str(home),
             "NO_COLOR": "1",
             "PYTHONWARNINGS": "ignore",
+            **({} if checkpoints else {CHECKPOINTS_ENV: "0"}),
             **dist_env(dist),
         },
         ready_timeout=180.0,

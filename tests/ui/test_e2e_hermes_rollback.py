@@ -90,7 +90,7 @@ async def test_the_card_shows_the_written_file_and_restore_puts_it_back(
     ]
     config = NO_AUTO_TITLE + f"terminal:\n  cwd: {work}\n"
     async with hermes_gateway(
-        tmp_path / "home", provider.base_url, dist, config_extra=config
+        tmp_path / "home", provider.base_url, dist, config_extra=config, checkpoints=True
     ) as gw:
         FileTokenStore(AppPaths.create(str(root)).config / "tokens.json").set(TOKEN_REF, gw.token)
         add_profiles(
