@@ -18,6 +18,11 @@ class FakeCaps:
     replay_epoch: str | None = None
     heartbeat: bool = False
     history_window: bool = False
+    # As Dialect: methods answered -32601 on this connection (the client learns them).
+    missing: set[str] = field(default_factory=set)
+
+    def has(self, method: str) -> bool:
+        return method not in self.missing
 
 
 Handler = Callable[[str, dict[str, Any]], Any]
@@ -108,6 +113,8 @@ class FakeClient:
         result = self.net.handler(method, params)
         if isinstance(result, asyncio.Future):
             result = await result  # a reply the test releases later (a call in flight)
+        if isinstance(result, RpcError) and result.code == -32601 and self.dialect is not None:
+            self.dialect.missing.add(method)  # as the real client's Dialect.learn
         if isinstance(result, BaseException):
             raise result
         return result

@@ -42,6 +42,7 @@ async def test_subagents_processes_and_todos_are_listed_and_stopped(
         ]
         a.fake.side_reply = "Three files."  # 0.20.1's child may ask unstreamed
         key = await a.start_chat("count the files with a helper")
+        a.ctl.open_session(key)  # shown, as the window does: its work is asked after snapshots
         conv = a.conv(key)
 
         def info():  # type: ignore[no-untyped-def]

@@ -330,6 +330,7 @@ class ProfileController:
     def open_session(self, key: str) -> list[ChatMessage]:
         key = self._resolve(key)
         self._index.open(key)
+        self._work.opened(key)
         conv = self._feed.get(key)
         if conv is not None and conv.messages:
             conv.reattach()  # opened anew: at its live end, like any session

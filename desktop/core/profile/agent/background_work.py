@@ -3,10 +3,11 @@
 the session's usage asked again after a resume or reconnect (`session.usage`).
 
 The events themselves fold into the conversation (desktop/core/chats/subagents.py); this part
-asks the gateway what events cannot say: after every snapshot (a reconnect, a resume) the live
-roster, the processes and the usage, and the processes again when a tool left one running or a
-turn ended with some listed. A gateway without a method (-32601, learned into the dialect) is
-not asked again on that connection; the UI says why the control is missing.
+asks the gateway what events cannot say: when a chat is opened and after every later snapshot
+of it (a reconnect, a resume) the live roster, the processes and the usage, and the processes
+again when a tool left one running or a turn ended with some listed. A gateway without a
+method (-32601, learned into the dialect) is not asked again on that connection; the UI says
+why the control is missing.
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ class BackgroundWork:
         self._conversation = conversation
         self._notify = notify
         self._spawn = spawn
+        # The chats opened in this run: only theirs are asked after every snapshot (a
+        # reconnect re-attaches every routed chat; most are never looked at).
+        self._opened: set[str] = set()
 
     # -- intents ---------------------------------------------------------------------------
 
@@ -96,9 +100,22 @@ class BackgroundWork:
 
     # -- what events cannot say -------------------------------------------------------------
 
+    def opened(self, key: str) -> None:
+        """The user opened chat `key`: its processes and usage are asked now (when attached)
+        and after each later snapshot."""
+        first = key not in self._opened
+        self._opened.add(key)
+        if first and self._router.runtime_id(key):
+            self._spawn(self._after_snapshot(key))
+
     def on_snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
-        """A snapshot came (open, reconnect, resume): ask what it does not carry."""
-        self._spawn(self._after_snapshot(key))
+        """A snapshot came (open, reconnect, resume): ask what it does not carry, for a chat
+        opened in this run or one with work listed."""
+        conv = self._conversation(key)
+        if conv is None:
+            return
+        if key in self._opened or conv.processes or conv.subagents:
+            self._spawn(self._after_snapshot(key))
 
     def on_event(self, event: Any, epoch: int) -> None:
         """A tool left a process running, or a turn ended with processes listed: list again."""
