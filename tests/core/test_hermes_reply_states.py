@@ -340,3 +340,11 @@ async def test_done_when_regenerated_failed_and_cut_turns_read_right_after_a_res
                         "the chat after the app's restart",
                         60,
                     )
+                    # The model the next reply uses (the header's) and the one that wrote
+                    # the regenerated reply (its footer's).
+                    await b.until(
+                        lambda: b.ctl.session_info(key).model == "fake-model", "the model", 60
+                    )
+                    c = b.router.conversation(key)
+                    assert c is not None
+                    assert c.messages[1].usage.get("model") == "fake-model", c.messages[1].usage
