@@ -47,11 +47,17 @@ HERMES_TARGET_S = 3.0
 SETTLE = 1.0  # quiet this long after the last update: nothing more is coming
 
 
+def shown(messages: list[ChatMessage]) -> list[tuple[str, str]]:
+    """What a chat shows of its messages: each one's role and text."""
+    return [(m.role.value, m.text) for m in messages]
+
+
 class Counting(BackendListener):
     """Each chat's whole-list updates (when, how many messages) as the window hears them."""
 
     def __init__(self) -> None:
         self.updates: dict[str, list[tuple[float, int]]] = {}
+        self.texts: dict[str, list[list[tuple[str, str]]]] = {}  # (role, text) per update
         self.status = ConnectionState.CONNECTING
         self.online_at: list[float] = []
 
@@ -62,6 +68,7 @@ class Counting(BackendListener):
 
     def on_session_messages(self, key: str, messages: list[ChatMessage]) -> None:
         self.updates.setdefault(key, []).append((time.monotonic(), len(messages)))
+        self.texts.setdefault(key, []).append(shown(messages))
 
 
 async def until(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -177,10 +184,13 @@ async def through(
                 )
         await asyncio.sleep(SETTLE)
         expected = {}
+        before = {}
         for key in keys:
             conv = router.conversation(key)
             expected[key] = len(conv.messages) if conv is not None else -1
+            before[key] = shown(conv.messages) if conv is not None else []
         seen.updates.clear()
+        seen.texts.clear()
         cpu0 = time.process_time()
         cut_at = time.monotonic()
         links = len(seen.online_at)
@@ -197,6 +207,8 @@ async def through(
         while last != (last := max(t for u in seen.updates.values() for t, _ in u)):
             await asyncio.sleep(SETTLE)  # until quiet: later updates are counted too
         cpu = time.process_time() - cpu0
+        # Consistent: the last update of each chat shows what it showed before the reset.
+        same = sum(seen.texts[k][-1] == before[k] for k in keys)
         per_chat = Counter(len(seen.updates.get(k, [])) for k in keys)
         return {
             "reactivated": done_at - back_at,
@@ -204,6 +216,7 @@ async def through(
             "per_chat": dict(per_chat),
             "cpu": cpu,
             "messages": sorted(set(expected.values())),
+            "same": same,
         }
     finally:
         await controller.close()
@@ -223,9 +236,10 @@ def rows_for(label: str, target: float, got: dict[str, Any], how: str) -> list[R
             "s",
             got["down"],
             "reset -> link back",
-            got["reactivated"] <= target,
-            how + "; reactivated: its whole history sent to the window again, as many "
-            "messages as before the reset",
+            got["reactivated"] <= target and got["same"] == CHATS,
+            how + "; reactivated: its whole history sent to the window again; "
+            f"{got['same']} of {CHATS} chats then show every earlier message as before the "
+            "reset (role and text)",
         ),
         Result(
             BENCH,
