@@ -348,3 +348,57 @@ async def test_done_when_regenerated_failed_and_cut_turns_read_right_after_a_res
                     c = b.router.conversation(key)
                     assert c is not None
                     assert c.messages[1].usage.get("model") == "fake-model", c.messages[1].usage
+
+
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
+async def test_retry_of_a_stopped_reply_is_one_turn_after_a_reconnect(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    """A stopped reply's exchange is in the stored rows (unlike a failed one's on 0.19 and
+    0.20.1): its Retry must replace it there too, or a reconnect shows the prompt twice."""
+    require_hermes(dist)
+    long = " ".join(f"word{i}" for i in range(400))
+    with FakeOpenAIServer(reply="ok", chunk_size=6, chunk_delay=0.03) as fake:
+        fake.script = [{"content": "ready"}, {"content": long}]
+        async with hermes_gateway(
+            tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+        ) as gw:
+            with proxy_to(gw.url) as (proxy, url):
+                async with app(url, gw.token, tmp_path) as a:
+                    key = await a.chat("warm up")
+                    conv = a.router.conversation(key)
+                    assert conv is not None
+                    a.ctl.send(key, "Write a long essay", ())
+                    await a.until(lambda: "word20" in conv.messages[-1].text, "streaming", 120)
+                    a.ctl.interrupt(key)
+                    await a.until(lambda: not conv.running, "stopped", 120)
+                    fake.set_reply("A short essay.", chunk_delay=0.0)
+                    assert a.ctl.retry_reply(key, conv.messages[-1].id)
+                    await a.until(
+                        lambda: not conv.running and conv.messages[-1].text == "A short essay.",
+                        "the retried reply",
+                        120,
+                    )
+                    want = [("user", "warm up"), ("user", "Write a long essay")]
+                    epoch = a.sup.epoch
+                    proxy.reset_all()
+                    await a.until(lambda: a.sup.status.state is not ConnectionState.ONLINE, "cut")
+                    a.sup.reconnect_now()
+                    await a.until(
+                        lambda: a.sup.epoch > epoch and a.router.synced_epoch == a.sup.epoch,
+                        "reconnected",
+                        120,
+                    )
+                    runtime = a.router.runtime_id(key)
+                    assert runtime
+                    users = await _history_users(gw.url, gw.token, runtime)
+                    assert users == [t for _, t in want], users
+                    await a.until(
+                        lambda: (
+                            [(m.role.value, m.text) for m in conv.messages if m.role is Role.USER]
+                            == want
+                        ),
+                        "the chat after the reconnect",
+                        30,
+                    )
+                    assert conv.messages[-1].text == "A short essay."

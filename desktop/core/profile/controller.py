@@ -566,7 +566,13 @@ class ProfileController:
         runtime = self._router.runtime_id(key)
         if conv is None or turn is None or not runtime or not self._port.is_online():
             return False
-        self._spawn(self._retry_turn(key, runtime, reply_id, *turn, keep=keep))
+        before: int | None = None
+        if conv.history_start == 0:  # the whole history is here: its prompts can be counted
+            at = conv.messages.index(turn[0])
+            before = sum(1 for m in conv.messages[:at] if m.role is Role.USER)
+        self._spawn(
+            self._retry_turn(key, runtime, reply_id, *turn, keep=keep, prompts_before=before)
+        )
         return True
 
     async def _retry_turn(
@@ -579,9 +585,11 @@ class ProfileController:
         *,
         keep: bool = False,
         edited: ChatMessage | None = None,
+        prompts_before: int | None = None,
     ) -> None:
         """Replace the last turn: `keep` keeps its reply as an earlier version, `edited` is
-        the prompt to send in its place (else the prompt itself, again)."""
+        the prompt to send in its place (else the prompt itself, again). `prompts_before`:
+        how many prompts the chat holds before it, when it holds the whole history."""
         sent = edited or prompt
         rewind: dict[str, Any] | None = None
         try:
@@ -592,6 +600,14 @@ class ProfileController:
                 found, rewind, users = await self._rewind_of(runtime, prompt.text)
                 row = found if row is None else row
                 if rewind is not None:
+                    await self._idle(key, runtime)
+            elif prompts_before is not None:
+                # A Retry: a stopped or cut reply's exchange is in the stored rows (0.19 and
+                # 0.20.1's undo would leave it there), a failed one's often not (then the
+                # rows hold only the prompts before it, and undo drops it from memory).
+                _, cut, users = await self._rewind_of(runtime, prompt.text)
+                if cut is not None and users == prompts_before + 1:
+                    rewind = cut
                     await self._idle(key, runtime)
             if rewind is None:
                 await self._undo(runtime)
