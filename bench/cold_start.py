@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bench.inapp import finish, tree_rss_mb, until
+from bench.inapp import finish, rss_mb, tree_rss_mb, until
 
 BENCH = "cold_start"
 CHATS = int(os.environ.get("HERMES_QT_BENCH_COLD_CHATS", "10000"))
@@ -33,14 +33,14 @@ async def drive(app: Any) -> None:
     await until(lambda: marks.window is not None and marks.chat is not None, 60, "chat painted")
     backend = app.entries[0].backend
     await until(lambda: backend.status().state is ConnectionState.ONLINE, 60, "online")
-    rss = 0.0
+    rss = app_rss = 0.0
     if os.environ.get(RSS_ENV):  # the tree's memory once the list is merged (bench/growth.py)
         import asyncio
         import gc
 
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(5.0)  # the gateway's list pages (up to 10,000 chats) merged
         gc.collect()
-        rss = tree_rss_mb()
+        rss, app_rss = tree_rss_mb(), rss_mb(os.getpid())
     finish(
         app,
         {
@@ -50,6 +50,7 @@ async def drive(app: Any) -> None:
             "online": marks.online,
             "open": app.window.session_key,
             "rss": rss,
+            "app_rss": app_rss,
         },
     )
 

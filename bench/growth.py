@@ -36,6 +36,7 @@ def point(chats: int, messages: int) -> dict[str, float]:
     return {
         "paint": min(r["shown"] for r in runs),
         "rss": min(r["rss"] for r in runs),
+        "app_rss": min(r["app_rss"] for r in runs),
         "cached": float(all(r["cached"] for r in runs)),
     }
 
@@ -135,6 +136,7 @@ def main() -> int:
         (n0, first), (n1, last) = points[0], points[-1]
         curve = ", ".join(f"{n:,}: {v['rss']:.0f} MB / {v['paint']:.2f} s" for n, v in points)
         grew = last["rss"] - first["rss"]
+        grew_app = last["app_rss"] - first["app_rss"]
         rows += [
             Result(
                 BENCH,
@@ -145,7 +147,9 @@ def main() -> int:
                 first["rss"],
                 f"{n0:,} {name}, same app",
                 grew <= FLAT_MB,
-                f"+{grew:.1f} MB; bare Qt + gateway {base_rss:.0f} MB; curve {curve}; "
+                f"+{grew:.1f} MB (app +{grew_app:.1f} MB, gateway child "
+                f"+{grew - grew_app:.1f} MB), 5 s after online; bare Qt + gateway "
+                f"{base_rss:.0f} MB; curve {curve}; "
                 f"plot bench-growth.png",
             ),
             Result(
