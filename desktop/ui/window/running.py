@@ -10,6 +10,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
+from desktop.core.models import SessionSummary
 from desktop.ui.backend import ChatBackend
 from desktop.ui.render.markdown import plain_text
 
@@ -45,9 +46,15 @@ class ChatState:
         return ", ".join(parts)
 
 
-def chat_state(backend: ChatBackend, profile: str, key: str) -> ChatState:
-    """What chat `key` of `backend` is doing now."""
-    summary = backend.summary(key)
+def chat_state(
+    backend: ChatBackend,
+    profile: str,
+    key: str,
+    summary: SessionSummary | None = None,
+    waiting: int | None = None,
+) -> ChatState:
+    """What chat `key` of `backend` is doing now (`summary` and `waiting`: already known)."""
+    summary = summary or backend.summary(key)
     title = plain_text(summary.title) if summary and summary.title else "New chat"
     return ChatState(
         backend.profile_id,
@@ -55,7 +62,7 @@ def chat_state(backend: ChatBackend, profile: str, key: str) -> ChatState:
         " ".join(title.split()) or "New chat",
         profile,
         running=bool(summary and summary.running),
-        waiting=len(backend.pending_requests(key)),
+        waiting=len(backend.pending_requests(key)) if waiting is None else waiting,
         unread=summary.unread if summary else 0,
     )
 
