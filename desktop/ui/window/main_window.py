@@ -293,7 +293,8 @@ class MainWindow(QMainWindow):
         self.connection.set_status(backend.status())
         self.sidebar.set_sessions(backend.sessions())
         self.update_unread()
-        last = view.last_session if open_last else ""
+        # A tab of the profile shows again; else the chat open when it was last shown.
+        last = (self.tabs.first_of(profile_id) or view.last_session) if open_last else ""
         if last and self.sidebar.has_session(last):
             self.open_session(last)
         else:

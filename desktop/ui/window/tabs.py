@@ -151,6 +151,10 @@ class ChatTabs(QObject):
         """The tabs' chats, left to right."""
         return [ref for i in range(self.bar.count()) if (ref := self.chat(i)) is not None]
 
+    def first_of(self, profile_id: str) -> str | None:
+        """The chat of the leftmost tab of `profile_id`, if it has one."""
+        return next((ref.key for ref in self.chats() if ref.profile_id == profile_id), None)
+
     def index_of(self, ref: ChatRef) -> int | None:
         return next((i for i in range(self.bar.count()) if self.chat(i) == ref), None)
 

@@ -79,6 +79,17 @@ def test_tabs_hold_chats_of_several_profiles_and_keys_move_between_them(
     assert win.tabs.bar.tabText(0) == "p1 second"
 
 
+def test_choosing_a_profile_goes_to_its_tab(qtbot: Any, make_window: Any) -> None:
+    win = _two_tabs(qtbot, make_window)[0]
+    win.tabs.open_in_tab("p1", "s2")  # p1's last open chat now, in a third tab...
+    win.tabs.close_current()  # ...closed again: p2's chat shows
+    assert (win.profile_id, win.session_key) == ("p2", "s2")
+    win.profile_combo.setCurrentIndex(win.profile_combo.findData("p1"))
+    assert (win.profile_id, win.session_key) == ("p1", "s1"), "p1's tab, not its last chat"
+    assert win.tabs.bar.currentIndex() == 0
+    assert win.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")], "no tab replaced"
+
+
 def test_ctrl_t_opens_a_new_chat_in_a_new_tab_and_ctrl_w_closes_it(
     qtbot: Any, make_window: Any
 ) -> None:
