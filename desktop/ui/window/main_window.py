@@ -544,9 +544,11 @@ class MainWindow(QMainWindow):
     # -- slots: widgets ---------------------------------------------------------------------
 
     def _on_tray_chat_requested(self, profile_id: str, key: str) -> None:
-        self.switch_profile(profile_id)
-        if profile_id == self.profile_id and key:
-            self.open_session(key)
+        # The notified chat: its own window, its tab, or a new tab (no tab loses its chat).
+        if key and profile_id in self._views:
+            self.tabs.open_in_tab(profile_id, key)
+        else:
+            self.switch_profile(profile_id)
 
     def _on_search_box_text_changed(self, text: str) -> None:
         backend = self.backend

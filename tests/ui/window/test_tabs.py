@@ -90,6 +90,17 @@ def test_choosing_a_profile_goes_to_its_tab(qtbot: Any, make_window: Any) -> Non
     assert win.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")], "no tab replaced"
 
 
+def test_a_clicked_notification_opens_its_chat_in_a_tab_of_its_own(
+    qtbot: Any, make_window: Any
+) -> None:
+    win = _two_tabs(qtbot, make_window)[0]
+    win.tray.chat_requested.emit("p1", "s2")
+    assert (win.profile_id, win.session_key) == ("p1", "s2")
+    assert win.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2"), ChatRef("p1", "s2")]
+    win.tray.chat_requested.emit("p2", "s2")
+    assert win.tabs.bar.currentIndex() == 1 and win.tabs.bar.count() == 3
+
+
 def test_ctrl_t_opens_a_new_chat_in_a_new_tab_and_ctrl_w_closes_it(
     qtbot: Any, make_window: Any
 ) -> None:
