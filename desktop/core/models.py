@@ -126,11 +126,14 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Draft:
-    """What the composer holds for one session: text, caret position and attachments."""
+    """What the composer holds for one session: text, caret position and attachments, and
+    the message being replied to (`quote`, as written; `quote_from` says whose, "" for none)."""
 
     text: str = ""
     cursor: int = 0
     attachments: tuple[Attachment, ...] = ()
+    quote: str = ""
+    quote_from: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -250,9 +250,17 @@ class ChatBackend(Protocol):
         ...
 
     def save_draft(
-        self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]
+        self,
+        key: str,
+        text: str,
+        cursor: int,
+        attachments: tuple[Attachment, ...],
+        *,
+        quote: str = "",
+        quote_from: str = "",
     ) -> None:
-        """Persist `key`'s draft (debounced by the backend); outcome via on_draft_save_state."""
+        """Persist `key`'s draft, with the message it quotes ("" for none), debounced by the
+        backend; outcome via on_draft_save_state."""
 
     def attach_file(self, path: str) -> Attachment:
         """Copy a file into the app's data dir and return it as an attachment."""

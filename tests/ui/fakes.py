@@ -243,9 +243,16 @@ class FakeBackend:
         return self.drafts.get(key)
 
     def save_draft(
-        self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]
+        self,
+        key: str,
+        text: str,
+        cursor: int,
+        attachments: tuple[Attachment, ...],
+        *,
+        quote: str = "",
+        quote_from: str = "",
     ) -> None:
-        self.drafts[key] = Draft(text, cursor, attachments)
+        self.drafts[key] = Draft(text, cursor, attachments, quote, quote_from)
         self.calls.append(("save_draft", (key, text)))
 
     def attach_file(self, path: str) -> Attachment:

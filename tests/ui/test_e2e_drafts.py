@@ -72,6 +72,67 @@ async def test_draft_typed_into_a_fresh_window_survives_a_restart(
         await again.close()
 
 
+def _saved_quote(app: App, key: str) -> tuple[str, str]:
+    record = app.core.store.draft(f"embedded|{key}")
+    return (record.quote, record.quote_from) if record is not None else ("", "")
+
+
+async def test_a_quote_in_reply_is_kept_with_the_draft_across_a_restart(
+    qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer
+) -> None:
+    use_fake_provider(tmp_path, provider.base_url)
+    app = App.open(tmp_path, qtbot)
+    try:
+        await app.wait_online()
+        app.type_and_send(qtbot, "what do you see?")
+        await until(lambda: len(app.finished_replies()) == 1, "the reply came")
+        view = app.window.chat_view
+        view.setFocus()
+        qtbot.keyClick(view, Qt.Key.Key_End)
+        qtbot.keySequence(view, "Ctrl+Shift+Q")
+        composer = app.window.composer
+        assert composer.quote_label.text() == "Replying to Assistant: I see your files."
+        qtbot.keyClicks(composer.edit, "which files?")
+        key = app.window.session_key
+        assert key is not None
+        # The autosave (debounced) reached the store: a crash from here on keeps the quote.
+        await until(
+            lambda: (
+                _saved_draft(app, key) == "which files?"
+                and _saved_quote(app, key) == ("I see your files.", "Assistant")
+            ),
+            "the quote saved with the draft",
+        )
+    finally:
+        await app.close()
+
+    again = App.open(tmp_path, qtbot)
+    composer = again.window.composer
+    try:
+        await again.wait_online()
+        assert again.window.session_key == key
+        assert composer.edit.toPlainText() == "which files?"
+        assert composer.quote_bar.isVisibleTo(again.window), "the reply-to line is back"
+        assert composer.quote_label.text() == "Replying to Assistant: I see your files."
+        qtbot.keyClick(composer.edit, Qt.Key.Key_Return)
+        await until(lambda: len(provider.requests) == 2, "the reply with its quote sent")
+        last = provider.requests[-1]["messages"][-1]
+        assert last == {"role": "user", "content": "> I see your files.\n\nwhich files?"}
+        assert not composer.quote_bar.isVisibleTo(again.window)
+        await until(lambda: _saved_quote(again, key) == ("", ""), "the sent quote left the draft")
+        # Removed is dropped too.
+        view = again.window.chat_view
+        await until(lambda: len(again.finished_replies()) == 2, "the second reply came")
+        view.setFocus()
+        qtbot.keyClick(view, Qt.Key.Key_End)
+        qtbot.keySequence(view, "Ctrl+Shift+Q")
+        await until(lambda: _saved_quote(again, key)[0] != "", "a new quote saved")
+        composer.remove_quote_button.click()
+        await until(lambda: _saved_quote(again, key) == ("", ""), "the removed quote left it")
+    finally:
+        await again.close()
+
+
 async def test_pasted_image_and_dropped_file_reach_the_model(
     qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer
 ) -> None:

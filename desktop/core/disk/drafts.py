@@ -82,14 +82,25 @@ class DraftKeeper:
         text: str,
         cursor: int = 0,
         attachments: Iterable[Attachment] = (),
+        *,
+        quote: str = "",
+        quote_from: str = "",
     ) -> DraftRecord:
-        """Record a keystroke (or attachment change); it is saved within `debounce` seconds."""
+        """Record a keystroke (or attachment or quote change); it is saved within `debounce`
+        seconds."""
         try:
             prev = self._current(session_key)
         except StorageError:  # an unreadable store must not cost the user this keystroke
             prev = self._drafts.get(session_key) or DraftRecord(session_key)
         draft = DraftRecord(
-            session_key, text, cursor, tuple(attachments), self._clock.wall(), prev.revision + 1
+            session_key,
+            text,
+            cursor,
+            tuple(attachments),
+            self._clock.wall(),
+            prev.revision + 1,
+            quote,
+            quote_from,
         )
         self._drafts[session_key] = draft
         self._dirty.setdefault(session_key, self._clock.monotonic())

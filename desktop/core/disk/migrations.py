@@ -156,6 +156,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE sessions ADD COLUMN user_title TEXT NOT NULL DEFAULT '';
     """,
+    # 8: the message a draft replies to (quote in reply), kept with the draft's text.
+    """
+    ALTER TABLE drafts ADD COLUMN quote TEXT NOT NULL DEFAULT '';
+    ALTER TABLE drafts ADD COLUMN quote_from TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 LATEST = len(MIGRATIONS)

@@ -95,10 +95,12 @@ class DraftRecord:
     attachments: tuple[Attachment, ...] = ()
     updated_at: float = 0.0
     revision: int = 0
+    quote: str = ""  # the message replied to, as written ("" for none)
+    quote_from: str = ""  # whose message it is ("Assistant", "You")
 
     @property
     def empty(self) -> bool:
-        return not self.text.strip() and not self.attachments
+        return not self.text.strip() and not self.attachments and not self.quote
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,8 +477,7 @@ class Store:
     def draft(self, session_key: str) -> DraftRecord | None:
         rows = self._read(
             "read the draft",
-            "SELECT session_key, text, cursor, attachments, updated_at, revision FROM drafts "
-            "WHERE session_key = ?",
+            f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE session_key = ?",
             (session_key,),
         )
         return _draft_row(rows[0]) if rows else None
@@ -484,7 +485,7 @@ class Store:
     def drafts(self) -> list[DraftRecord]:
         rows = self._read(
             "read drafts",
-            "SELECT session_key, text, cursor, attachments, updated_at, revision FROM drafts",
+            f"SELECT {_DRAFT_COLUMNS} FROM drafts",
         )
         return [_draft_row(r) for r in rows]
 
@@ -495,8 +496,7 @@ class Store:
         """
         with self._tx("move the draft") as c:
             rows = c.execute(
-                "SELECT session_key, text, cursor, attachments, updated_at, revision FROM drafts "
-                "WHERE session_key IN (?, ?)",
+                f"SELECT {_DRAFT_COLUMNS} FROM drafts WHERE session_key IN (?, ?)",
                 (temp_key, real_key),
             ).fetchall()
             found = {r[0]: _draft_row(r) for r in rows}
@@ -757,9 +757,17 @@ def merge_drafts(current: DraftRecord | None, incoming: DraftRecord, key: str) -
             incoming.attachments,
             incoming.updated_at,
             max(incoming.revision, current.revision if current else 0) + 1,
+            incoming.quote,
+            incoming.quote_from,
         )
     text = (
         current.text.rstrip() + DRAFT_SEPARATOR + incoming.text if incoming.text else current.text
+    )
+    # The quote of the draft kept first, else the incoming one's.
+    quote = (
+        (current.quote, current.quote_from)
+        if current.quote
+        else (incoming.quote, incoming.quote_from)
     )
     seen = {a.sha256 for a in current.attachments}
     atts = current.attachments + tuple(a for a in incoming.attachments if a.sha256 not in seen)
@@ -770,6 +778,7 @@ def merge_drafts(current: DraftRecord | None, incoming: DraftRecord, key: str) -
         atts,
         max(current.updated_at, incoming.updated_at),
         max(current.revision, incoming.revision) + 1,
+        *quote,
     )
 
 
@@ -790,12 +799,16 @@ def fts_query(query: str, *, prefix: bool = True) -> str:
     return " ".join(quoted)
 
 
+_DRAFT_COLUMNS = "session_key, text, cursor, attachments, updated_at, revision, quote, quote_from"
+
+
 def _write_draft(c: sqlite3.Connection, d: DraftRecord) -> None:
     c.execute(
-        "INSERT INTO drafts (session_key, text, cursor, attachments, updated_at, revision) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET text=excluded.text, "
-        "cursor=excluded.cursor, attachments=excluded.attachments, "
-        "updated_at=excluded.updated_at, revision=excluded.revision",
+        "INSERT INTO drafts (session_key, text, cursor, attachments, updated_at, revision, "
+        "quote, quote_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(session_key) DO UPDATE "
+        "SET text=excluded.text, cursor=excluded.cursor, attachments=excluded.attachments, "
+        "updated_at=excluded.updated_at, revision=excluded.revision, quote=excluded.quote, "
+        "quote_from=excluded.quote_from",
         (
             d.session_key,
             d.text,
@@ -803,12 +816,16 @@ def _write_draft(c: sqlite3.Connection, d: DraftRecord) -> None:
             encode_attachments(d.attachments),
             d.updated_at,
             d.revision,
+            d.quote,
+            d.quote_from,
         ),
     )
 
 
 def _draft_row(r: Sequence[Any]) -> DraftRecord:
-    return DraftRecord(r[0], r[1], int(r[2]), decode_attachments(r[3]), float(r[4]), int(r[5]))
+    return DraftRecord(
+        r[0], r[1], int(r[2]), decode_attachments(r[3]), float(r[4]), int(r[5]), r[6], r[7]
+    )
 
 
 def _outbox_row(r: Sequence[Any]) -> OutboxEntry:

@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 
 def _draft(record: DraftRecord) -> Draft:
-    return Draft(record.text, record.cursor, record.attachments)
+    return Draft(record.text, record.cursor, record.attachments, record.quote, record.quote_from)
 
 
 class ComposerDrafts:
@@ -52,8 +52,19 @@ class ComposerDrafts:
             self._notify(lambda listener: listener.on_draft_restored(key, draft))
         return draft
 
-    def save(self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]) -> None:
-        self._drafts.update(draft_key(self._id, key), text, cursor, attachments)
+    def save(
+        self,
+        key: str,
+        text: str,
+        cursor: int,
+        attachments: tuple[Attachment, ...],
+        *,
+        quote: str = "",
+        quote_from: str = "",
+    ) -> None:
+        self._drafts.update(
+            draft_key(self._id, key), text, cursor, attachments, quote=quote, quote_from=quote_from
+        )
 
     def clear_if_holds(self, key: str, text: str) -> None:
         """Empty the composer if it holds `text` (a prompt being sent again from its bubble)."""

@@ -870,9 +870,18 @@ class ProfileController:
         return self._drafts.load(self._resolve(key))
 
     def save_draft(
-        self, key: str, text: str, cursor: int, attachments: tuple[Attachment, ...]
+        self,
+        key: str,
+        text: str,
+        cursor: int,
+        attachments: tuple[Attachment, ...],
+        *,
+        quote: str = "",
+        quote_from: str = "",
     ) -> None:
-        self._drafts.save(self._resolve(key), text, cursor, attachments)
+        self._drafts.save(
+            self._resolve(key), text, cursor, attachments, quote=quote, quote_from=quote_from
+        )
 
     def undo_restore(self, key: str) -> Draft | None:
         return self._drafts.undo_restore(self._resolve(key))

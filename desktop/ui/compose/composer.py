@@ -275,6 +275,7 @@ class Composer(QWidget):
         # Replying to a quote: one line of it and a button to drop it; the quote itself goes
         # out above the typed text, as a markdown blockquote (`with_quote`).
         self._quote = ""
+        self._quote_from = ""
         self.quote_bar = QFrame(self)
         self.quote_bar.setObjectName("noticeBar")
         self.quote_label = QLabel("", self.quote_bar)
@@ -412,7 +413,13 @@ class Composer(QWidget):
 
     def draft(self) -> Draft:
         """What the composer holds now."""
-        return Draft(self.edit.toPlainText(), self.edit.textCursor().position(), self.attachments)
+        return Draft(
+            self.edit.toPlainText(),
+            self.edit.textCursor().position(),
+            self.attachments,
+            self._quote,
+            self._quote_from,
+        )
 
     def set_commands(self, commands: list[tuple[str, str]]) -> None:
         """The gateway's slash commands, offered as the user types "/"."""
@@ -535,13 +542,20 @@ class Composer(QWidget):
     def quote(self, markdown: str, who: str = "") -> None:
         """Reply to `markdown` (a message or a selection of it, as written): a compact
         reply-to line above the box, the quote sent above what is typed."""
-        self._quote = markdown
+        self._show_quote(markdown, who)
+        self._changed()  # kept with the draft: a restart brings the quote back with the text
+        self.edit.setFocus()
+
+    def _show_quote(self, markdown: str, who: str) -> None:
+        self._quote, self._quote_from = markdown, who
+        if not markdown:
+            self.quote_bar.hide()
+            return
         line = preview(markdown)
         self.quote_label.setText(f"Replying to {who}: {line}" if who else f"Replying to: {line}")
         self.quote_label.setToolTip(markdown)
         self.quote_bar.setAccessibleName(self.quote_label.text())
         self.quote_bar.show()
-        self.edit.setFocus()
 
     @property
     def quoted(self) -> str:
@@ -550,8 +564,8 @@ class Composer(QWidget):
 
     def remove_quote(self) -> None:
         """Send the reply without its quote."""
-        self._quote = ""
-        self.quote_bar.hide()
+        self._show_quote("", "")
+        self._changed()
         self.edit.setFocus()
 
     def _outgoing(self) -> str:
@@ -563,8 +577,7 @@ class Composer(QWidget):
         self._set_content(Draft())
 
     def _set_content(self, draft: Draft) -> None:
-        self._quote = ""  # a quote belongs to the reply being written, not to a draft
-        self.quote_bar.hide()
+        self._show_quote(draft.quote, draft.quote_from)
         for chip in self.chips.findChildren(AttachmentChip):
             chip.deleteLater()
             chip.setParent(None)

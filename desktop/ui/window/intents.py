@@ -202,13 +202,20 @@ class ChatIntents(QObject):
         if backend is None:
             return
         if key is None:
-            if not (draft.text.strip() or draft.attachments):
+            if not (draft.text.strip() or draft.attachments or draft.quote):
                 return
             # Text typed before any chat exists is a draft too: give it a chat to be saved in.
             key = self._start_chat()
             if key is None:
                 return
-        backend.save_draft(key, draft.text, draft.cursor, draft.attachments)
+        backend.save_draft(
+            key,
+            draft.text,
+            draft.cursor,
+            draft.attachments,
+            quote=draft.quote,
+            quote_from=draft.quote_from,
+        )
 
     def _on_composer_files_to_attach(self, paths: list[str]) -> None:
         backend = self._chat.backend

@@ -114,6 +114,22 @@ def test_migration_7_from_v6_with_data_keeps_sessions_without_a_user_title(
         assert again is not None and again.user_title == "Mine"
 
 
+def test_migration_8_from_v7_with_data_keeps_drafts_without_a_quote_and_stores_one(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "app.db"
+    conn = _at_version(path, 7)
+    conn.execute("INSERT INTO drafts (session_key, text, revision) VALUES ('p|s1', 'half', 3)")
+    conn.close()
+    with Store(path) as store:
+        old = store.draft("p|s1")
+        assert old is not None and (old.text, old.revision, old.quote) == ("half", 3, "")
+        store.save_draft(DraftRecord("p|s1", "half", 4, revision=4, quote="> x", quote_from="You"))
+    with Store(path) as store:
+        again = store.draft("p|s1")
+        assert again is not None and (again.quote, again.quote_from) == ("> x", "You")
+
+
 def test_database_newer_than_the_app_is_refused_clearly(data_dir: Path) -> None:
     path = data_dir / "app.db"
     conn = _conn(path)
