@@ -103,6 +103,7 @@ def last_prompt(n: int, g: int) -> str:
 def seed_app(path: Path, chats: int, messages: int) -> None:
     """The app's store: session rows and the message cache, the full-text index built once."""
     from desktop.core.chats.index import preview
+    from desktop.core.disk.migrations import CJK_BACKFILL
     from desktop.core.disk.store import Store as AppStore
 
     AppStore(path).close()  # its schema and migrations, as the app makes them
@@ -141,6 +142,7 @@ def seed_app(path: Path, chats: int, messages: int) -> None:
             ),
         )
         db.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+        db.execute(CJK_BACKFILL)  # the trigram index of the CJK rows (migration 8)
         for _name, sql in triggers:
             db.execute(sql)
         db.execute("COMMIT")

@@ -5,6 +5,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+# A message holding any CJK character (kana, hangul and ideographs, their punctuation and
+# half-width forms): GLOB compares code points, so these ranges test text in SQL. unicode61
+# keeps a run of such characters as one token; these rows are indexed again by trigrams.
+CJK_RANGES = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff"
+CJK_GLOB = f"*[{CJK_RANGES}]*"
+# Fill messages_cjk from the cache (migration 8, and bench/bigseed.py after a bulk insert).
+CJK_BACKFILL = (
+    "INSERT INTO messages_cjk(rowid, text) "
+    f"SELECT id, text FROM messages WHERE text GLOB '{CJK_GLOB}'"
+)
+
 # Migration N (1-based) takes a database at user_version N-1 to user_version N. Never edit a
 # shipped migration: append a new one, with a test that migrates a populated database to it.
 MIGRATIONS: tuple[str, ...] = (
@@ -160,6 +171,26 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE drafts ADD COLUMN quote TEXT NOT NULL DEFAULT '';
     ALTER TABLE drafts ADD COLUMN quote_from TEXT NOT NULL DEFAULT '';
+    """,
+    # 9: a word inside a CJK sentence: the messages holding CJK text, indexed by trigrams (with
+    # their own copy of the text, so a 1-2 character scan reads only these rows). Other text
+    # is not indexed twice; the backfill scans the cache once and indexes only CJK rows.
+    f"""
+    CREATE VIRTUAL TABLE messages_cjk USING fts5(text, tokenize='trigram');
+    CREATE TRIGGER messages_cjk_ai AFTER INSERT ON messages
+    WHEN new.text GLOB '{CJK_GLOB}' BEGIN
+        INSERT INTO messages_cjk(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER messages_cjk_ad AFTER DELETE ON messages
+    WHEN old.text GLOB '{CJK_GLOB}' BEGIN
+        DELETE FROM messages_cjk WHERE rowid = old.id;
+    END;
+    CREATE TRIGGER messages_cjk_au AFTER UPDATE OF text ON messages BEGIN
+        DELETE FROM messages_cjk WHERE rowid = old.id;
+        INSERT INTO messages_cjk(rowid, text) SELECT new.id, new.text
+        WHERE new.text GLOB '{CJK_GLOB}';
+    END;
+    {CJK_BACKFILL};
     """,
 )
 

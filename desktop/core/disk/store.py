@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.disk.migrations import LATEST, migrate
+from desktop.core.disk.migrations import CJK_RANGES, LATEST, migrate
 from desktop.core.errors import StorageError, StorageFullError, StorageReadOnlyError
 from desktop.core.models import Attachment, DeliveryState, ReplyVersion, SessionSummary
 
@@ -445,6 +445,8 @@ class Store:
         match = fts_query(query)
         if not match:
             return []
+        if CJK.search(query):
+            return self._search_cjk(profile_id, _TOKEN.findall(query), limit)
         titles = self._read(
             "search",
             "SELECT s.key, snippet(sessions_fts, 0, char(2), char(3), '…', 12) FROM sessions_fts "
@@ -466,6 +468,40 @@ class Store:
             bodies = self._read("search", sql, (match, profile_id, limit))
         hits = [SearchHit(r[0], r[1], "title") for r in titles]
         hits += [SearchHit(r[0], r[1], "message", r[2]) for r in bodies]
+        return hits[:limit]
+
+    def _search_cjk(self, profile_id: str, words: list[str], limit: int) -> list[SearchHit]:
+        """A query holding CJK text: every word as a substring, over the CJK rows only.
+
+        Any message that holds a CJK word is in messages_cjk (migration 8). A word of 3+
+        characters is looked up by its trigrams (MATCH); a shorter one has no trigram, so it is
+        a substring test over those rows, read newest first until `limit` match. Titles are few:
+        a substring test over them, the recently updated first.
+        """
+        long = [w for w in words if len(w) >= 3]
+        short = [w for w in words if len(w) < 3]
+        # `|| ''`: a plain LIKE on the trigram table goes to FTS5, which finds nothing for
+        # patterns under 3 characters.
+        like = ["(t.text || '') LIKE ? ESCAPE '\\'" for _ in short]
+        patterns = [f"%{_like_escape(w)}%" for w in short]
+        where = (["messages_cjk MATCH ?"] if long else []) + like + ["m.profile_id = ?"]
+        params: list[Any] = ([" ".join(f'"{w}"' for w in long)] if long else []) + patterns
+        bodies = self._read(
+            "search",
+            "SELECT m.session_key, t.text, m.idx FROM messages_cjk t "
+            "JOIN messages m ON m.id = t.rowid "
+            f"WHERE {' AND '.join(where)} ORDER BY t.rowid DESC LIMIT ?",
+            (*params, profile_id, limit),
+        )
+        title_where = " AND ".join("s.title LIKE ? ESCAPE '\\'" for _ in words)
+        titles = self._read(
+            "search",
+            f"SELECT s.key, s.title FROM sessions s WHERE {title_where} AND s.profile_id = ? "
+            "ORDER BY s.updated_at DESC LIMIT ?",
+            (*(f"%{_like_escape(w)}%" for w in words), profile_id, limit),
+        )
+        hits = [SearchHit(r[0], cjk_snippet(r[1], words), "title") for r in titles]
+        hits += [SearchHit(r[0], cjk_snippet(r[1], words), "message", r[2]) for r in bodies]
         return hits[:limit]
 
     # -- drafts -----------------------------------------------------------------------------
@@ -800,6 +836,31 @@ def fts_query(query: str, *, prefix: bool = True) -> str:
 
 
 _DRAFT_COLUMNS = "session_key, text, cursor, attachments, updated_at, revision, quote, quote_from"
+
+
+CJK = re.compile(f"[{CJK_RANGES}]")
+SNIPPET_AROUND = 16  # characters of context each side of the first match in a CJK snippet
+
+
+def _like_escape(word: str) -> str:
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def cjk_snippet(text: str, words: Sequence[str]) -> str:
+    """A snippet around the first match with HIT_START/HIT_END around every word in it, as
+    FTS5's snippet() does for the other queries (which cannot mark a substring)."""
+    marks = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.I)
+    first = marks.search(text)
+    if first is None:
+        return text[: 2 * SNIPPET_AROUND]
+    start = max(0, first.start() - SNIPPET_AROUND)
+    end = min(len(text), first.end() + 2 * SNIPPET_AROUND)
+    # Never cut a match in two at the end.
+    for m in marks.finditer(text, start):
+        if m.start() < end < m.end():
+            end = m.end()
+    window = marks.sub(lambda m: f"{HIT_START}{m.group(0)}{HIT_END}", text[start:end])
+    return ("…" if start else "") + window + ("…" if end < len(text) else "")
 
 
 def _write_draft(c: sqlite3.Connection, d: DraftRecord) -> None:

@@ -130,6 +130,33 @@ def test_migration_8_from_v7_with_data_keeps_drafts_without_a_quote_and_stores_o
         assert again is not None and (again.quote, again.quote_from) == ("> x", "You")
 
 
+def test_migration_9_from_v8_with_cjk_messages_finds_a_word_inside_their_sentences(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "app.db"
+    conn = _at_version(path, 8)
+    conn.executemany(
+        "INSERT INTO messages (profile_id, session_key, idx, role, text) VALUES (?, ?, ?, ?, ?)",
+        [
+            ("p", "s1", 0, "user", "我们需要建立索引来加速"),
+            ("p", "s1", 1, "assistant", "plain English, indexed once"),
+            ("p", "s2", 0, "user", "データベースの索引を作成します"),
+        ],
+    )
+    conn.close()
+    with Store(path) as store:
+        assert [(h.session_key, h.message_idx) for h in store.search("p", "索引")] == [
+            ("s2", 0),
+            ("s1", 0),
+        ]
+        assert [h.session_key for h in store.search("p", "建立索引")] == ["s1"]
+        assert [h.session_key for h in store.search("p", "indexed")] == ["s1"]
+    conn = _conn(path)
+    # Only the rows holding CJK text are indexed a second time.
+    assert conn.execute("SELECT count(*) FROM messages_cjk").fetchone() == (2,)
+    conn.close()
+
+
 def test_database_newer_than_the_app_is_refused_clearly(data_dir: Path) -> None:
     path = data_dir / "app.db"
     conn = _conn(path)
@@ -426,3 +453,42 @@ def test_search_with_more_matches_than_its_limit_finds_the_newest(data_dir: Path
         hits = store.search("p", "giraffe", limit=5)
         newest = [("s5", i) for i in (4, 3, 2, 1, 0)]
         assert [(h.session_key, h.message_idx) for h in hits] == newest
+
+
+def test_search_finds_a_cjk_word_of_any_length_inside_a_sentence_newest_first(
+    data_dir: Path,
+) -> None:
+    with Store(data_dir / "app.db") as store:
+        store.upsert_session("p", "s1", title="数据库笔记")
+        store.replace_messages("p", "s1", [CachedMessage(0, "user", "我们需要建立索引来加速")])
+        store.replace_messages(
+            "p",
+            "s2",
+            [
+                CachedMessage(0, "user", "データベースの索引を作成します"),
+                CachedMessage(1, "assistant", "한국어 데이터베이스 색인을 만듭니다"),
+            ],
+        )
+        store.replace_messages("q", "s9", [CachedMessage(0, "user", "别的用户的索引")])
+        for word, found in [
+            ("索", [("s2", 0), ("s1", 0)]),  # one character
+            ("索引", [("s2", 0), ("s1", 0)]),  # two, inside the sentence (not its start)
+            ("建立索引", [("s1", 0)]),  # three and more, by trigrams
+            ("ベースの索", [("s2", 0)]),
+            ("색인", [("s2", 1)]),
+            ("索引 加速", [("s1", 0)]),  # every word must match
+        ]:
+            hits = [h for h in store.search("p", word) if h.source == "message"]
+            assert [(h.session_key, h.message_idx) for h in hits] == found, word
+            for w in word.split():
+                assert all(f"\x02{w}\x03" in h.snippet for h in hits), (word, hits)
+        assert [h.snippet for h in store.search("p", "建立索引")] == [
+            "我们需要\x02建立索引\x03来加速"
+        ]
+        # Titles too, and the index follows edits and deletes.
+        assert [(h.session_key, h.source) for h in store.search("p", "据库")] == [("s1", "title")]
+        store.put_message("p", "s1", CachedMessage(0, "user", "换成了别的内容"))
+        assert [h.session_key for h in store.search("p", "建立索引")] == []
+        assert [h.session_key for h in store.search("p", "别的")] == ["s1"]
+        store.delete_session("p", "s2")
+        assert [h.session_key for h in store.search("p", "索引")] == []

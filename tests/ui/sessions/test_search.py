@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QCoreApplication, QRectF, Qt
-from PySide6.QtGui import QAccessible, QColor
+from PySide6.QtGui import QAccessible, QColor, QInputMethodEvent
 from PySide6.QtTest import QTest
 
+from desktop.core.disk.store import CachedMessage, SearchHit, Store
 from desktop.core.models import SessionSummary
 from tests.ui.fakes import FakeBackend, assistant, user
 
@@ -156,6 +159,62 @@ def test_find_steps_match_by_match_through_a_long_message_and_shows_each(
     assert seen[0] > seen[1] > seen[2], "each step scrolled up to the previous occurrence"
     assert win.find_bar.count.text() == "2 of 5"
     assert view.currentIndex().row() == 0
+
+
+class _StoreBackend(FakeBackend):
+    """The fake gateway side, searched by the real local store (its indexes and snippets)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(pid="p1")
+        self.store = store
+
+    def search_hits(self, query: str) -> list[SearchHit]:
+        return self.store.search("p1", query)
+
+
+@pytest.mark.parametrize("word", ["索", "索引", "建立索引"])
+def test_all_chats_search_finds_a_chinese_word_inside_a_sentence(
+    make_window: Any, qtbot: Any, tmp_path: Path, word: str
+) -> None:
+    with Store(tmp_path / "app.db") as store:
+        b = _StoreBackend(store)
+        b.summaries = [
+            SessionSummary("s1", "Kitchen", "tiles", 3.0, 2),
+            SessionSummary("s2", "数据", "plans", 2.0, 3),
+        ]
+        b.messages = {
+            "s1": [user("u1", "which tiles?"), assistant("a1", "Terracotta tiles.")],
+            "s2": [
+                user("u2", "怎么加速查询"),
+                assistant("a2", "我们需要建立索引来加速"),
+                user("u3", "好的谢谢"),
+            ],
+        }
+        for key, msgs in b.messages.items():
+            store.replace_messages(
+                "p1", key, [CachedMessage(i, str(m.role.value), m.text) for i, m in enumerate(msgs)]
+            )
+        win = make_window(b)
+        win.open_session("s1")
+        # As an input method commits the word it composed (QTest types ASCII keys only).
+        win.search_box.setFocus()
+        event = QInputMethodEvent()
+        event.setCommitString(word)
+        QCoreApplication.sendEvent(win.search_box, event)
+        assert win.search_box.text() == word
+        assert win.session_filter.rowCount() == 1
+        iface = QAccessible.queryAccessibleInterface(win.session_list)
+        assert "found: 我们需要建立索引来加速" in iface.child(0).text(QAccessible.Text.Name)
+        index = win.session_filter.index(0, 0)
+        marked = win.session_list.viewport().grab(win.session_list.visualRect(index)).toImage()
+        win.session_filter.set_query(word, ["s2"], {})  # the same row without its snippet
+        plain = win.session_list.viewport().grab(win.session_list.visualRect(index)).toImage()
+        assert marked != plain, "the snippet, with its highlighted match, is drawn in the row"
+        QTest.keyClicks(win.search_box, " ")
+        QTest.keyClick(win.search_box, Qt.Key.Key_Return)
+        assert win.session_key == "s2"
+        _settle(qtbot, win.chat_view)
+        assert win.chat_view.currentIndex().row() == 1, "the message holding the word"
 
 
 def test_ctrl_f_without_an_open_chat_searches_all_chats(make_window: Any) -> None:
