@@ -83,6 +83,9 @@ EXACT_ROWS = 200
 # reply still streaming would hold up the next deltas; a stream that never pauses gets its
 # colours when the reply ends (laid out whole) or when it pauses.
 COLOUR_QUIET_MS = 120
+# ... but not longer than this after it closed: with real token pacing (a delta every 10-30 ms)
+# a stream may never pause, and its code would stay plain until the reply ends.
+COLOUR_LONGEST_WAIT_MS = 2000
 
 
 def _rect_key(rect: QRect) -> tuple[int, int, int, int]:
@@ -157,6 +160,8 @@ class BubbleDelegate(QStyledItemDelegate):
         self._colour = QTimer(self)
         self._colour.setSingleShot(True)
         self._colour.timeout.connect(self._colour_code)
+        self._colour_since: float | None = None  # when a closed block began to wait (s)
+        self._now = time.monotonic
         # Armed only when a painted row's real height differs from its estimate.
         self._resize_timer = QTimer(self)
         self._resize_timer.setSingleShot(True)
@@ -223,8 +228,16 @@ class BubbleDelegate(QStyledItemDelegate):
             self._cache.stacked.add(msg.id)
         elif self._cache.stacked and not self._settle.isActive():
             self._settle.start()
-        if self._cache.docs.colours_waiting():
-            self._colour.start(COLOUR_QUIET_MS)
+        if not self._cache.docs.colours_waiting():
+            self._colour_since = None
+        else:
+            now = self._now()
+            if self._colour_since is None:
+                self._colour_since = now
+            if (now - self._colour_since) * 1000 < COLOUR_LONGEST_WAIT_MS:
+                self._colour.start(COLOUR_QUIET_MS)
+            else:  # waited long enough: coloured between this frame and the next
+                self._colour.start(0)
         self.layouts_built += 1
         self._cache.layouts[key] = lay
         if len(self._cache.layouts) > LAYOUT_CACHE:
@@ -240,6 +253,7 @@ class BubbleDelegate(QStyledItemDelegate):
         if docs.colours_waiting():
             self._colour.start(0)  # still quiet: the next block at once
         else:
+            self._colour_since = None
             for message_id in docs.streaming():
                 if self._model.row_of(message_id) is not None:
                     self._model.touch(message_id)

@@ -590,6 +590,42 @@ def test_a_closed_code_block_waits_for_the_stream_to_pause_before_its_colours(
     assert coloured == ["def f():\n    return 1\n"]
 
 
+def test_a_stream_that_never_pauses_still_gets_its_colours_after_the_longest_wait(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Real token pacing (a delta every 10-30 ms) may never leave a 120 ms pause: the closed
+    # block is coloured COLOUR_LONGEST_WAIT_MS after it closed, while the reply still streams.
+    from desktop.ui.chat import delegate
+    from desktop.ui.render import markdown
+
+    coloured: list[str] = []
+    real = markdown.highlighted
+    monkeypatch.setattr(markdown, "highlighted", lambda *a: coloured.append(a[0]) or real(*a))
+    monkeypatch.setattr(delegate, "COLOUR_QUIET_MS", 60_000)  # a pause that never comes
+    clock = [100.0]
+    view.bubbles._now = lambda: clock[0]
+    code = "Code:\n\n```python\ndef f():\n    return 1\n```\n\nafter"
+    reply = assistant("a1", code, streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    docs = view.render_cache.docs
+
+    def frame(word: str) -> None:
+        with qtbot.wait_signal(view.chat_model.flushed):
+            reply.text += f" {word}"
+            view.update_message(reply)
+        view.grab()
+
+    for k in range(5):
+        clock[0] += 0.03
+        frame(f"w{k}")
+    assert coloured == [] and docs.colours_waiting()
+    clock[0] += delegate.COLOUR_LONGEST_WAIT_MS / 1000  # the stream went on, never pausing
+    frame("late")
+    qtbot.wait_until(lambda: not docs.colours_waiting())
+    assert coloured == ["def f():\n    return 1\n"]
+    assert reply.streaming, "coloured while the reply still streams"
+
+
 def test_each_frame_scans_the_last_block_group_not_the_whole_reply(
     qtbot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
