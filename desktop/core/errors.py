@@ -45,6 +45,15 @@ class BranchError(GatewayError):
     """A branch the gateway could not make, or made in a way this client cannot keep."""
 
 
+class BranchUnsupported(BranchError):
+    """This gateway cannot make a branch this client can keep, whatever the chat: `limit` says
+    why, for the menu that then offers Branch from here greyed."""
+
+    def __init__(self, message: str, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 # WebSocket close code for a frame over the receiver's limit (websockets closes with it).
 CLOSE_TOO_BIG = 1009
 

@@ -89,6 +89,11 @@ class ChatBackend(Protocol):
         without branches, a limit of its own) is told in the new chat."""
         ...
 
+    def branch_available(self) -> tuple[bool, str]:
+        """Whether Branch from here is offered, and the reason when this gateway is known not
+        to branch (it said so once)."""
+        ...
+
     def open_session(self, key: str) -> list[ChatMessage]:
         """Make `key` the viewed session (clears its unread count) and return its messages."""
         ...

@@ -125,6 +125,13 @@ def palette_for(c: Colors) -> QPalette:
     }
     for role, value in roles.items():
         p.setColor(role, QColor(value))
+    # Greyed items (a menu entry the gateway cannot do, a disabled button) read as greyed.
+    for role in (
+        QPalette.ColorRole.WindowText,
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.ButtonText,
+    ):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor(c.muted))
     return p
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.core.chats.router import BRANCH_NOT_KEPT
 from desktop.core.models import Role
 from tests.reliability.test_hermes_history import TURNS, line, start_app, two_turns
 from tests.support.hermes_env import (
@@ -54,6 +55,7 @@ async def test_branch_from_the_first_reply_holds_the_first_turn_on_the_gateway_t
             await app.until(lambda: app.cached(branch) == TURNS[:2], "the branch cached", 30)
             assert app.shown(key) == TURNS, "the chat branched from keeps both turns"
             assert any(s.key == branch for s in app.ctl.sessions())
+            assert app.ctl.branch_available() == (True, ""), "still offered"
         finally:
             await app.close()
         # After a restart the branch is resumed from the gateway by its stored id.
@@ -95,5 +97,7 @@ async def test_hermes_019_branch_without_a_stored_id_is_said_not_kept(tmp_path: 
             assert temp is not None
             await app.until(lambda: any(k == temp for k, _t in told), "the limit said", 60)
             assert any("without saying its stored id" in t for _k, t in told), told
+            # From now on the menu greys Branch from here with the reason.
+            assert app.ctl.branch_available() == (False, BRANCH_NOT_KEPT)
         finally:
             await app.close()

@@ -94,6 +94,11 @@ class FakeBackend:
         self.calls.append(("create_session", key))
         return key
 
+    branch_limit = ""  # why this gateway cannot branch ("" while it can)
+
+    def branch_available(self) -> tuple[bool, str]:
+        return not self.branch_limit, self.branch_limit
+
     def branch_session(self, key: str, message_id: str) -> str | None:
         branch = f"{key}-branch{next(self._ids)}"
         upto = [m.id for m in self.messages.get(key, [])]

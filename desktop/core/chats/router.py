@@ -29,6 +29,7 @@ from desktop.core.chats.conversation import Conversation
 from desktop.core.errors import (
     CLOSE_TOO_BIG,
     BranchError,
+    BranchUnsupported,
     ConnectionLostError,
     GatewayError,
     HermesQtError,
@@ -116,6 +117,14 @@ def too_large_message(reason: str) -> str:
         f"than this app accepts ({reason}). Your other chats keep working; this one is not "
         "requested again until the app restarts."
     )
+
+
+# Why Branch from here is greyed on a gateway that answered so (`BranchUnsupported.limit`).
+BRANCH_NOT_SERVED = "this gateway cannot branch a chat (it has no session.branch)"
+BRANCH_NOT_KEPT = (
+    "this gateway makes a branch of the whole chat without saying its stored id, "
+    "so the branch could not be kept"
+)
 
 
 class SessionRouter:
@@ -249,14 +258,17 @@ class SessionRouter:
             result = await self._sup.call(SESSION_BRANCH, params)
         except RpcError as exc:
             if exc.code == METHOD_NOT_FOUND:
-                raise BranchError("this gateway cannot branch a chat") from exc
+                raise BranchUnsupported(
+                    "this gateway cannot branch a chat", BRANCH_NOT_SERVED
+                ) from exc
             raise
         runtime_id = str(result.get("session_id") or "")
         branch_id = str(result.get("stored_session_id") or "")
         if not runtime_id or not branch_id:
-            raise BranchError(
+            raise BranchUnsupported(
                 "this gateway made the branch without saying its stored id; "
-                "it shows in the chat list after the next refresh"
+                "it shows in the chat list after the next refresh",
+                BRANCH_NOT_KEPT,
             )
         conv = self.route(branch_id, runtime_id)
         self._sessions[branch_id].history_stale = not isinstance(result.get("messages"), list)

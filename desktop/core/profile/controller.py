@@ -22,13 +22,14 @@ from desktop.common.codes import METHOD_NOT_FOUND, SESSION_BUSY
 from desktop.common.methods import (
     APPROVAL_RECEIVED,
     RESPOND,
+    SESSION_BRANCH,
     SESSION_HISTORY,
     SESSION_INTERRUPT,
     SESSION_UNDO,
 )
 from desktop.core.chats.index import SessionIndex
 from desktop.core.chats.requests import APPROVAL_CHOICES, WAITING_KIND, clarify_result
-from desktop.core.chats.router import SessionRouter
+from desktop.core.chats.router import BRANCH_NOT_SERVED, SessionRouter
 from desktop.core.chats.versions import version_of
 from desktop.core.delivery.outbox import Outbox, OutboxError
 from desktop.core.delivery.port import SupervisorPort
@@ -36,7 +37,13 @@ from desktop.core.disk.attachments import AttachmentStore
 from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.export import export_conversation
 from desktop.core.disk.store import SearchHit, Store, prompt_key
-from desktop.core.errors import GatewayError, HermesQtError, RpcError, StorageError
+from desktop.core.errors import (
+    BranchUnsupported,
+    GatewayError,
+    HermesQtError,
+    RpcError,
+    StorageError,
+)
 from desktop.core.jobs import Jobs
 from desktop.core.keys import TEMP_PREFIX, is_temp_key
 from desktop.core.link.dialect import Dialect
@@ -187,6 +194,8 @@ class ProfileController:
             spawn=self._spawn,
             tell=tell,
         )
+        # Why this profile's gateway cannot branch, once it answered so ("" while it can).
+        self._branch_limit = ""
         self._steering = Steering(
             call=self._sup.call,
             outbox=outbox,
@@ -323,8 +332,23 @@ class ProfileController:
         title = f"{summary.title if summary else 'Chat'} (branch)"
         return self._temps.new_made_by(lambda: self._branch_remote(key, count), title)
 
+    def branch_available(self) -> tuple[bool, str]:
+        """Whether Branch from here is offered, and why not where this profile's gateway showed
+        it cannot branch (-32601 for session.branch, or a branch made without its stored id).
+        Learned once for the profile: a reconnect to the same gateway does not forget it."""
+        if self._branch_limit:
+            return False, self._branch_limit
+        dialect = self._sup.dialect
+        if dialect is not None and not dialect.has(SESSION_BRANCH):
+            return False, BRANCH_NOT_SERVED
+        return True, ""
+
     async def _branch_remote(self, key: str, count: int | None) -> str:
-        branch_key, _result = await self._router.branch(key, count)
+        try:
+            branch_key, _result = await self._router.branch(key, count)
+        except BranchUnsupported as exc:
+            self._branch_limit = exc.limit
+            raise
         return branch_key
 
     def open_session(self, key: str) -> list[ChatMessage]:

@@ -58,11 +58,14 @@ class MessageActions(QObject):
         lay: BubbleLayout,
         has_selection: bool,
         zone: Callable[[str, int], None],
+        *,
+        branch_limit: str = "",
     ) -> QMenu:
         """The context menu of one message: its text actions, then its bubble's buttons.
 
         The buttons painted in the bubble (copy code, thinking, tool cards, retry/edit/
         discard) are listed here too, so the keyboard reaches every one of them.
+        `branch_limit` greys Branch from here with that reason (the gateway cannot branch).
         """
         menu = QMenu(parent)
         menu.setAccessibleName("Message actions")
@@ -81,7 +84,16 @@ class MessageActions(QObject):
         if msg.role is Role.USER and msg.delivery is not DeliveryState.FAILED:
             menu.addAction(a["resend"])
         if msg.text.strip() and not msg.streaming and msg.role in (Role.USER, Role.ASSISTANT):
-            menu.addAction(a["branch"])
+            if branch_limit:
+                # Greyed, with the gateway's reason: it showed once that it cannot branch.
+                off = QAction(a["branch"].text(), menu)
+                off.setEnabled(False)
+                off.setToolTip(f"Not available: {branch_limit}")
+                off.setStatusTip(off.toolTip())
+                menu.setToolTipsVisible(True)
+                menu.addAction(off)
+            else:
+                menu.addAction(a["branch"])
         extra: list[QAction] = []
         copies = 0
         for z in lay.zones:

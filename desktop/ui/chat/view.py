@@ -108,6 +108,7 @@ class ChatView(QListView):
             "branch",
             message id).
         quote_requested(str, str): markdown to reply to in the composer, and whose it is.
+        unavailable(str): an action asked by shortcut that this gateway cannot do, in words.
         code_copied(str): a code block was copied.
         text_copied(str): message text was copied (plain or markdown).
         older_wanted(), newer_wanted(): the next page of history is near the screen.
@@ -117,6 +118,7 @@ class ChatView(QListView):
 
     action_requested = Signal(str, str)
     quote_requested = Signal(str, str)
+    unavailable = Signal(str)
     code_copied = Signal(str)
     text_copied = Signal(str)
     older_wanted = Signal()
@@ -126,6 +128,7 @@ class ChatView(QListView):
     def __init__(self, parent: QWidget | None = None) -> None:
         # Heights, layouts, pictures and documents: one owner, emptied by `invalidate` only.
         self.render_cache = RenderCache()
+        self._branch_check: Callable[[], tuple[bool, str]] = lambda: (True, "")
         self._adjusting = False
         self._painting = False
         self._at_bottom = True
@@ -583,6 +586,9 @@ class ChatView(QListView):
             return  # a failed prompt is taken back with its own Edit button instead
         if kind == "branch" and (not msg.text.strip() or msg.streaming):
             return
+        if kind == "branch" and (limit := self._branch_limit()):
+            self.unavailable.emit(f"Branch from here is not available: {limit}")
+            return
         self.action_requested.emit(kind, msg.id)
 
     @classmethod
@@ -607,7 +613,16 @@ class ChatView(QListView):
             self.bubbles.layout_for(index),
             has_selection,
             lambda kind, n: self.bubbles.activate(msg, kind, n),
+            branch_limit=self._branch_limit(),
         )
+
+    def set_branch_check(self, check: Callable[[], tuple[bool, str]]) -> None:
+        """Where to ask whether the shown chat's gateway can branch (and why not)."""
+        self._branch_check = check
+
+    def _branch_limit(self) -> str:
+        ok, why = self._branch_check()
+        return "" if ok else why
 
     def show_message_menu(self) -> None:
         """The current message's menu, under its bubble's top-left corner (keyboard)."""

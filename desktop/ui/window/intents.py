@@ -77,6 +77,8 @@ class ChatIntents(QObject):
         view.code_copied.connect(lambda _text: chat.show_status("Code copied", 2000))
         view.text_copied.connect(lambda _text: chat.show_status("Copied", 2000))
         view.quote_requested.connect(composer.quote)
+        view.unavailable.connect(lambda text: chat.show_status(text, 5000))
+        view.set_branch_check(self._branch_available)
         view.older_wanted.connect(self._on_chat_view_older_wanted)
         view.newer_wanted.connect(self._on_chat_view_newer_wanted)
         view.live_end_wanted.connect(self._on_chat_view_live_end_wanted)
@@ -91,6 +93,10 @@ class ChatIntents(QObject):
         self.prompt_history = PromptHistory(composer.edit, self._prompts_here)
         self.prompt_search = PromptSearch(popups, self._all_prompts)
         self.prompt_search.chosen.connect(self._on_prompt_chosen)
+
+    def _branch_available(self) -> tuple[bool, str]:
+        open_ = self._open()
+        return open_[0].branch_available() if open_ is not None else (True, "")
 
     def _prompts_here(self) -> list[str]:
         """The open chat's prompts, oldest first (what Up walks in an empty message box)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from desktop.core.chats.router import BRANCH_NOT_KEPT, BRANCH_NOT_SERVED
 from desktop.core.errors import RpcError
 from desktop.core.models import Role
 from tests.core.controller_rig import Rig, one_chat, rig, settle
@@ -84,6 +85,7 @@ async def test_branch_from_a_message_copies_the_chat_up_to_it_into_a_new_chat(
         r.ctl.branch_session("s1", last.id)
         await settle(lambda: len(asked) == 2, "asked again")
         assert asked[-1] == {"session_id": "r1"}
+        assert r.ctl.branch_available() == (True, ""), "still offered where it branches"
 
 
 async def test_a_gateway_without_branches_or_without_a_stored_id_is_said_in_the_new_chat(
@@ -100,8 +102,11 @@ async def test_a_gateway_without_branches_or_without_a_stored_id_is_said_in_the_
             return any(args[0] == key and words in str(args[1]) for args in r.seen.of("on_notice"))
 
         await settle(lambda: told(temp, "Not branched: this gateway cannot branch a chat"), "said")
+        # Learned once: Branch from here is greyed with the reason from now on.
+        assert r.ctl.branch_available() == (False, BRANCH_NOT_SERVED)
         # Hermes 0.19: the branch is made but its stored id is not said (it cannot be kept).
         _serve(r, lambda _params: {"session_id": "r8", "title": "Chat #2", "parent": "s1"})
         again = r.ctl.branch_session("s1", r.ctl.open_session("s1")[1].id)
         assert again is not None
         await settle(lambda: told(again, "without saying its stored id"), "said")
+        assert r.ctl.branch_available() == (False, BRANCH_NOT_KEPT)

@@ -447,3 +447,48 @@ def test_branch_from_here_opens_a_new_chat_with_the_messages_up_to_that_one(
     QTest.keyClick(win.chat_view, Qt.Key.Key_End)
     QTest.keySequence(win.chat_view, "Ctrl+Shift+B")
     assert ("branch_session", ("s1", "a2")) in b.calls
+
+
+def test_branch_from_here_is_greyed_with_the_reason_where_the_gateway_cannot_branch(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    win, b = _window(make_window)
+    menus: list[list[tuple[str, bool, str]]] = []
+
+    def exec_menu(cls: Any, menu: QMenu, pos: QPoint) -> QAction | None:
+        menus.append([(a.text(), a.isEnabled(), a.toolTip()) for a in menu.actions()])
+        return None
+
+    monkeypatch.setattr(ChatView, "exec_menu", classmethod(exec_menu))
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Up)
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Return)
+    assert ("Branch from here", True, "Branch from here") in menus[-1], "offered where it can"
+    b.branch_limit = "this gateway cannot branch a chat (it has no session.branch)"
+    QTest.keyClick(win.chat_view, Qt.Key.Key_Return)
+    offered = [m for m in menus[-1] if m[0] == "Branch from here"]
+    assert offered == [
+        (
+            "Branch from here",
+            False,
+            "Not available: this gateway cannot branch a chat (it has no session.branch)",
+        )
+    ]
+    QTest.keySequence(win.chat_view, "Ctrl+Shift+B")
+    assert not [c for c in b.calls if c[0] == "branch_session"], "not tried"
+    assert win.status_message() == (
+        "Branch from here is not available: "
+        "this gateway cannot branch a chat (it has no session.branch)"
+    )
+
+
+def test_a_greyed_menu_entry_reads_greyed_in_both_themes() -> None:
+    from PySide6.QtGui import QPalette
+
+    from desktop.ui.theme import DARK, LIGHT, palette_for
+
+    for colors in (LIGHT, DARK):
+        p = palette_for(colors)
+        for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText):
+            off = p.color(QPalette.ColorGroup.Disabled, role)
+            assert off != p.color(QPalette.ColorGroup.Active, role), "greyed as any other"
+            assert off.name() == colors.muted
