@@ -931,6 +931,7 @@ class ProfileController:
         self._drafts.adopt(temp_key, real_key)
         self._bubbles.rekey(temp_key, real_key)
         self._feed.adopt(temp_key, real_key)
+        self._work.rekey(temp_key, real_key)
         conv = self._router.conversation(real_key)
         if conv is not None and conv.messages:
             self._feed.publish(real_key, conv)  # a branch: the messages it was made with

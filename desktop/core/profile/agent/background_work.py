@@ -108,6 +108,12 @@ class BackgroundWork:
         if first and self._router.runtime_id(key):
             self._spawn(self._after_snapshot(key))
 
+    def rekey(self, temp_key: str, real_key: str) -> None:
+        """A chat opened before the gateway made it now has its real key."""
+        if temp_key in self._opened:
+            self._opened.discard(temp_key)
+            self.opened(real_key)  # its first snapshot may have come before this
+
     def on_snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
         """A snapshot came (open, reconnect, resume): ask what it does not carry, for a chat
         opened in this run or one with work listed."""

@@ -61,3 +61,22 @@ async def test_a_gateway_without_process_list_is_asked_once(tmp_path: Path) -> N
         await settle(lambda: r.router.runtime_id("s2") == "r2", "s2 attached")
         assert len(r.gw.calls("process.list")) == 1
         assert r.ctl.work_support()[1].startswith("This gateway does not list")
+
+
+async def test_a_new_chat_opened_before_the_gateway_made_it_is_asked_too(tmp_path: Path) -> None:
+    async with rig(tmp_path) as r:
+        answer = r.net.handler
+
+        def with_processes(method: str, params: dict[str, Any]) -> Any:
+            if method == "process.list":
+                return {"processes": [PROC]}
+            return answer(method, params)
+
+        r.net.handler = with_processes
+        await r.online()
+        temp = r.ctl.create_session()
+        r.ctl.open_session(temp)  # the window shows it at once, under its temporary key
+        r.ctl.send(temp, "start a server", ())
+        await settle(lambda: bool(r.seen.of("on_session_key_changed")), "created")
+        real = str(r.seen.of("on_session_key_changed")[-1][1])
+        await settle(lambda: bool(r.ctl.session_info(real).processes), "its process listed")
