@@ -187,6 +187,10 @@ class ChatView(QListView):
         self._selecting = False
         # Where a drag started (message id, text position): it may end in another message.
         self._drag: tuple[str, tuple[int, int]] | None = None
+        # A selection over messages made by Shift+Up/Down: anchor, focus, and the span made.
+        self._kb_selection: (
+            tuple[str, tuple[int, int], str, tuple[int, int], dict[str, TextSelection]] | None
+        ) = None
         # Every occurrence of the find term, top to bottom: (row, n-th occurrence in it).
         self._matches: list[tuple[int, int]] = []
         self.viewport().setMouseTracking(True)  # an I-beam over text, an arrow elsewhere
@@ -1167,14 +1171,8 @@ class ChatView(QListView):
         shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
         msg = self.current_message()
         if shift and msg is not None and self.currentIndex().isValid():
-            docs = self._docs(msg.id)
-            sel = self.bubbles.selection
-            if sel is None or sel.message_id != msg.id:
-                sel = TextSelection(msg.id, (0, 0), (0, 0))
             by_word = bool(mods & Qt.KeyboardModifier.ControlModifier)
-            spot = moved(docs, sel.focus, e.key(), by_word)
-            if spot is not None:
-                self.select_text(msg.id, sel.anchor, spot)
+            if self._extend_selection(msg, e.key(), by_word):
                 return
         if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and msg is not None:
             self.show_message_menu()
@@ -1183,6 +1181,46 @@ class ChatView(QListView):
             self.clear_selection()
             return
         super().keyPressEvent(e)
+
+    def _extend_selection(self, msg: ChatMessage, key: int, by_word: bool) -> bool:
+        """Shift+arrow: move the selection's end; Shift+Up/Down past a message's first or last
+        line carry it into the message above or below, whole (the current one follows)."""
+        kb = self._kb_selection
+        if kb is not None and self.bubbles.span is kb[4] and self.bubbles.span:
+            anchor_id, anchor, focus_id, focus = kb[:4]
+        else:
+            sel = self.bubbles.selection
+            if sel is None or sel.message_id != msg.id:
+                sel = TextSelection(msg.id, (0, 0), (0, 0))
+            anchor_id, anchor, focus_id, focus = msg.id, sel.anchor, msg.id, sel.focus
+        spot = moved(self._docs(focus_id), focus, key, by_word)
+        if spot is None:
+            return False
+        if spot == focus and key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+            step = -1 if key == Qt.Key.Key_Up else 1
+            edge = everything(self._docs(focus_id))[0 if step < 0 else 1]
+            row, anchor_row = self.chat_model.row_of(focus_id), self.chat_model.row_of(anchor_id)
+            if spot != edge:
+                spot = edge  # first to this message's start or end, as an editor does
+            elif row is None or anchor_row is None:
+                return True
+            elif not 0 <= row + step < self.chat_model.rowCount():
+                return True  # the first or last message: the selection stays
+            else:
+                row += step
+                focus_id = self.chat_model.message_at(row).id
+                # Growing, the next message joins whole; shrinking, it leaves whole.
+                grows = row < anchor_row if step < 0 else row > anchor_row
+                spot = everything(self._docs(focus_id))[(step > 0) == grows]
+                self.setCurrentIndex(self.chat_model.index(row))
+                self.scrollTo(self.currentIndex())
+        if focus_id == anchor_id:
+            self.select_text(anchor_id, anchor, spot)
+            self._kb_selection = None
+        else:
+            self.select_across(anchor_id, anchor, focus_id, spot)
+            self._kb_selection = (anchor_id, anchor, focus_id, spot, self.bubbles.span)
+        return True
 
     def currentChanged(self, current: _Index, previous: _Index) -> None:
         super().currentChanged(current, previous)

@@ -167,3 +167,49 @@ def test_a_drag_selects_across_messages_and_copies_them_in_order_with_their_role
     assert view.selected_text() == "tiles suit a "
     QTest.keyClick(view, Qt.Key.Key_Escape)
     assert view.selected_text() == ""
+
+
+def test_shift_up_and_down_extend_a_selection_across_messages_copied_with_roles(
+    qtbot: Any, view: ChatView
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    view.show_messages(
+        [
+            user("u1", "Which tiles suit a kitchen?"),
+            assistant("a1", "Terracotta keeps it cool.\n\nSlate is harder wearing."),
+            user("u2", "And for a bathroom floor?"),
+            assistant("a2", "Porcelain, with a matt finish."),
+        ]
+    )
+    _settle(qtbot, view)
+    view.setFocus()
+    shift = Qt.KeyboardModifier.ShiftModifier
+    QTest.keyClick(view, Qt.Key.Key_Up)
+    QTest.keyClick(view, Qt.Key.Key_Up)  # on "And for a bathroom floor?"
+    assert view.current_message().id == "u2"
+    QTest.keyClick(view, Qt.Key.Key_Down, shift)  # its line, then into the reply below
+    QTest.keyClick(view, Qt.Key.Key_Down, shift)
+    assert view.selected_text() == (
+        "You: And for a bathroom floor?\n\nAssistant: Porcelain, with a matt finish."
+    )
+    assert view.current_message().id == "a2", "the current message follows the selection"
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == view.selected_text()
+    # Back up: the reply leaves the selection, then the messages above join it, whole.
+    view.clear_selection()
+    QTest.keyClick(view, Qt.Key.Key_Up)  # on u2 again, the selection starting at its start
+    QTest.keyClick(view, Qt.Key.Key_Up, shift)  # into the reply above
+    assert view.current_message().id == "a1"
+    QTest.keyClick(view, Qt.Key.Key_Up, shift)  # and the prompt above that
+    text = view.selected_text()
+    assert text == (
+        "You: Which tiles suit a kitchen?\n\n"
+        "Assistant: Terracotta keeps it cool.\nSlate is harder wearing."
+    ), text
+    QTest.keyClick(view, Qt.Key.Key_Down, shift)  # back down a line: the prompt leaves it
+    assert view.selected_text().startswith("Assistant: Terracotta"), view.selected_text()
+    QTest.keyClick(view, Qt.Key.Key_Up, shift)  # the first message: it stays
+    assert view.selected_text() == text
+    QTest.keyClick(view, Qt.Key.Key_Escape)
+    assert view.selected_text() == ""
