@@ -114,8 +114,8 @@ def main() -> int:
             got["Chinese words"]["found"],
             "chats found for the words at the sentence's start",
             got["inside"] > 0,
-            "the unicode61 tokenizer keeps a run of CJK characters as one token, so only a "
-            "word at the start of a run (a prefix) is found",
+            "found in messages_cjk, the trigram index of the messages holding CJK text "
+            "(unicode61 alone keeps a run of CJK characters as one token)",
         )
     )
     rows.append(
@@ -128,7 +128,8 @@ def main() -> int:
             None,
             "",
             None,
-            "SQLite with its FTS5 index of messages and titles (unicode61 tokenizer)",
+            "SQLite with its FTS5 index of messages and titles (unicode61 tokenizer) and "
+            "the trigram index of the messages holding CJK text",
         )
     )
     emit(rows)
