@@ -84,7 +84,7 @@ async def test_regenerate_twice_keeps_three_versions_of_one_prompt(
                 await until(lambda t=text: _done(app, t), f"the reply {text!r}")
             assert [m.text for m in app.bubbles(Role.USER)] == ["Tell me a fact"], "one prompt"
             assert version_count(_reply(app)) == (3, 3)
-            assert _accessible(app).endswith("(Version 3 of 3)")
+            assert _accessible(app).endswith(". Version 3 of 3")
             # The gateway's history holds the prompt once, with the reply shown.
             history = await _history(app)
             assert [r for r, _ in history] == ["user", "assistant"]
@@ -92,7 +92,7 @@ async def test_regenerate_twice_keeps_three_versions_of_one_prompt(
             # Switching shows each version, by click and by keyboard.
             _click_version(app, qtbot, -1)
             await until(lambda: _reply(app).text == "Second answer.", "version 2")
-            assert _accessible(app).endswith("(Version 2 of 3)")
+            assert _accessible(app).endswith(". Version 2 of 3")
             await _shoot(app, "version-2-of-3")
             _on_reply(app)
             QTest.keySequence(app.window.chat_view, "Alt+Left")

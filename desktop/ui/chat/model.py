@@ -15,8 +15,11 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from desktop.core.chats.file_changes import changes_of, summary
+from desktop.core.chats.reply_state import state_text
 from desktop.core.models import ChatMessage
 from desktop.ui.chat.version_switch import version_name
+from desktop.ui.render.delivery import bubble_error_text, has_note
 from desktop.ui.render.markdown import plain_text
 
 MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -71,11 +74,31 @@ class MessageListModel(QAbstractListModel):
             return self._revision.get(msg.id, 0)
         if role == Qt.ItemDataRole.AccessibleTextRole:
             # Screen readers get the text as shown, not its markdown marks.
-            said = f"{msg.role.value}: {self._plain(msg.text)}"
-            return f"{said} ({version_name(msg)})" if msg.versions else said
+            return self._spoken(msg)
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{msg.role.value}: {msg.text}"
         return None
+
+    def _spoken(self, msg: ChatMessage) -> str:
+        """What a screen reader says of a row: its text as shown, then each line the bubble
+        draws besides it (how a reply ended, a prompt that did not get through, its files, the
+        files the turn changed, which version), so nothing on screen is only seen."""
+        parts = [f"{msg.role.value}: {self._plain(msg.text)}"]
+        if msg.attachments:
+            names = ", ".join(a.filename for a in msg.attachments)
+            parts.append(f"Attached: {names}")
+        if state := state_text(msg):
+            parts.append(state)
+        if has_note(msg) and (note := bubble_error_text(msg)):
+            parts.append(note)
+        if changes := changes_of(msg):
+            parts.append(summary(changes))
+        if msg.versions:
+            parts.append(version_name(msg))
+        said = parts[0]
+        for part in parts[1:]:  # one stop between parts, not two after a sentence's own
+            said += f" {part}" if said.endswith((".", "!", "?", "…")) else f". {part}"
+        return said
 
     def message_at(self, row: int) -> ChatMessage:
         """The message shown in `row`."""

@@ -87,3 +87,27 @@ def test_batch_without_a_paint_still_goes_out_after_a_frame(qtbot: Any) -> None:
         with qtbot.wait_signal(model.flushed, timeout=1000):
             model.upsert(reply)
     assert changes == [0, 0], "a view that never paints does not hold updates back"
+
+
+def test_a_screen_reader_hears_every_line_a_bubble_draws_besides_its_text(qtbot: Any) -> None:
+    # The state line of a reply that did not complete, a prompt's attachments and the files a
+    # turn changed are drawn in the bubble; a screen reader must hear them too, not only see.
+    from PySide6.QtCore import Qt
+
+    from desktop.core.chats.reply_state import FAILED
+    from desktop.core.models import Attachment, ToolCall
+
+    prompt = user("u1", "Fix **the** file")
+    prompt.attachments = (Attachment("ab" * 32, "notes.txt", "text/plain", 5, "/x/notes.txt"),)
+    failed = assistant("a1", "Partial")
+    failed.status, failed.cause = FAILED, "OpenAI refused the key"
+    edit = ToolCall("t1", "write_file", done=True)
+    edit.extra["changes"] = [{"path": "a.py", "diff": "+x"}, {"path": "b.py", "diff": "-y"}]
+    changed = assistant("a2", "Done.")
+    changed.tools = [edit]
+    model = MessageListModel()
+    model.reset([prompt, failed, changed])
+    said = [str(model.index(r).data(Qt.ItemDataRole.AccessibleTextRole)) for r in range(3)]
+    assert said[0] == "user: Fix the file. Attached: notes.txt"
+    assert said[1] == "assistant: Partial. Failed: OpenAI refused the key"
+    assert said[2] == "assistant: Done. 2 files changed"
