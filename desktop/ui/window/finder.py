@@ -12,14 +12,15 @@ from desktop.ui.window.sidebar import Sidebar
 
 
 class ChatFinder(QObject):
-    """Steps the find bar through the chat view's matches; shows a search hit of the sidebar.
+    """Steps the find bar through the chat view's matches; shows a search hit of the sidebar
+    (with no sidebar, in a chat's own window, the find bar only).
 
     A hit is shown again when the gateway's history replaces the cached one just shown (a
     reset), and, when it is older than a paged history's loaded window, once the older pages
     holding it arrive.
     """
 
-    def __init__(self, find_bar: FindBar, view: ChatView, sidebar: Sidebar) -> None:
+    def __init__(self, find_bar: FindBar, view: ChatView, sidebar: Sidebar | None) -> None:
         super().__init__(find_bar)
         self._bar = find_bar
         self._view = view
@@ -61,7 +62,9 @@ class ChatFinder(QObject):
 
     def _show_hit(self, backend: ChatBackend, key: str) -> str:
         """Show the hit if it is loaded: "landed"; else ask for older pages: "older"; "" when
-        there is no message hit to show."""
+        there is no message hit to show (or no chat list: a chat's own window)."""
+        if self._sidebar is None:
+            return ""
         hit = self._sidebar.hit(key)
         query = self._sidebar.query()
         if hit is None or not query:

@@ -11,15 +11,17 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow
 
 from desktop.core.models import ChatMessage, Role, SessionInfo, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.platform.resources import icon
 from desktop.ui.render.markdown import plain_text
+from desktop.ui.shortcuts import SHORTCUTS, key_sequences
 from desktop.ui.theme import Colors
 from desktop.ui.window.bridge import ProfileBridge
+from desktop.ui.window.finder import ChatFinder
 from desktop.ui.window.intents import ChatIntents
 from desktop.ui.window.pane.chat_pane import ChatPane
 from desktop.ui.window.pane.details import DetailsDialog
@@ -63,6 +65,18 @@ class ChatWindow(QMainWindow):
         )
         for signal, slot in screen_wiring(self.bridge, self):
             signal.connect(slot)
+        self.find_bar = pane.find_bar
+        self.finder = ChatFinder(pane.find_bar, self.chat_view, None)
+        self.prompt_search = self.intents.prompt_search
+        # Ctrl+F and Ctrl+R as in the main window's chat pane (the same keys, the same bar).
+        keys = {"search": self.finder.open, "search_prompts": self.intents.search_prompts}
+        for sc in SHORTCUTS:
+            if sc.action in keys:
+                action = QAction(sc.description, self)
+                action.setShortcuts(key_sequences(sc))
+                action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+                action.triggered.connect(keys[sc.action])
+                self.addAction(action)
         close = QShortcut(QKeySequence("Ctrl+W"), self)
         close.activated.connect(self.close)
         self.resize(640, 640)

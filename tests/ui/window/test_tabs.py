@@ -273,3 +273,25 @@ def test_a_chat_in_its_own_window_stays_live_and_comes_back_at_the_next_start(
     third = MainWindow([ProfileEntry("P2", ProfileBridge(p2c))], settings, tray=Tray())
     qtbot.addWidget(third)
     assert third.popouts.windows == []
+
+
+@pytest.mark.qt_log_ignore("does not support raise", "does not support grabbing")  # offscreen
+def test_a_chat_window_has_find_and_prompt_search(qtbot: Any, make_window: Any) -> None:
+    win, _, p2 = _two_tabs(qtbot, make_window)
+    p2.messages["s1"] = [user("u1", "where do quokkas live"), assistant("a1", "quokkas: Rottnest")]
+    win.popouts.open("p2", "s1")
+    [popped] = win.popouts.windows
+    popped.activateWindow()
+    qtbot.waitUntil(popped.isActiveWindow)  # its keys work in it, as a person's would
+    popped.composer.edit.setFocus()
+    QTest.keyClick(popped.composer.edit, Qt.Key.Key_F, CTRL)
+    assert popped.find_bar.isVisible() and not win.find_bar.isVisible()
+    QTest.keyClicks(popped.find_bar.edit, "quokka")
+    assert popped.chat_view.matches == [(0, 0), (1, 0)]
+    assert "2 of 2" in popped.find_bar.count.text()
+    QTest.keyClick(popped.find_bar.edit, Qt.Key.Key_Escape)
+    assert not popped.find_bar.isVisible()
+    QTest.keyClick(popped.composer.edit, Qt.Key.Key_R, CTRL)
+    assert popped.prompt_search.isVisible()
+    assert "where do quokkas live" in popped.prompt_search.shown()
+    assert not win.prompt_search.isVisible()
