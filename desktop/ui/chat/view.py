@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import zip_longest
 
 from PySide6.QtCore import (
@@ -87,6 +87,17 @@ MEASURE_PASSES = 4
 _Index = QModelIndex | QPersistentModelIndex
 _Hint = QAbstractItemView.ScrollHint
 _Move = QAbstractItemView.CursorAction
+
+
+@dataclass(frozen=True, slots=True)
+class ReadingPlace:
+    """Where a conversation was being read: the message at the top of the view and how far
+    into it (pixels), or at the bottom, following new messages. Kept by message, not by
+    scroll value, so it still holds once rows are measured again."""
+
+    message_id: str
+    offset: int
+    at_bottom: bool
 
 
 class ChatView(QListView):
@@ -756,6 +767,32 @@ class ChatView(QListView):
             return
         top = self.render_cache.rows.top(row)
         self.verticalScrollBar().setValue(int(top + y - self.viewport().height() / 2))
+
+    def reading_place(self) -> ReadingPlace | None:
+        """Where the conversation is being read now (None: no messages)."""
+        if not self.chat_model.rowCount() or not len(self.render_cache.rows):
+            return None
+        if self._at_bottom:
+            return ReadingPlace("", 0, True)
+        row, offset = self._anchor()
+        if not 0 <= row < self.chat_model.rowCount():
+            return None
+        return ReadingPlace(self.chat_model.message_at(row).id, offset, False)
+
+    def go_to_place(self, place: ReadingPlace) -> bool:
+        """Read from `place` again (the conversation just shown): its message back at the top
+        of the view, as far into it as it was; whether it is loaded (else the view stays at
+        the bottom)."""
+        if place.at_bottom:
+            return True
+        row = self.chat_model.row_of(place.message_id)
+        if row is None:
+            return False
+        self._ensure_layout()
+        self._place(False, row, place.offset)
+        self._ensure_layout()  # the rows now on screen measured, the anchor kept in place
+        self.viewport().update()
+        return True
 
     def first_position(self, key: str) -> int | None:
         """Where the first loaded message sits in the whole history of session `key`, read from

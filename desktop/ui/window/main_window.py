@@ -299,6 +299,8 @@ class MainWindow(QMainWindow):
             self.open_session(last)
         else:
             self.header.set_title("")
+            if open_last:  # chosen, with no chat: the current tab says so
+                self.tabs.show_nothing(profile_id)
 
     def open_session(self, key: str) -> None:
         """Open a session of the current profile."""

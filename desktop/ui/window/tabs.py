@@ -3,8 +3,11 @@
 A background tab's chat keeps going in its profile's core (its conversation streams, its
 questions and unread count are kept there); the tab shows a dot while a reply runs or a question
 waits, and the unread count. Choosing a tab opens its chat in the pane, as the chat list does.
-Tabs are remembered in the settings and come back at the next start (a chat that is gone is
-left out); Ctrl+T, Ctrl+W, Ctrl+Tab, Ctrl+Shift+Tab and Ctrl+1..9 drive them.
+Each tab keeps where its chat was being read (the message at the top and how far into it, or
+the bottom, following new messages) and shows it there again when chosen. A tab whose profile
+was chosen with no chat to show says so ("New chat"). Tabs are remembered in the settings and
+come back at the next start (a chat that is gone is left out); Ctrl+T, Ctrl+W, Ctrl+Tab,
+Ctrl+Shift+Tab and Ctrl+1..9 drive them.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from PySide6.QtCore import QObject, QSettings, QSize, Qt
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtGui import QIcon, QMouseEvent
 from PySide6.QtWidgets import QTabBar, QToolButton, QVBoxLayout, QWidget
 
 from desktop.core.keys import is_temp_key
+from desktop.ui.chat.view import ChatView, ReadingPlace
 from desktop.ui.platform.resources import icon
 from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.running import ChatState, RunningStrip, busy_chats, chat_state, state_icon
@@ -37,6 +41,13 @@ class ChatRef:
     key: str
 
 
+@dataclass(frozen=True, slots=True)
+class NoChat:
+    """A tab showing no chat of `profile_id`: its profile was chosen and has none."""
+
+    profile_id: str
+
+
 class Desk(Protocol):
     """The main window, as far as the tabs go."""
 
@@ -44,9 +55,12 @@ class Desk(Protocol):
     def profile_id(self) -> str: ...
     @property
     def session_key(self) -> str | None: ...
+    @property
+    def chat_view(self) -> ChatView: ...
     def open_chat(self, profile_id: str, key: str) -> None: ...
     def new_chat(self) -> None: ...
     def show_no_chat(self) -> None: ...
+    def switch_profile(self, profile_id: str, *, open_last: bool = True) -> None: ...
 
 
 class TabBar(QTabBar):
@@ -102,6 +116,10 @@ class ChatTabs(QObject):
         self._restoring = False
         # The last time a tab's chat was replaced: (the chat now in it, the one it replaced).
         self._replaced: tuple[ChatRef, ChatRef] | None = None
+        # Where each tab's chat was being read; `_viewing` the chat the view shows for the tabs.
+        self._places: dict[ChatRef, ReadingPlace] = {}
+        self._viewing: ChatRef | None = None
+        desk.chat_view.verticalScrollBar().valueChanged.connect(self._note_place)
         self._colors = ("#3b82f6", "#d97706")
         self._tint = ""
         # Brings a chat's own window forward (the strip's click); False: it has none.
@@ -182,6 +200,27 @@ class ChatTabs(QObject):
                 old = self.chat(current)
                 self.bar.setTabData(current, ref)
                 self._replaced = (ref, old) if old is not None else None
+        self._show_place(ref)
+        self.refresh()
+        self._save()
+
+    def show_nothing(self, profile_id: str) -> None:
+        """Profile `profile_id` was chosen and has no chat to show: a tab saying so ("New
+        chat") becomes current, its own or a new one; no tab's chat is replaced (the current
+        tab's name would tell a chat the pane no longer shows)."""
+        if self.bar.currentIndex() < 0:
+            return
+        found = next(
+            (i for i in range(self.bar.count()) if self.bar.tabData(i) == NoChat(profile_id)),
+            None,
+        )
+        with self._quietly():
+            if found is None:
+                found = self._add(None)
+                self.bar.setTabData(found, NoChat(profile_id))
+            self.bar.setCurrentIndex(found)
+        self._replaced = None
+        self._viewing = None
         self.refresh()
         self._save()
 
@@ -204,7 +243,7 @@ class ChatTabs(QObject):
         self._desk.new_chat()
         with self._quietly():
             for i in range(self.bar.count()):
-                if self.chat(i) is None:  # no chat came to it (the open one was already new)
+                if self.bar.tabData(i) is None:  # no chat came to it (the open one was already new)
                     self.bar.removeTab(i)
                     self.bar.setCurrentIndex(before)
                     break
@@ -218,12 +257,15 @@ class ChatTabs(QObject):
         if not 0 <= index < self.bar.count():
             return
         was_current = index == self.bar.currentIndex()
+        ref = self.chat(index)
+        if ref is not None:
+            self._places.pop(ref, None)
         with self._quietly():
             self.bar.removeTab(index)
         if was_current:
             ref = self.chat(self.bar.currentIndex())
             if ref is None:
-                self._desk.show_no_chat()
+                self._show_empty(self.bar.currentIndex())
             else:
                 self._desk.open_chat(ref.profile_id, ref.key)
         self.refresh()
@@ -332,6 +374,7 @@ class ChatTabs(QObject):
             ref = self.chat(i)
             state = self.state(ref) if ref is not None else None
             if state is None:
+                self._label_empty(i, several)
                 continue
             title = state.title if len(state.title) <= TITLE_MAX else state.title[:29] + "…"
             text = f"{title} ({state.unread})" if state.unread else title
@@ -346,6 +389,44 @@ class ChatTabs(QObject):
         for name, bridge in self._profiles.values():
             busy.extend(busy_chats(bridge.backend, name))
         self.strip.show_chats(busy)
+
+    def _label_empty(self, index: int, several: bool) -> None:
+        data = self.bar.tabData(index)
+        if not isinstance(data, NoChat):
+            return
+        name = self._profiles.get(data.profile_id, (data.profile_id,))[0]
+        several = several or any(ref.profile_id != data.profile_id for ref in self.chats())
+        self.bar.setTabText(index, f"New chat ({name})" if several else "New chat")
+        self.bar.setTabIcon(index, QIcon())
+        where = f"New chat ({name}): no chat yet" if several else "New chat: no chat yet"
+        self.bar.setTabToolTip(index, where)
+        self.bar.setAccessibleTabName(index, where)
+
+    # -- where each tab's chat was being read --------------------------------------------------
+
+    def _note_place(self) -> None:
+        """The view scrolled: where the chat it shows is being read, kept for its tab (only
+        while the view shows that chat: not while another one is being put in)."""
+        ref = self._viewing
+        if ref is None or (self._desk.profile_id, self._desk.session_key) != (
+            ref.profile_id,
+            ref.key,
+        ):
+            return
+        place = self._desk.chat_view.reading_place()
+        if place is not None:
+            self._places[ref] = place
+
+    def _show_place(self, ref: ChatRef) -> None:
+        """Chat `ref` was just put in the view (at its bottom): where it was being read."""
+        if ref == self._viewing:
+            return  # shown again in place (a history replaced): the view handles that
+        self._viewing = ref
+        tabbed = set(self.chats())
+        self._places = {r: p for r, p in self._places.items() if r in tabbed}
+        place = self._places.get(ref)
+        if place is not None and not self._desk.chat_view.go_to_place(place):
+            self._places.pop(ref, None)  # its message is not loaded now: from the bottom
 
     def _show_bar(self) -> None:
         self.bar.setVisible(self.bar.count() > 1)
@@ -430,16 +511,28 @@ class ChatTabs(QObject):
         if self._quiet or index < 0:
             return
         ref = self.chat(index)
-        if ref is not None and (self._desk.profile_id, self._desk.session_key) != (
-            ref.profile_id,
-            ref.key,
-        ):
+        if ref is None:
+            self._show_empty(index)
+        elif (self._desk.profile_id, self._desk.session_key) != (ref.profile_id, ref.key):
             self._desk.open_chat(ref.profile_id, ref.key)
         self._save()
 
+    def _show_empty(self, index: int) -> None:
+        """A tab with no chat became current: its profile, no chat."""
+        data = self.bar.tabData(index)
+        if isinstance(data, NoChat):
+            self._desk.switch_profile(data.profile_id, open_last=False)
+        self._desk.show_no_chat()
+        self._viewing = None
+
     def _rekey(self, profile_id: str, old: str, new: str) -> None:
         """A new chat got its durable key: its tab follows."""
-        index = self.index_of(ChatRef(profile_id, old))
+        before, after = ChatRef(profile_id, old), ChatRef(profile_id, new)
+        if self._viewing == before:
+            self._viewing = after
+        if before in self._places:
+            self._places[after] = self._places.pop(before)
+        index = self.index_of(before)
         if index is not None:
             self.bar.setTabData(index, ChatRef(profile_id, new))
             self._save()

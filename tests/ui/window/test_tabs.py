@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtTest import QTest
 
 from desktop.core.models import SessionSummary
@@ -273,6 +273,72 @@ def test_a_chat_in_its_own_window_stays_live_and_comes_back_at_the_next_start(
     third = MainWindow([ProfileEntry("P2", ProfileBridge(p2c))], settings, tray=Tray())
     qtbot.addWidget(third)
     assert third.popouts.windows == []
+
+
+def _top_message(win: Any) -> str:
+    """The id of the message at the top of the chat view."""
+    view = win.chat_view
+    index = view.indexAt(QPoint(view.viewport().width() // 2, 2))
+    return view.chat_model.message_at(index.row()).id
+
+
+def test_each_tab_comes_back_where_it_was_read_and_a_tab_at_the_bottom_follows(
+    qtbot: Any, make_window: Any
+) -> None:
+    p1, p2 = _backend("p1"), _backend("p2")
+    p1.messages["s1"] = [
+        (user if i % 2 else assistant)(f"m{i}", f"message {i} " + "words " * 40) for i in range(60)
+    ]
+    win = make_window(p1, p2)
+    win.open_session("s1")
+    win.tabs.open_in_tab("p2", "s2")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_1, CTRL)
+    view = win.chat_view
+    view.chat_model.flush()
+    view.jump_to_row(20)  # read far up in p1's chat
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.value() + 7)  # part way into a message
+    top = _top_message(win)
+    into = -view.visualRect(view.chat_model.index(view.chat_model.row_of(top))).top()
+    assert not view.at_bottom and top not in {"m58", "m59"} and into > 0
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_2, CTRL)
+    assert view.at_bottom, "p2's tab was at its bottom"
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_1, CTRL)
+    view.chat_model.flush()
+    assert _top_message(win) == top, "p1's tab opens where it was read, not at the newest"
+    row = view.chat_model.row_of(top)
+    assert -view.visualRect(view.chat_model.index(row)).top() == into, "as far into it"
+    assert not view.at_bottom
+    # Back to p2's tab: at the bottom still, and a new message there is followed.
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_2, CTRL)
+    assert view.at_bottom
+    p2.emit("on_message_changed", "s2", assistant("a7", "a new reply " + "long " * 200))
+    view.chat_model.flush()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    assert view.at_bottom
+
+
+def test_choosing_a_profile_with_no_chats_shows_a_new_chat_tab_for_it(
+    qtbot: Any, make_window: Any
+) -> None:
+    p1, p2, p3 = _backend("p1"), _backend("p2"), FakeBackend(pid="p3")
+    win = make_window(p1, p2, p3)
+    win.open_session("s1")
+    win.tabs.open_in_tab("p2", "s2")
+    win.profile_combo.setCurrentIndex(win.profile_combo.findData("p3"))
+    assert win.profile_id == "p3" and win.session_key is None and _texts(win) == []
+    bar = win.tabs.bar
+    assert bar.tabText(bar.currentIndex()) == "New chat (P3)", "the tab says what shows"
+    assert win.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")], "no tab lost"
+    # Back to p2's tab and again to the empty one: p3, still no chat.
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_2, CTRL)
+    assert (win.profile_id, win.session_key) == ("p2", "s2")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_3, CTRL)
+    assert win.profile_id == "p3" and win.session_key is None and _texts(win) == []
+    # Another profile chosen from there: its tab; the empty tab goes.
+    win.profile_combo.setCurrentIndex(win.profile_combo.findData("p1"))
+    assert (win.profile_id, win.session_key) == ("p1", "s1")
+    assert bar.count() == 2
 
 
 @pytest.mark.qt_log_ignore("does not support raise", "does not support grabbing")  # offscreen
