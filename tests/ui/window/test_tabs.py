@@ -335,6 +335,14 @@ def test_choosing_a_profile_with_no_chats_shows_a_new_chat_tab_for_it(
     assert (win.profile_id, win.session_key) == ("p2", "s2")
     QTest.keyClick(win.composer.edit, Qt.Key.Key_3, CTRL)
     assert win.profile_id == "p3" and win.session_key is None and _texts(win) == []
+    # Typed and sent there: the new chat is that tab's.
+    win.composer.edit.setFocus()
+    QTest.keyClicks(win.composer.edit, "first words")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_Return)
+    new_key = win.session_key
+    assert new_key is not None and win.tabs.chats()[2] == ChatRef("p3", new_key)
+    assert bar.count() == 3 and bar.currentIndex() == 2
+    win.tabs.close_current()
     # Another profile chosen from there: its tab; the empty tab goes.
     win.profile_combo.setCurrentIndex(win.profile_combo.findData("p1"))
     assert (win.profile_id, win.session_key) == ("p1", "s1")
