@@ -165,6 +165,20 @@ async def test_two_chats_stream_at_once_and_a_background_approval_is_on_the_stri
             assert len(app.finished_replies()) == 1
             assert not any(m.streaming for m in app.messages())
             await until(lambda: "unread" not in win.tabs.bar.tabToolTip(0), "A read", WAIT)
+            # Read from A's top in a small window; B's tab and back: A still at its top.
+            view, bar = win.chat_view, win.chat_view.verticalScrollBar()
+            win.resize(420, 360)
+            for _ in range(6):
+                win.zoom.zoom_in()
+            await until(lambda: bar.maximum() > 40, "A taller than the view", 10)
+            bar.setValue(10)
+            assert not view.at_bottom
+            _keys(app, Qt.Key.Key_2)
+            assert view.at_bottom, "B's tab was at its bottom"
+            _keys(app, Qt.Key.Key_1)
+            assert bar.value() == 10 and not view.at_bottom, "A where it was read"
+            win.zoom.reset()
+            win.resize(1040, 700)
 
             # Ctrl+2, ask B to change the file; Hermes asks for approval. Ctrl+1 meanwhile.
             _keys(app, Qt.Key.Key_2)
