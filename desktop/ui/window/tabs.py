@@ -472,9 +472,12 @@ class ChatTabs(QObject):
     def _save(self) -> None:
         if self._restoring:
             return
-        refs = [[ref.profile_id, ref.key] for ref in self.chats()]
+        chats = self.chats()
+        refs = [[ref.profile_id, ref.key] for ref in chats]
         self._settings.setValue(_TABS, json.dumps(refs))
-        self._settings.setValue(_CURRENT, max(0, self.bar.currentIndex()))
+        # The current tab's place among the saved ones (a tab with no chat is not saved).
+        current = self.chat(self.bar.currentIndex())
+        self._settings.setValue(_CURRENT, chats.index(current) if current in chats else 0)
 
     # -- slots --------------------------------------------------------------------------------
 

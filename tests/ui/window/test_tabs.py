@@ -369,3 +369,23 @@ def test_a_chat_window_has_find_and_prompt_search(qtbot: Any, make_window: Any) 
     assert popped.prompt_search.isVisible()
     assert "where do quokkas live" in popped.prompt_search.shown()
     assert not win.prompt_search.isVisible()
+
+
+def test_a_tab_with_no_chat_left_of_the_current_one_does_not_move_it_at_the_next_start(
+    qtbot: Any, make_window: Any, settings: QSettings
+) -> None:
+    p1, p2, p3 = _backend("p1"), _backend("p2"), FakeBackend(pid="p3")
+    win = make_window(p1, p2, p3)
+    win.open_session("s1")
+    win.tabs.open_in_tab("p2", "s2")
+    win.profile_combo.setCurrentIndex(win.profile_combo.findData("p3"))
+    win.tabs.bar.moveTab(2, 0)  # the "New chat (P3)" tab dragged to the left end
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_3, CTRL)
+    assert (win.profile_id, win.session_key) == ("p2", "s2")
+    win.close()
+    backends = (_backend("p1"), _backend("p2"), FakeBackend(pid="p3"))
+    entries = [ProfileEntry(b.pid.upper(), ProfileBridge(b)) for b in backends]
+    again = MainWindow(entries, settings, tray=Tray())
+    qtbot.addWidget(again)
+    assert again.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")]
+    assert (again.profile_id, again.session_key) == ("p2", "s2"), "the tab that was current"
