@@ -8,7 +8,7 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtWidgets import QApplication
 
+    from desktop.core.link.profiles import Profile
     from desktop.ui.platform.single_instance import SingleInstance
     from desktop.ui.theme import ThemeMode
 
@@ -131,6 +132,14 @@ def _theme_mode(value: object) -> ThemeMode:
         return ThemeMode(str(value))
     except ValueError:
         return ThemeMode.SYSTEM
+
+
+def follows_network(profiles: Iterable[Profile]) -> bool:
+    """Whether network changes must reconnect a link: only a remote gateway's route can change
+    (the embedded gateway and local Hermes are on loopback), and following them costs ~4 MB."""
+    from desktop.core.link.profiles import ProfileKind
+
+    return any(p.kind is ProfileKind.REMOTE for p in profiles)
 
 
 def run(paths: AppPaths, *, self_test: bool = False) -> int:
@@ -263,7 +272,8 @@ async def _run_window(
     )
     theme.theme_changed.connect(window.set_colors)  # apply_preferences() below applies it
 
-    system = SystemEvents(app)
+    # Network changes matter to remote links only (a loopback socket has no route to lose).
+    system = SystemEvents(app, watch_network=False)
     from desktop.app.keep_awake import KeepAwake, LogindInhibitor
     from desktop.common.clock import AsyncioClock
 
@@ -284,6 +294,8 @@ async def _run_window(
                 listener.on_status(controller.status())  # it may be online already
 
     def add_entry(entry: ProfileEntry) -> None:
+        if follows_network(prefs.profiles()):
+            system.watch_network()
         system.network_changed.connect(entry.backend.network_changed)
         system.woke_up.connect(entry.backend.woke_up)
         watch_profiles()

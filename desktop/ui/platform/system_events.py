@@ -25,14 +25,22 @@ class SystemEvents(QObject):
     network_changed = Signal()
     woke_up = Signal()
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, *, watch_network: bool = True) -> None:
         super().__init__(parent)
         self._reachability: object | None = None
-        self._watch_network()
+        self._network_watched = False
+        if watch_network:
+            self.watch_network()
         if sys.platform.startswith("linux"):
             self._watch_logind()
 
-    def _watch_network(self) -> None:
+    def watch_network(self) -> None:
+        """Follow network changes from now on (once). Only links off this machine need them:
+        loading Qt's network-information backend costs ~4 MB, so the app calls this when it
+        has a remote profile."""
+        if self._network_watched:
+            return
+        self._network_watched = True
         try:
             from PySide6.QtNetwork import QNetworkInformation
         except ImportError:  # pragma: no cover - QtNetwork ships with Essentials
