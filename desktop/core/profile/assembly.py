@@ -25,7 +25,7 @@ from desktop.core.disk.store import Store
 from desktop.core.keys import is_temp_key
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.epochs import EpochStore
-from desktop.core.link.profiles import Profile
+from desktop.core.link.profiles import Profile, ProfileKind
 from desktop.core.link.supervisor import (
     ClientFactory,
     ConnectionSupervisor,
@@ -98,7 +98,15 @@ def gateway_clients(
     """The real JSON-RPC client for each endpoint: the profile's TLS settings for `wss://`,
     `transport_factory` to open every socket (default: the real WebSocket); `options` go to
     `JsonRpcGatewayClient` (timeouts, heartbeat, frame limit)."""
-    context = tls_context(profile)
+    # A remote profile's context is made now (a bad CA file fails here, as it always did);
+    # a local one's only at a `wss://` endpoint, which its loopback `ws://` links never are:
+    # loading the CA store costs ~2 MB.
+    contexts = [tls_context(profile)] if profile.kind is ProfileKind.REMOTE else []
+
+    def context() -> ssl_lib.SSLContext:
+        if not contexts:
+            contexts.append(tls_context(profile))
+        return contexts[0]
 
     def clients(endpoint: Endpoint) -> JsonRpcGatewayClient:
         return JsonRpcGatewayClient(
@@ -106,7 +114,7 @@ def gateway_clients(
             token=endpoint.token,
             clock=clock,
             allow_insecure=endpoint.allow_insecure,
-            ssl=context if endpoint.url.startswith("wss://") else None,
+            ssl=context() if endpoint.url.startswith("wss://") else None,
             transport_factory=transport_factory,
             **options,
         )
