@@ -359,6 +359,17 @@ def finished_groups(text: str) -> list[str] | None:
     return groups
 
 
+TITLES = 512  # chats' titles held as plain text
+
+
+@lru_cache(maxsize=TITLES)
+def title_text(title: str) -> str:
+    """A chat's title as plain text (`plain_text`), cached: tabs, the strip and headers ask for
+    every chat's title again at each refresh (twice at a reply's start and end), and parsing
+    its markdown took a few milliseconds of the frame that shows the reply's first words."""
+    return plain_text(title)
+
+
 def code_blocks(text: str) -> list[str]:
     """The source text of each fenced or indented code block, in document order."""
     return [

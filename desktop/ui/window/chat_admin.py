@@ -17,7 +17,7 @@ from desktop.core.errors import StorageError
 from desktop.core.models import SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.platform.folders import Folders
-from desktop.ui.render.markdown import plain_text
+from desktop.ui.render.markdown import title_text
 from desktop.ui.sessions.session_list import is_empty_chat
 from desktop.ui.window.sidebar import Sidebar
 from desktop.ui.window.undo_delete import UndoDeletes
@@ -73,7 +73,7 @@ _UNSAFE = set('<>:"/\\|?*')  # not allowed in a file name on Windows, macOS or L
 def export_name(summary: SessionSummary | None) -> str:
     """The file name offered for exporting a chat: its title as plain text (no Markdown
     marks), safe on every file system."""
-    title = plain_text(summary.title) if summary and summary.title else ""
+    title = title_text(summary.title) if summary and summary.title else ""
     stem = "".join(" " if c in _UNSAFE or not c.isprintable() else c for c in title)
     stem = " ".join(stem.split())[:120].strip(" .")
     return f"{stem or 'chat'}.md"

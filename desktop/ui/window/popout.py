@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMainWindow
 from desktop.core.models import ChatMessage, Role, SessionInfo, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.platform.resources import icon
-from desktop.ui.render.markdown import plain_text
+from desktop.ui.render.markdown import title_text
 from desktop.ui.shortcuts import SHORTCUTS, key_sequences
 from desktop.ui.theme import Colors
 from desktop.ui.window.bridge import ProfileBridge
@@ -112,7 +112,7 @@ class ChatWindow(QMainWindow):
         self.show_queue()
 
     def _show_title(self, summary: SessionSummary | None) -> None:
-        title = plain_text(summary.title) if summary and summary.title else "New chat"
+        title = title_text(summary.title) if summary and summary.title else "New chat"
         self.pane.header.set_title(title)
         self.setWindowTitle(f"{' '.join(title.split())} — {self.profile}")
 

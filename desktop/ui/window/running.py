@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop.core.models import SessionSummary
 from desktop.ui.backend import ChatBackend
-from desktop.ui.render.markdown import plain_text
+from desktop.ui.render.markdown import title_text
 
 STRIP_MAX = 6  # buttons shown; the rest are counted ("and 3 more")
 
@@ -55,7 +55,7 @@ def chat_state(
 ) -> ChatState:
     """What chat `key` of `backend` is doing now (`summary` and `waiting`: already known)."""
     summary = summary or backend.summary(key)
-    title = plain_text(summary.title) if summary and summary.title else "New chat"
+    title = title_text(summary.title) if summary and summary.title else "New chat"
     return ChatState(
         backend.profile_id,
         key,

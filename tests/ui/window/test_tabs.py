@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -389,3 +390,30 @@ def test_a_tab_with_no_chat_left_of_the_current_one_does_not_move_it_at_the_next
     qtbot.addWidget(again)
     assert again.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")]
     assert (again.profile_id, again.session_key) == ("p2", "s2"), "the tab that was current"
+
+
+def test_a_reply_starting_and_ending_reads_no_title_markdown_again(
+    qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tabs and the strip show a markdown title as plain text, worked out once per title:
+    a reply's start and end refresh them (twice each), and parsing every title's markdown
+    there took milliseconds of the frame that shows the reply's first or last words."""
+    from desktop.ui.render import markdown
+
+    p1, p2 = _backend("p1"), _backend("p2")
+    p1.summaries[0] = SessionSummary("s1", "Fix the **config** loader", "hello", 1.0, 2)
+    win = make_window(p1, p2)
+    win.open_session("s1")
+    win.tabs.open_in_tab("p2", "s2")
+    parsed: list[str] = []
+    plain = markdown.plain_text
+    monkeypatch.setattr(markdown, "plain_text", lambda t: parsed.append(t) or plain(t))
+    for running in (True, False, True, False):
+        p1.set_sessions([replace(p1.summaries[0], running=running), p1.summaries[1]])
+        p1.emit("on_running", "s1", running)
+        # What the user sees: the title without its marks, on the tab and (running) the strip.
+        assert win.tabs.bar.tabText(0) == "Fix the config loader"
+        assert [b.text() for b in win.tabs.strip.buttons] == (
+            ["Fix the config loader"] if running else []
+        )
+    assert "Fix the **config** loader" not in parsed, "a title's markdown parsed again"
