@@ -6,9 +6,11 @@ it, the same replies (bench.streaming.delta_text), but fed synchronously: after 
 worth of deltas (RATE / 60) the chat model is flushed and the chat view repainted at once.
 Reported: UI-thread CPU (time.thread_time) per delta fed and per frame, by the reply's part
 (p1 paragraph, table, p2 paragraph, code, tail paragraphs), and with --profile the calls per
-delta of everything called at least once per two deltas (cProfile counts: deterministic).
+delta of everything called at least once per two deltas (cProfile counts: deterministic);
+with --frames, a profile of the frames alone (flush and repaint): the calls costing most per
+frame, and the reply's boundaries (message.start and message.complete) timed apart.
 
-    python -m bench.stream_cost [--profile]
+    python -m bench.stream_cost [--profile | --frames]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from desktop.core.link.protocol import decode_frame, encode_event
 PER_FRAME = RATE // 60
 REPLIES = 2
 PROFILE_ENV = "HERMES_QT_BENCH_COST_PROFILE"
+FRAMES_ENV = "HERMES_QT_BENCH_COST_FRAMES"
 
 
 def part(k: int) -> str:
@@ -72,25 +75,43 @@ async def drive(app: Any) -> None:
         )
 
     prof = cProfile.Profile() if os.environ.get(PROFILE_ENV) else None
+    frame_prof = cProfile.Profile() if os.environ.get(FRAMES_ENV) else None
     fed: dict[str, list[float]] = {}
     frames: dict[str, list[float]] = {}
+    bounds: dict[str, list[float]] = {}
+
+    bound_prof = cProfile.Profile() if os.environ.get(FRAMES_ENV) else None
+
+    def boundary(type_: str, payload: dict[str, Any]) -> None:
+        if bound_prof is not None:
+            bound_prof.enable()
+        t0 = time.thread_time()
+        receive(type_, payload)
+        bounds.setdefault(type_, []).append(time.thread_time() - t0)
+        if bound_prof is not None:
+            bound_prof.disable()
+
     await asyncio.sleep(0.2)
     if prof is not None:
         prof.enable()
     begun = time.thread_time()
     for _ in range(REPLIES):
-        receive("message.start", {})
+        boundary("message.start", {})
         for k in range(REPLY_DELTAS):
             t0 = time.thread_time()
             receive("message.delta", {"text": delta_text(k)})
             fed.setdefault(part(k), []).append(time.thread_time() - t0)
             if k % PER_FRAME == PER_FRAME - 1:
+                if frame_prof is not None:
+                    frame_prof.enable()
                 t0 = time.thread_time()
                 model.flush()
                 viewport.repaint()
                 frames.setdefault(part(k), []).append(time.thread_time() - t0)
+                if frame_prof is not None:
+                    frame_prof.disable()
                 await asyncio.sleep(0.002)  # the loop's own work (timers, posted events)
-        receive("message.complete", {"status": "complete"})
+        boundary("message.complete", {"status": "complete"})
         await asyncio.sleep(0.05)
     total = time.thread_time() - begun
     if prof is not None:
@@ -100,6 +121,8 @@ async def drive(app: Any) -> None:
         "cpu_us_per_delta": round(total / deltas * 1e6, 1),
         "fed_us_per_delta": _means(fed, 1e6),
         "frame_ms": _means(frames, 1e3),
+        "frame_max_ms": {p: round(max(v) * 1e3, 2) for p, v in frames.items()},
+        "boundary_ms": {t: round(sum(v) / len(v) * 1e3, 2) for t, v in bounds.items()},
     }
     if prof is not None:
         stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
@@ -109,14 +132,36 @@ async def drive(app: Any) -> None:
             if n / deltas >= 0.5
         ]
         out["calls_per_delta"] = sorted(calls, key=lambda c: -c[2])
+    if frame_prof is not None:
+        n_frames = sum(len(v) for v in frames.values())
+        stats = pstats.Stats(frame_prof).stats  # type: ignore[attr-defined]
+        per_frame = [
+            (f"{os.path.basename(f)}:{line}({fn})", round(n / n_frames, 2), cum / n_frames * 1e3)
+            for (f, line, fn), (_cc, n, _tt, cum, _callers) in stats.items()
+        ]
+        out["calls_per_frame"] = sorted(per_frame, key=lambda c: -c[2])[:60]
+    if bound_prof is not None:
+        n_bounds = sum(len(v) for v in bounds.values())
+        stats = pstats.Stats(bound_prof).stats  # type: ignore[attr-defined]
+        per_bound = [
+            (f"{os.path.basename(f)}:{line}({fn})", round(n / n_bounds, 2), cum / n_bounds * 1e3)
+            for (f, line, fn), (_cc, n, _tt, cum, _callers) in stats.items()
+        ]
+        out["calls_per_boundary"] = sorted(per_bound, key=lambda c: -c[2])[:50]
     finish(app, out)
 
 
 def main() -> int:
     env = {PROFILE_ENV: "1"} if "--profile" in sys.argv else {}
+    if "--frames" in sys.argv:
+        env[FRAMES_ENV] = "1"
     res = run_app("bench.stream_cost", timeout=300, seed=partial(seed, sessions={KEY: 20}), **env)
     for name, n, cum in res.pop("calls_per_delta", []):
         print(f"{n:8.3f}/delta {cum:8.3f} s  {name}")
+    for name, n, cum in res.pop("calls_per_frame", []):
+        print(f"{n:8.2f}/frame {cum:8.3f} ms  {name}")
+    for name, n, cum in res.pop("calls_per_boundary", []):
+        print(f"{n:8.2f}/boundary {cum:8.3f} ms  {name}")
     print(json.dumps(res))
     return 0
 
