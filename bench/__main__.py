@@ -33,7 +33,7 @@ BENCHES: dict[str, tuple[str, float, str]] = {
         "delta on screen p99 <= 8 ms quiet, <= 16.7 ms with a core busy, 3 of 3 runs each",
     ),
     "long_session": ("bench.long_session", 600, "<= 200 ms first screen, steps <= 33 ms"),
-    "memory": ("bench.memory", 900, "<= 150 MB app + gateway"),
+    "memory": ("bench.memory", 900, "<= 120 MB app + gateway"),
     "idle": ("bench.idle", 180, "<= 1 % of a core"),
     "liveness": ("bench.liveness", 60, "<= 1.03 x deadline"),
     "throughput": ("bench.throughput", 90, ">= 100,000 events/s"),

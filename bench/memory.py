@@ -32,7 +32,7 @@ from bench.inapp import (
 # used, never in the app the driver runs in.
 
 BENCH = "memory"
-TARGET_MB = 150.0
+TARGET_MB = 120.0
 KEYS_ENV = "HERMES_QT_BENCH_KEYS"
 PROFILE_ENV = "HERMES_QT_BENCH_MEMORY_PROFILE"
 CASES = {
