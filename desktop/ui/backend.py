@@ -95,7 +95,13 @@ class ChatBackend(Protocol):
         ...
 
     def open_session(self, key: str) -> list[ChatMessage]:
-        """Make `key` the viewed session (clears its unread count) and return its messages."""
+        """Open `key` (clears its unread count) and return its messages; which window shows
+        it is told by `view_session`."""
+        ...
+
+    def view_session(self, viewer: str, key: str | None) -> None:
+        """`viewer` (one window, or the main window's front tab) shows session `key` now
+        (None: none of this profile's). Chats some viewer shows gather no unread marks."""
         ...
 
     def load_older(self, key: str) -> None:

@@ -59,6 +59,7 @@ class FakeBackend:
     work_reasons: tuple[str, str] = ("", "")  # work_support()
     replaces_in_place: bool = True  # resend_edited: the prompt is the last turn's
     rollbacks: dict[str, RollbackState] = field(default_factory=dict)
+    viewers: dict[str, str] = field(default_factory=dict)  # view_session: viewer -> key
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -112,6 +113,13 @@ class FakeBackend:
     def open_session(self, key: str) -> list[ChatMessage]:
         self.calls.append(("open_session", key))
         return list(self.messages.get(key, []))
+
+    def view_session(self, viewer: str, key: str | None) -> None:
+        # Told at every chat shown: kept apart from `calls`, which tests compare.
+        if key is None:
+            self.viewers.pop(viewer, None)
+        else:
+            self.viewers[viewer] = key
 
     def load_older(self, key: str) -> None:
         # Asked on every scroll near the top: kept apart from `calls`, which tests compare.

@@ -62,7 +62,8 @@ def _shown(state: SessionState) -> SessionSummary:
 class SessionIndex:
     """Owns the session list of one profile and its rows in the store.
 
-    It also knows which session is open: a turn ending elsewhere marks that session unread.
+    It also knows which sessions are on screen, each in some viewer (the main window's front
+    tab, a chat's own window): a turn ending in a session no viewer shows marks it unread.
     Every change that the list shows ends with `emit()` (an `on_sessions` listener call).
     """
 
@@ -77,7 +78,8 @@ class SessionIndex:
             r.key: SessionState(r.summary(), user_title=r.user_title)
             for r in store.sessions(profile_id)
         }
-        self.open_key: str | None = None
+        # viewer (a window or its front tab) -> the session it shows; several may show one.
+        self._viewers: dict[str, str] = {}
         # Sessions whose preview is their last message as this client has it (written live, or
         # from its cached messages): a `session.list` preview, which follows each gateway's own
         # rule (the last prompt, the first message), is taken only for the others, so the row
@@ -132,12 +134,24 @@ class SessionIndex:
         return state
 
     def open(self, key: str) -> None:
-        """`key` is on screen now: its unread mark goes."""
-        self.open_key = key
+        """`key` is opened (put on screen): its unread mark goes."""
         state = self._sessions.get(key)
         if state is not None and state.unread:
             state.unread = 0
             self.emit()
+
+    def view(self, viewer: str, key: str | None) -> None:
+        """`viewer` shows session `key` now (None: none of this profile's); what it showed
+        before gathers unread marks again unless another viewer shows it too."""
+        if key is None:
+            self._viewers.pop(viewer, None)
+            return
+        self._viewers[viewer] = key
+        self.open(key)
+
+    def viewed(self, key: str) -> bool:
+        """Whether some viewer shows `key` (a turn ending there is read as it ends)."""
+        return key in self._viewers.values()
 
     def rename(self, key: str, title: str, *, user_title: str | None = None) -> bool:
         """Retitle `key` (and set the user's own title when given); False when it is not listed."""
@@ -179,8 +193,7 @@ class SessionIndex:
         self._cached.pop(key, None)
         if not is_temp_key(key):
             self._store.delete_session(self._id, key)
-        if self.open_key == key:
-            self.open_key = None
+        self._viewers = {v: k for v, k in self._viewers.items() if k != key}
         return True
 
     def forget_listed(self, key: str) -> None:
@@ -201,8 +214,8 @@ class SessionIndex:
     # -- gateway news ----------------------------------------------------------------------
 
     def turn_ended(self, key: str) -> None:
-        """A turn ended in `key`: one unread mark unless it is on screen."""
-        if key == self.open_key:
+        """A turn ended in `key`: one unread mark unless some viewer shows it."""
+        if self.viewed(key):
             return
         state = self._sessions.get(key)
         if state is not None:
@@ -272,7 +285,7 @@ class SessionIndex:
         return changed
 
     def adopt(self, temp_key: str, real_key: str, runtime_id: str | None) -> None:
-        """The gateway created `temp_key` as `real_key`: move its row, cache and open mark."""
+        """The gateway created `temp_key` as `real_key`: move its row, cache and viewers."""
         state = self._sessions.pop(temp_key, None)
         summary = replace(
             state.summary if state else SessionSummary(key=real_key, title=""),
@@ -299,8 +312,9 @@ class SessionIndex:
         if temp_key in self._own_preview:
             self._own_preview.discard(temp_key)
             self._own_preview.add(real_key)
-        if self.open_key == temp_key:
-            self.open_key = real_key
+        for viewer, key in self._viewers.items():
+            if key == temp_key:
+                self._viewers[viewer] = real_key
 
     # -- message cache ---------------------------------------------------------------------
 

@@ -103,7 +103,7 @@ class ChatAdmin:
             self._deleting.discard(key)
         if refusal:
             self._tell(key, refusal)
-            if self._index.open_key == key and self._router.session(key) is None:
+            if self._index.viewed(key) and self._router.session(key) is None:
                 # Still listed and on screen: follow it again (the close unrouted it).
                 self._spawn(self._reopen(key))
             return

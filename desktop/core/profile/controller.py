@@ -364,6 +364,12 @@ class ProfileController:
             self._spawn(self._open_remote(key))
         return cached
 
+    def view_session(self, viewer: str, key: str | None) -> None:
+        """`viewer` (a window, or the main window's front tab) shows `key` now, None: no chat
+        of this profile. A turn ending in a chat some viewer shows adds no unread mark; one
+        in a chat none shows (a background tab, a chat left) adds one."""
+        self._index.view(viewer, self._resolve(key) if key is not None else None)
+
     def load_older(self, key: str) -> None:
         key = self._resolve(key)
         conv = self._feed.get(key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +18,8 @@ from desktop.core.models import (
 )
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 
+_BRIDGES = itertools.count(1)
+
 
 class ProfileBridge(QObject, BackendListener):
     """Listens to one backend; re-emits its callbacks as signals of this profile.
@@ -24,6 +27,8 @@ class ProfileBridge(QObject, BackendListener):
     A session's events reach the session signals only while that session is the viewed one
     (`view`), decided in one place on the GUI thread: a backend calling from another thread
     is queued there by Qt first, so a late event of a session the user has left is dropped.
+    The backend is told what each bridge views (one bridge per window: the main window's, or
+    a chat window's), so a chat on screen in any window gathers no unread marks.
 
     Signals (every session, or the profile as a whole):
         status_changed(object): ConnectionStatus.
@@ -84,6 +89,7 @@ class ProfileBridge(QObject, BackendListener):
         self.backend = backend
         self.profile_id = backend.profile_id
         self._viewed: str | None = None
+        self._viewer = f"bridge-{next(_BRIDGES)}"  # its name to the backend's view_session
         # Connected before any receiver: the viewed key follows a rename before it is told.
         self.session_key_changed.connect(self._on_self_session_key_changed)
         self._session_event.connect(self._on_self_session_event)
@@ -95,12 +101,17 @@ class ProfileBridge(QObject, BackendListener):
         return self._viewed
 
     def view(self, key: str | None) -> None:
-        """Route the events of session `key` (and no other) to the session signals."""
+        """Route the events of session `key` (and no other) to the session signals; the
+        backend hears that it is on screen (None: this bridge shows none of its chats)."""
         self._viewed = key
+        if self._unsubscribe is not None:
+            self.backend.view_session(self._viewer, key)
 
     def detach(self) -> None:
-        """Stop listening (the profile was removed, or the window closes); idempotent."""
+        """Stop listening (the profile was removed, or the window closes); idempotent. What it
+        showed is no longer on screen through it."""
         if self._unsubscribe is not None:
+            self.backend.view_session(self._viewer, None)
             self._unsubscribe()
             self._unsubscribe = None
 

@@ -29,6 +29,7 @@ async def test_a_turn_ending_off_screen_marks_its_chat_unread_once_per_turn(
     async with rig(tmp_path, seed=two_chats) as r:
         r.gw.runtime_of.update(s1="r1", s2="r2")
         r.ctl.open_session("s2")
+        r.ctl.view_session("main", "s1")
         r.ctl.open_session("s1")  # on screen
         await r.online()
         await settle(lambda: r.router.runtime_id("s2") == "r2", "s2 followed")

@@ -58,6 +58,7 @@ async def test_a_finished_turn_marks_unread_only_the_sessions_not_on_screen(
         r.gw.runtime_of.update(s1="r1", s2="r2")
         await r.online()
         r.ctl.open_session("s2")
+        r.ctl.view_session("main", "s1")
         r.ctl.open_session("s1")  # s1 is on screen now
         await settle(lambda: len(r.gw.calls("session.resume")) == 2, "both resumed")
         await settle(lambda: r.router.runtime_id("s2") == "r2", "s2 routed")
@@ -70,6 +71,32 @@ async def test_a_finished_turn_marks_unread_only_the_sessions_not_on_screen(
         assert {s.key: s.unread for s in r.seen.of("on_sessions")[-1][0]} == {"s1": 0, "s2": 2}
         r.ctl.open_session("s2")
         assert r.summary("s2").unread == 0
+
+
+async def test_a_chat_on_screen_in_any_window_gathers_no_unread_marks(tmp_path: Path) -> None:
+    # s1 in a chat window of its own, the main window on s2: both are read as they end. Once
+    # the main window shows another profile and the chat window closes, both gather marks.
+    async with rig(tmp_path, seed=two_chats) as r:
+        r.gw.runtime_of.update(s1="r1", s2="r2")
+        await r.online()
+        r.ctl.view_session("window", "s1")
+        r.ctl.open_session("s1")
+        r.ctl.view_session("main", "s1")
+        r.ctl.view_session("main", "s2")  # the main window opens another chat of the profile
+        r.ctl.open_session("s2")
+        await settle(lambda: r.router.runtime_id("s2") == "r2", "s2 routed")
+        await settle(lambda: r.router.runtime_id("s1") == "r1", "s1 routed")
+
+        r.emit("message.complete", "r1", text="read in its window")
+        r.emit("message.complete", "r2", text="read in the main window")
+        assert (r.summary("s1").unread, r.summary("s2").unread) == (0, 0)
+        r.ctl.view_session("main", None)  # another profile's chat in front
+        r.ctl.view_session("window", None)  # its window closed
+        r.emit("message.complete", "r1", text="now in the background")
+        r.emit("message.complete", "r2", text="and this one")
+        assert (r.summary("s1").unread, r.summary("s2").unread) == (1, 1)
+        r.ctl.view_session("window", "s1")  # shown again: read
+        assert (r.summary("s1").unread, r.ctl.unread()) == (0, 1)
 
 
 async def test_previews_in_the_list_are_plain_text(tmp_path: Path) -> None:
@@ -163,7 +190,8 @@ async def test_what_the_window_shows_of_a_chat_is_asked_of_the_controller_under_
         r.ctl.respond("s1", "a1", "once")
         assert [q.request_id for q in r.ctl.pending_requests(temp)] == ["q1"]
         assert r.ctl.pending_requests("nowhere") == []
-        r.ctl.open_session("elsewhere")  # s1 is no longer on screen: its reply is unread
+        r.ctl.view_session("main", temp)
+        r.ctl.view_session("main", "elsewhere")  # s1 is no longer on screen: its reply is unread
         r.emit("message.complete", "r1", text="done")
         summary = r.ctl.summary(temp)
         assert summary is not None and (summary.key, summary.unread) == ("s1", 1)
