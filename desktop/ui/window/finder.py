@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from PySide6.QtCore import QObject, Qt
 
-from desktop.ui.backend import ChatBackend
+from desktop.ui.backend import ChatBackend, SearchHit
 from desktop.ui.chat.find_bar import FindBar
 from desktop.ui.chat.view import ChatView
 from desktop.ui.sessions.session_list import snippet_runs
-from desktop.ui.window.sidebar import Sidebar
+
+
+class Hits(Protocol):
+    """Where a chat search's hits come from (the main window's chat list)."""
+
+    def hit(self, key: str) -> SearchHit | None: ...
+    def query(self) -> str: ...
 
 
 class ChatFinder(QObject):
     """Steps the find bar through the chat view's matches; shows a search hit of the sidebar
-    (with no sidebar, in a chat's own window, the find bar only).
+    (a chat's own window: of the main window's list, once a hit there is chosen for it).
 
     A hit is shown again when the gateway's history replaces the cached one just shown (a
     reset), and, when it is older than a paged history's loaded window, once the older pages
     holding it arrive.
     """
 
-    def __init__(self, find_bar: FindBar, view: ChatView, sidebar: Sidebar | None) -> None:
+    def __init__(self, find_bar: FindBar, view: ChatView, sidebar: Hits | None) -> None:
         super().__init__(find_bar)
         self._bar = find_bar
         self._view = view
@@ -44,9 +52,11 @@ class ChatFinder(QObject):
         self._bar.open()
         self._on_find_bar_query_changed(self._bar.query())
 
-    def jump_to_hit(self, backend: ChatBackend, key: str) -> None:
+    def jump_to_hit(self, backend: ChatBackend, key: str, hits: Hits | None = None) -> None:
         """Show the search hit of session `key` (the open one): its message centred, the terms
-        highlighted."""
+        highlighted; `hits` the list it was chosen in, when not this finder's own."""
+        if hits is not None:
+            self._sidebar = hits
         shown = self._show_hit(backend, key)
         self._pending_hit = (key, shown == "older") if shown else None
 

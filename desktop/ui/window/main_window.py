@@ -303,9 +303,13 @@ class MainWindow(QMainWindow):
                 self.tabs.show_nothing(profile_id)
 
     def open_session(self, key: str) -> None:
-        """Open a session of the current profile."""
+        """Open a session of the current profile; one open in a window of its own is not
+        opened a second time: that window comes forward (one message box per chat)."""
         view = self._shown
         if view is None:
+            return
+        if self.popouts.bring_forward(view.profile_id, key):
+            self._keep_list_on_open_chat()
             return
         backend = view.backend
         self.chat_admin.leave(key, self.composer.draft())
@@ -338,8 +342,24 @@ class MainWindow(QMainWindow):
         key = self.sidebar.selected_key()
         if key is None or self._shown is None:
             return
-        self.tabs.hand_over(self.profile_id, key)
-        self.popouts.open(self._shown.profile_id, key)
+        self.open_in_window(self._shown.profile_id, key)
+
+    def open_in_window(self, profile_id: str, key: str) -> None:
+        """Chat `key` moves to a window of its own: out of its tab (the tab closes, or shows
+        the chat it showed before), its draft, quote and cursor with it, into the window's
+        message box; a chat in a window already brings that window forward."""
+        if (self.profile_id, self.session_key) == (profile_id, key):
+            # The message box as it is now (a cursor moved since the last keystroke too).
+            self.composer.draft_changed.emit(self.composer.draft())
+        self.tabs.hand_over(profile_id, key)
+        window = self.popouts.open(profile_id, key)
+        if window is not None:
+            window.composer.focus_edit(Qt.FocusReason.OtherFocusReason)
+
+    def _keep_list_on_open_chat(self) -> None:
+        """The list marks the chat this window shows again (another row was chosen)."""
+        if self.session_key is not None:
+            self.sidebar.select(self.session_key)
 
     def open_chat(self, profile_id: str, key: str) -> None:
         """Open chat `key` of any profile (a tab, the running strip)."""
@@ -503,6 +523,9 @@ class MainWindow(QMainWindow):
             if target:
                 self.switch_profile(target)
         self.popouts.restore()
+        for window in list(self.popouts.windows):
+            if window.session_key is not None:  # in its window only, not in a tab as well
+                self.tabs.hand_over(window.profile_id, window.session_key)
 
     def save_state(self) -> None:
         """Remember geometry and splitter sizes."""
@@ -558,10 +581,23 @@ class MainWindow(QMainWindow):
         self.sidebar.show_hits(text, hits)
 
     def _on_sidebar_session_selected(self, key: str) -> None:
+        window = self.popouts.find(self.profile_id, key)
+        if window is not None:
+            # In a window of its own: it comes up, the keyboard stays in the list (arrowing
+            # past it); Enter or a click goes there (activated).
+            window.raise_()
+            return
         if key != self.session_key:
             self.open_session(key)
 
     def _on_sidebar_session_activated(self, key: str) -> None:
+        window = self.popouts.find(self.profile_id, key)
+        if window is not None:
+            self.popouts.bring_forward(self.profile_id, key)
+            self._keep_list_on_open_chat()
+            # A search hit in it is shown there (the window's own find bar on its terms).
+            window.finder.jump_to_hit(window.backend, key, self.sidebar)
+            return
         if key != self.session_key:
             self.open_session(key)
         self.jump_to_hit(key)

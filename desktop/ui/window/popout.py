@@ -131,9 +131,13 @@ class ChatWindow(QMainWindow):
 
     def show_history(self, messages: list[ChatMessage]) -> None:
         self.chat_view.show_messages(messages)
+        if self.session_key is not None:
+            self.finder.history_reset(self.backend, self.session_key)
 
     def show_older(self, messages: list[ChatMessage]) -> None:
         self.chat_view.prepend_messages(messages)
+        if self.session_key is not None:
+            self.finder.older_arrived(self.backend, self.session_key)
 
     def show_draft_restored(self, draft: Draft) -> None:
         self.composer.show_draft_restored(draft)
@@ -216,13 +220,16 @@ class PopOuts(QObject):
         window.activateWindow()
         return True
 
-    def open(self, profile_id: str, key: str, geometry: QByteArray | None = None) -> None:
-        """Chat `key` of `profile_id` in its own window (brought forward if it has one)."""
+    def open(
+        self, profile_id: str, key: str, geometry: QByteArray | None = None
+    ) -> ChatWindow | None:
+        """Chat `key` of `profile_id` in its own window (brought forward if it has one); the
+        window, None when there is no such chat."""
         window = self.find(profile_id, key)
         if window is None:
             entry = self._backends.get(profile_id)
             if entry is None or entry[1].summary(key) is None:
-                return
+                return None
             window = ChatWindow(entry[1], entry[0], key)
             if self._colors is not None:
                 window.set_colors(self._colors)
@@ -235,6 +242,7 @@ class PopOuts(QObject):
         window.raise_()
         window.activateWindow()
         self.save()
+        return window
 
     def save(self) -> None:
         if self._closing_all:

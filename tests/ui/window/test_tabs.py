@@ -417,3 +417,74 @@ def test_a_reply_starting_and_ending_reads_no_title_markdown_again(
             ["Fix the config loader"] if running else []
         )
     assert "Fix the **config** loader" not in parsed, "a title's markdown parsed again"
+
+
+@pytest.mark.qt_log_ignore("does not support raise")  # the offscreen platform
+def test_a_chat_moved_to_a_window_takes_its_draft_and_is_never_open_twice(
+    qtbot: Any, make_window: Any, settings: QSettings
+) -> None:
+    win, _, p2 = _two_tabs(qtbot, make_window)
+    win.session_list.setFocus()
+    win.sidebar.select("s1")  # p2's s1 in the current tab
+    edit = win.composer.edit
+    QTest.keyClicks(edit, "half a thought")
+    for _ in range(3):
+        QTest.keyClick(edit, Qt.Key.Key_Left)  # the cursor moved, no text changed
+    win.session_list.setFocus()
+    QTest.keyClick(win.session_list, Qt.Key.Key_Return, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    [popped] = win.popouts.windows
+    # The window's message box holds what was typed, the cursor where it was, the keyboard there.
+    assert popped.composer.edit.toPlainText() == "half a thought"
+    assert popped.composer.edit.textCursor().position() == len("half a thought") - 3
+    assert popped.focusWidget() is popped.composer.edit
+    assert win.session_key == "s2" and win.composer.edit.toPlainText() == ""
+    # Each window tells the core what it shows: both chats are being read.
+    assert sorted(p2.viewers.values()) == ["s1", "s2"]
+    # Chosen again in the list (a click, Enter, the switcher): its window, not a second copy.
+    win.session_list.setFocus()
+    win.sidebar.select("s1")
+    QTest.keyClick(win.session_list, Qt.Key.Key_Return)
+    win.open_session("s1")
+    assert win.session_key == "s2", "the main window keeps its chat"
+    assert ChatRef("p2", "s1") not in win.tabs.chats()
+    assert win.popouts.windows == [popped] and sorted(p2.viewers.values()) == ["s1", "s2"]
+    QTest.keyClicks(popped.composer.edit, "!")
+    assert p2.drafts["s1"].text == "half a thou!ght"
+    win.close()
+    # An older run left it in a tab and a window: it comes back in its window only.
+    settings.setValue("ui/tabs", '[["p1", "s1"], ["p2", "s1"]]')
+    settings.setValue("ui/tab_current", 1)
+    again = MainWindow(
+        [ProfileEntry(b.pid.upper(), ProfileBridge(b)) for b in (_backend("p1"), p2)],
+        settings,
+        tray=Tray(),
+    )
+    qtbot.addWidget(again)
+    [back] = again.popouts.windows
+    assert (back.profile_id, back.session_key) == ("p2", "s1")
+    assert back.composer.edit.toPlainText() == "half a thou!ght"
+    assert again.tabs.chats() == [ChatRef("p1", "s1")]
+    assert (again.profile_id, again.session_key) == ("p1", "s1")
+
+
+@pytest.mark.qt_log_ignore("does not support raise")  # the offscreen platform
+def test_a_search_hit_in_a_chat_in_its_own_window_is_shown_there(
+    qtbot: Any, make_window: Any
+) -> None:
+    win, _, p2 = _two_tabs(qtbot, make_window)
+    p2.messages["s1"] = [
+        (user if i % 2 else assistant)(f"m{i}", f"message {i} " + "words " * 40) for i in range(40)
+    ]
+    p2.messages["s1"][3] = user("m3", "where do wombats sleep")
+    win.popouts.open("p2", "s1")
+    [popped] = win.popouts.windows
+    win.search_box.setFocus()
+    QTest.keyClicks(win.search_box, "wombats")
+    QTest.keyClick(win.search_box, Qt.Key.Key_Return)
+    assert win.session_key == "s2", "the main window keeps its chat"
+    assert popped.find_bar.isVisible() and popped.find_bar.query() == "wombats"
+    assert "1 of 1" in popped.find_bar.count.text()
+    view = popped.chat_view
+    model = view.chat_model
+    row = next(r for r in range(model.rowCount()) if model.message_at(r).id == "m3")
+    assert view.visualRect(model.index(row)).intersects(view.viewport().rect())
