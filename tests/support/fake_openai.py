@@ -22,6 +22,13 @@ back to `reply`), so a test can make a real agent call tools::
 A turn with `"gate": threading.Event()` waits for it before answering (a test cuts the client
 off first); `fake.wait_until(predicate)` blocks until it holds, rechecked on every request.
 
+Answers by what is asked instead of in order, where requests race (a subagent and its parent,
+a gateway's own turn after a background helper ends): `fake.respond = fn`, called with each
+chat request's JSON body, returns the turn to answer with (the same shape as a script entry;
+streamed or not, as the request asks) or None for the script / `reply` / `side_reply`::
+
+        fake.respond = lambda body: {"content": "Three."} if GOAL in last_user(body) else None
+
 It speaks just enough HTTP/1.1: keep-alive, Content-Length or chunked request bodies, and
 chunked `text/event-stream` replies, so connection reuse behaves as with a real provider.
 """
@@ -35,7 +42,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tests.support.loop_thread import LoopThreadServer
@@ -93,6 +100,8 @@ class FakeOpenAIServer(LoopThreadServer):
         self.script: list[dict[str, Any]] = []
         # The answer to non-streamed requests when set (else `reply`).
         self.side_reply: str | None = None
+        # Content-routed answers (see the module docstring): consulted before the script.
+        self.respond: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
         self.streams_done = 0  # streamed answers sent in full
         self._cond = threading.Condition()
         self.hits: list[str] = []  # "METHOD /path" of every request, in arrival order
@@ -184,7 +193,9 @@ class FakeOpenAIServer(LoopThreadServer):
         if is_chat:
             if payload.get("stream"):
                 return await self._stream(conn, payload)
-            return await _send_json(conn.writer, 200, self._completion(payload))
+            turn = self._routed(payload)
+            await _wait_gate(turn)
+            return await _send_json(conn.writer, 200, self._completion(payload, turn))
         if method == "GET" and path.rstrip("/") == "/v1/models":
             data = [
                 {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
@@ -196,17 +207,40 @@ class FakeOpenAIServer(LoopThreadServer):
             return await _send_json(conn.writer, 200, model)
         return await _send_json(conn.writer, 404, _error_body(404))
 
-    def _completion(self, payload: dict[str, Any]) -> dict[str, Any]:
-        reply = self.side_reply if self.side_reply is not None else self.reply
+    def _routed(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The turn `respond` picks for this request, if it picks one."""
+        return self.respond(payload) if self.respond is not None else None
+
+    def _completion(self, payload: dict[str, Any], turn: dict[str, Any] | None) -> dict[str, Any]:
+        if turn is not None:
+            reply = str(turn.get("content", ""))
+        else:
+            reply = self.side_reply if self.side_reply is not None else self.reply
         message: dict[str, Any] = {"role": "assistant", "content": reply}
         if self.reasoning:
             message["reasoning_content"] = self.reasoning
+        calls = (turn or {}).get("tool_calls") or []
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{len(self.requests)}_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for i, (name, args) in enumerate(calls)
+            ]
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": payload.get("model") or self.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if calls else "stop",
+                }
+            ],
             "usage": _usage(payload, reply),
         }
 
@@ -219,10 +253,9 @@ class FakeOpenAIServer(LoopThreadServer):
             "Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n"
         )
         writer.write(head.encode())
-        turn = self.script.pop(0) if self.script else {}
-        gate = turn.get("gate")
-        while gate is not None and not gate.is_set():
-            await asyncio.sleep(0.02)  # released by the test from its own thread
+        routed = self._routed(payload)
+        turn = routed if routed is not None else self.script.pop(0) if self.script else {}
+        await _wait_gate(turn)
         reply = str(turn.get("content", "" if turn else self.reply))
         events = [{"role": "assistant", "content": ""}]
         reasoning = str(turn.get("reasoning", self.reasoning))
@@ -253,6 +286,12 @@ class FakeOpenAIServer(LoopThreadServer):
         self.streams_done += 1
         self._notify()
         return True
+
+
+async def _wait_gate(turn: dict[str, Any] | None) -> None:
+    gate = (turn or {}).get("gate")
+    while gate is not None and not gate.is_set():
+        await asyncio.sleep(0.02)  # released by the test from its own thread
 
 
 def _pieces(field: str, text: str, size: int) -> list[dict[str, Any]]:

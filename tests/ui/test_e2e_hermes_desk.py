@@ -1,0 +1,115 @@
+"""The agent desk end to end on real Hermes 0.19.0, 0.20.1.2 and 0.22.2, in the real window.
+
+- The agent's task list: the todo tool's list is the checklist above the composer while the
+  reply runs (0.19/0.20.1 `tool.complete.todos`; 0.22 `todo.updated`, its `todo_list` called
+  through the tool-search bridge `tool_call`, as 0.22 defers it by default), gone after.
+
+The gateway is reached as a Remote profile; the scripted provider is a FakeOpenAIServer.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.app.assembly import AppPaths
+from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
+from tests.core.test_hermes_chats import NO_AUTO_TITLE
+from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.hermes_env import (
+    HERMES_019,
+    HERMES_0201,
+    HERMES_022,
+    HermesDist,
+    hermes_gateway,
+    line_params,
+    require_hermes,
+)
+from tests.ui.e2e_support import App, add_profiles, until
+from tests.ui.settings_support import keep_loop  # noqa: F401 (fixture)
+
+pytestmark = [
+    pytest.mark.hermes,
+    pytest.mark.slow,
+    pytest.mark.usefixtures("keep_loop"),
+    pytest.mark.timeout(400),
+]
+
+WAIT = 180.0
+PID = "h"
+LINES = line_params(HERMES_019, HERMES_0201, HERMES_022)
+TASKS = [
+    {"id": "1", "content": "Read the notes", "status": "completed"},
+    {"id": "2", "content": "Write the summary", "status": "in_progress"},
+    {"id": "3", "content": "Send it", "status": "pending"},
+]
+
+
+@pytest.fixture
+def provider() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer("ok") as fake:
+        fake.side_reply = "UNSURE"  # 0.19 smart approvals: neither APPROVE nor DENY -> a card
+        yield fake
+
+
+def _open(root: Path, qtbot: Any, url: str, token: str) -> App:
+    ref = f"profile:{PID}:1"
+    FileTokenStore(AppPaths.create(str(root)).config / "tokens.json").set(ref, token)
+    add_profiles(root, [Profile(PID, "Hermes", ProfileKind.REMOTE, url=url, token_ref=ref)])
+    app = App.open(root, qtbot)
+    app.window.switch_profile(PID)
+    return app
+
+
+def _todo_call(dist: HermesDist, todos: list[dict[str, str]]) -> tuple[str, dict[str, Any]]:
+    """How the model calls the todo tool on this line: 0.22 defers `todo_list` behind its
+    tool-search bridge (tools.tool_search.defer), so the model reaches it by `tool_call`."""
+    if dist is HERMES_022:
+        return ("tool_call", {"name": "todo_list", "arguments": {"todos": todos}})
+    return ("todo", {"todos": todos})
+
+
+def _rows(app: App) -> list[str]:
+    return [row.text() for row in app.window.todo_list.rows]
+
+
+@pytest.mark.parametrize("dist", LINES)
+async def test_the_agents_task_list_is_a_checklist_above_the_composer_while_it_works(
+    qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer, dist: HermesDist
+) -> None:
+    require_hermes(dist)
+    gate = threading.Event()  # the reply after the plan waits: the turn is still running
+    provider.script = [
+        {"content": "Planning.", "tool_calls": [_todo_call(dist, TASKS)]},
+        {"content": "Summary written.", "gate": gate},
+    ]
+    async with hermes_gateway(
+        tmp_path / "home", provider.base_url, dist, config_extra=NO_AUTO_TITLE
+    ) as gw:
+        app = _open(tmp_path / "app", qtbot, gw.url, gw.token)
+        try:
+            checklist = app.window.todo_list
+            await until(app.controllers[PID].is_online, "online", WAIT)
+            assert checklist.isHidden()
+            app.type_and_send(qtbot, "summarise the notes")
+            await until(checklist.isVisible, "the checklist above the composer", WAIT)
+            assert checklist.heading.text() == "Tasks · 1 of 3 done"
+            assert _rows(app) == ["✓  Read the notes", "▸  Write the summary", "○  Send it"]
+            assert [r.accessibleName() for r in checklist.rows] == [
+                "Read the notes: done",
+                "Write the summary: in progress",
+                "Send it: to do",
+            ]
+            gate.set()
+            await until(
+                lambda: any(m.text == "Summary written." for m in app.finished_replies()),
+                "the reply",
+                WAIT,
+            )
+            await until(checklist.isHidden, "no checklist once the reply is done", 30)
+        finally:
+            await app.close()
