@@ -75,6 +75,21 @@ def main(target: Path, mode: ThemeMode) -> None:
         win.resize(560, 600)
         settle()
         shoot(win, target / f"tabs-narrow-{mode.value}.png")
+        popped.close()
+        win.resize(1040, 700)
+        # h1, a draft typed in its tab, moves to a window of its own; a list search hit in it
+        # is shown there.
+        win.composer.edit.setPlainText("And on a local SSD, is it safe?")
+        win.open_in_window("home", "h1")
+        [moved] = win.popouts.windows
+        moved.move(300, 60)
+        win.search_box.setText("network")
+        win.search_box.returnPressed.emit()
+        settle()
+        shoot(moved, target / f"tabs-moved-window-{mode.value}.png")  # type: ignore[arg-type]
+        moved.hide()  # the main window under it: h1's tab gone, the draft with it
+        settle()
+        shoot(win, target / f"tabs-moved-main-{mode.value}.png")
         win.close()
 
 
