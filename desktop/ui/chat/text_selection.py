@@ -62,7 +62,9 @@ class TextSelection:
                 parts.append(text.replace("\u2029", "\n").replace("\u2028", "\n"))
         joined = "\n\n".join(p.strip("\n") for p in parts if p)
         if "\n" not in joined:
-            return joined  # a part of one line is copied exactly as selected
+            # A part of one line as selected, less the space a word-wise selection (Ctrl+Shift+
+            # Right, a drag past a word's end) takes after its last word.
+            return joined.rstrip()
         return "\n".join(line.rstrip() for line in joined.split("\n"))
 
 
