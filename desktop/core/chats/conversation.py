@@ -151,6 +151,9 @@ class Conversation:
         # During a change announcement: the only messages the change touched, when a handler
         # knows them (a reply starting or completing); None means "look at the whole list".
         self.changed_only: tuple[ChatMessage, ...] | None = None
+        # During a change announcement: only the live reply's text grew (a delta while a turn
+        # runs); its running state, title, info and requests are as they were.
+        self.text_grew = False
         self._touched: tuple[ChatMessage, ...] | None = None
 
     # -- observers -----------------------------------------------------------------------
@@ -295,9 +298,14 @@ class Conversation:
         if handler is None:
             return False
         self._touched = None
+        was_running = self.running
         changed = handler(self, event.payload)
         if changed:
-            self._changed(self._touched)
+            self.text_grew = was_running and event.type in _GROWS_TEXT
+            try:
+                self._changed(self._touched)
+            finally:
+                self.text_grew = False
         self._touched = None
         return changed
 
@@ -1069,6 +1077,9 @@ class Conversation:
         finally:
             self.changed_only = None
 
+
+# Events that, while a turn runs, change nothing but the live reply's text.
+_GROWS_TEXT = frozenset({"message.delta", "reasoning.delta"})
 
 _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
     "message.start": Conversation._on_start,

@@ -198,6 +198,12 @@ class SessionRouter:
         routed = self._sessions.get(stored_id)
         return routed.runtime_id if routed else None
 
+    def key_for_runtime(self, runtime_id: str) -> str | None:
+        """The routed session whose runtime id is `runtime_id`, if any."""
+        key = self._by_runtime.get(runtime_id)
+        routed = self._sessions.get(key) if key else None
+        return key if routed is not None and routed.runtime_id == runtime_id else None
+
     @property
     def routed(self) -> list[str]:
         return list(self._sessions)

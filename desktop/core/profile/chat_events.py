@@ -41,6 +41,8 @@ class SessionEvents:
             if self._on_list_changed is not None:
                 self._on_list_changed()
             return
+        if etype != "notice" and etype not in _ENDED:
+            return  # (a delta, of every chat streaming: nothing here)
         payload = getattr(event, "payload", {}) or {}
         key = self._key_for_runtime(getattr(event, "session_id", None))
         if key is None:
@@ -55,7 +57,4 @@ class SessionEvents:
     def _key_for_runtime(self, runtime_id: Any) -> str | None:
         if not isinstance(runtime_id, str):
             return None
-        for key in self._router.routed:
-            if self._router.runtime_id(key) == runtime_id:
-                return key
-        return None
+        return self._router.key_for_runtime(runtime_id)

@@ -185,12 +185,17 @@ class ConversationFeed:
     def _on_conversation_changed(self, conv: Conversation) -> None:
         key = conv.key
         self._whole_shown.discard(key)
-        self._index.follow(conv)
-        self._sync_requests(key, conv)
-        info = conv.session_info()
-        if self._infos.get(key) != info:
-            self._infos[key] = info
-            self._notify(lambda listener: listener.on_session_info(key, info))
+        if conv.text_grew:
+            # A delta of a running turn (thousands a second over many chats): its list row,
+            # requests and info are as they were; only the growing reply is kept.
+            self._index.keep_streaming(conv)
+        else:
+            self._index.follow(conv)
+            self._sync_requests(key, conv)
+            info = conv.session_info()
+            if self._infos.get(key) != info:
+                self._infos[key] = info
+                self._notify(lambda listener: listener.on_session_info(key, info))
         if conv.detached:
             # The view shows a window far up: the live end shows when it is reached; what
             # came there meanwhile is counted (the view's jump button says how many replies).

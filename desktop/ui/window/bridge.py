@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -90,6 +91,7 @@ class ProfileBridge(QObject, BackendListener):
         self.profile_id = backend.profile_id
         self._viewed: str | None = None
         self._viewer = f"bridge-{next(_BRIDGES)}"  # its name to the backend's view_session
+        self._gui_thread = threading.get_ident()  # the thread this bridge lives in
         # Connected before any receiver: the viewed key follows a rename before it is told.
         self.session_key_changed.connect(self._on_self_session_key_changed)
         self._session_event.connect(self._on_self_session_event)
@@ -116,6 +118,10 @@ class ProfileBridge(QObject, BackendListener):
             self._unsubscribe = None
 
     def _to_viewed(self, key: str, signal: SignalInstance, *args: object) -> None:
+        if key != self._viewed and threading.get_ident() == self._gui_thread:
+            # Called on the GUI thread, the signal would reach its slot at once, which drops
+            # it: dropped here, without a signal for each delta of every background chat.
+            return
         self._session_event.emit(key, signal, args)
 
     def _on_self_session_event(self, key: str, signal: SignalInstance, args: tuple[object]) -> None:
