@@ -396,6 +396,7 @@ class MainWindow(QMainWindow):
     def show_history(self, messages: list[ChatMessage]) -> None:
         self.chat_view.show_messages(messages)
         if self._shown is not None and self.session_key is not None:
+            self.tabs.history_shown(self._shown.profile_id, self.session_key)
             self.finder.history_reset(self._shown.backend, self.session_key)
 
     def show_older(self, messages: list[ChatMessage]) -> None:
@@ -528,8 +529,9 @@ class MainWindow(QMainWindow):
                 self.tabs.hand_over(window.profile_id, window.session_key)
 
     def save_state(self) -> None:
-        """Remember geometry and splitter sizes."""
+        """Remember geometry and splitter sizes, and where each tab's chat is being read."""
         self.placement.save()
+        self.tabs.save_places()
 
     def dragEnterEvent(self, e: QDragEnterEvent) -> None:
         # Files and images dropped anywhere on the window (chat, list, header) are attached.

@@ -31,6 +31,7 @@ from desktop.ui.window.running import ChatState, RunningStrip, busy_chats, chat_
 TITLE_MAX = 30  # characters of a title on a tab; the whole title is in its tooltip
 _TABS = "ui/tabs"
 _CURRENT = "ui/tab_current"
+_PLACES = "ui/tab_places"  # where each tab's chat was being read, for the next start
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,9 @@ class ChatTabs(QObject):
         # Where each tab's chat was being read; `_viewing` the chat the view shows for the tabs.
         self._places: dict[ChatRef, ReadingPlace] = {}
         self._viewing: ChatRef | None = None
+        # The place the chat just shown is read from again when its history arrives (shown
+        # first from the cache, then replaced by the gateway's: the view goes to its bottom).
+        self._awaited: tuple[ChatRef, ReadingPlace] | None = None
         desk.chat_view.verticalScrollBar().valueChanged.connect(self._note_place)
         self._colors = ("#3b82f6", "#d97706")
         self._tint = ""
@@ -425,8 +429,36 @@ class ChatTabs(QObject):
         tabbed = set(self.chats())
         self._places = {r: p for r, p in self._places.items() if r in tabbed}
         place = self._places.get(ref)
+        self._awaited = (ref, place) if place is not None and not place.at_bottom else None
         if place is not None and not self._desk.chat_view.go_to_place(place):
             self._places.pop(ref, None)  # its message is not loaded now: from the bottom
+
+    def history_shown(self, profile_id: str, key: str) -> None:
+        """The chat on screen got its history anew (the gateway's replacing the cached one, at
+        the view's bottom): read from where it was again, once, if that message is in it."""
+        awaited, self._awaited = self._awaited, None
+        if awaited is not None and awaited[0] == ChatRef(profile_id, key) == self._viewing:
+            self._desk.chat_view.go_to_place(awaited[1])
+
+    def save_places(self) -> None:
+        """Where each tab's chat is being read, kept for the next start (the window closes)."""
+        tabbed = set(self.chats())
+        saved = [
+            [ref.profile_id, ref.key, place.message_id, place.offset, place.at_bottom]
+            for ref, place in self._places.items()
+            if ref in tabbed
+        ]
+        self._settings.setValue(_PLACES, json.dumps(saved))
+
+    def _restore_places(self) -> None:
+        try:
+            saved = json.loads(str(self._settings.value(_PLACES, "") or "[]"))
+        except ValueError:
+            return
+        for item in saved if isinstance(saved, list) else []:
+            if isinstance(item, list) and len(item) == 5 and isinstance(item[3], int):
+                ref = ChatRef(str(item[0]), str(item[1]))
+                self._places[ref] = ReadingPlace(str(item[2]), item[3], bool(item[4]))
 
     def _show_bar(self) -> None:
         self.bar.setVisible(self.bar.count() > 1)
@@ -452,6 +484,7 @@ class ChatTabs(QObject):
         with self._quietly():
             for ref in kept:
                 self._add(ref)
+        self._restore_places()
         chosen = refs[current] if 0 <= current < len(refs) else kept[0]
         target = chosen if chosen in kept else kept[0]
         with self._quietly():

@@ -488,3 +488,43 @@ def test_a_search_hit_in_a_chat_in_its_own_window_is_shown_there(
     model = view.chat_model
     row = next(r for r in range(model.rowCount()) if model.message_at(r).id == "m3")
     assert view.visualRect(model.index(row)).intersects(view.viewport().rect())
+
+
+def test_each_tab_comes_back_where_it_was_read_after_a_restart_and_its_history_arriving(
+    qtbot: Any, make_window: Any, settings: QSettings
+) -> None:
+    long_chat = [
+        (user if i % 2 else assistant)(f"m{i}", f"message {i} " + "words " * 40) for i in range(60)
+    ]
+    p1, p2 = _backend("p1"), _backend("p2")
+    p1.messages["s1"] = list(long_chat)
+    win = make_window(p1, p2)
+    win.open_session("s1")
+    win.tabs.open_in_tab("p2", "s2")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_1, CTRL)
+    view = win.chat_view
+    view.chat_model.flush()
+    view.jump_to_row(20)  # read far up in p1's chat
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.value() + 7)
+    top = _top_message(win)
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_2, CTRL)
+    win.close()
+    # The next start: p2's tab in front; p1's opens where it was read, first from what the
+    # app kept, and again once the gateway's history replaces that.
+    p1b, p2b = _backend("p1"), _backend("p2")
+    p1b.messages["s1"] = list(long_chat)
+    again = MainWindow(
+        [ProfileEntry(b.pid.upper(), ProfileBridge(b)) for b in (p1b, p2b)], settings, tray=Tray()
+    )
+    qtbot.addWidget(again)
+    again.resize(900, 600)
+    with qtbot.waitExposed(again):
+        again.show()
+    assert again.session_key == "s2" and again.chat_view.at_bottom
+    QTest.keyClick(again.composer.edit, Qt.Key.Key_1, CTRL)
+    assert _top_message(again) == top and not again.chat_view.at_bottom
+    p1b.emit("on_session_messages", "s1", list(long_chat))
+    again.chat_view.chat_model.flush()
+    assert _top_message(again) == top, "still there once the gateway's history came"
+    assert not again.chat_view.at_bottom
