@@ -3,12 +3,14 @@ provider: a turn delegates to a subagent (`delegate_task`; Hermes relays `subage
 starts a background process (`terminal {background: true}`); the chat's info lists both, the
 process is stopped with `process.kill`, a running subagent with `subagent.interrupt`, and after a
 reconnect the list is asked again (`process.list`) and the context meter comes back from
-`session.usage`. The todo tool's list reaches the checklist from `tool.complete.todos`."""
+`session.usage`. The todo tool's list reaches the checklist from `tool.complete.todos` (0.22:
+`todo.updated`, its `todo_list` called through the tool-search bridge `tool_call`)."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,8 +27,12 @@ TASKS = [
 ]
 
 
-def _todo_tool(dist: HermesDist) -> str:
-    return "todo_list" if dist is HERMES_022 else "todo"
+def _todo_call(dist: HermesDist) -> tuple[str, dict[str, Any]]:
+    """How the model calls the todo tool on this line: 0.22 defers `todo_list` behind its
+    tool-search bridge (tools.tool_search.defer), so the model reaches it by `tool_call`."""
+    if dist is HERMES_022:
+        return ("tool_call", {"name": "todo_list", "arguments": {"todos": TASKS}})
+    return ("todo", {"todos": TASKS})
 
 
 @pytest.mark.parametrize("dist", ALL_LINES)
@@ -60,7 +66,7 @@ async def test_subagents_processes_and_todos_are_listed_and_stopped(
                 "content": "A server.",
                 "tool_calls": [("terminal", {"command": "sleep 300", "background": True})],
             },
-            {"content": "Plan.", "tool_calls": [(_todo_tool(dist), {"todos": TASKS})]},
+            {"content": "Plan.", "tool_calls": [_todo_call(dist)]},
             {"content": "All done."},
         ]
         a.ctl.send(key, "now start the server and plan", ())
@@ -68,12 +74,10 @@ async def test_subagents_processes_and_todos_are_listed_and_stopped(
         proc = info().processes[0]
         assert proc.command == "sleep 300" and proc.pid
         await a.until(lambda: not conv.running and "All done." in a.replies(key), "turn end", 120)
-        # The todo tool's list (0.19/0.20.1 tool.complete.todos). 0.22's todo_list did not
-        # run from the scripted provider (tests/core/test_hermes_progress.py says so).
-        if dist is not HERMES_022:
-            assert [(t.content, t.status) for t in info().todos] == [
-                (t["content"], t["status"]) for t in TASKS
-            ]
+        # The todo tool's list (0.19/0.20.1 tool.complete.todos, 0.22 todo.updated).
+        assert [(t.content, t.status) for t in info().todos] == [
+            (t["content"], t["status"]) for t in TASKS
+        ]
 
         # A reconnect: the process list is asked again (the snapshot does not carry it); the
         # context meter stays right (the snapshot's info.usage on these lines).

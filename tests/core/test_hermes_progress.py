@@ -4,9 +4,11 @@ One gateway, one app run: a chat another client makes (a plain JsonRpcGatewayCli
 same gateway) appears in the app's session list from `sessions.changed` alone (the app lists
 only once per connect by itself); then a slow turn: `session.usage` ticks arrive while it runs
 and the session's context percentage is known (the header's "context N %").
-todo.updated and message.interim did not arrive from the scripted provider here (a
-`todo_list` tool call gave only `tool.generating`): they are tested on their payload shapes
-(tests/core/chats/test_progress_events.py).
+The tool round here calls `todo_list` directly, which 0.22 defers behind its tool-search bridge
+(the agent answers "Tool 'todo_list' does not exist"): it only makes a second model call. The
+real todo.updated path (`tool_call` -> todo_list) is proven in tests/ui/test_e2e_hermes_desk.py
+and tests/core/test_hermes_background_work.py; payload shapes in
+tests/core/chats/test_progress_events.py.
 """
 
 from __future__ import annotations
