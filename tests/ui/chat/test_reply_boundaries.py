@@ -17,6 +17,12 @@ class _Index:
     def follow(self, conv: Conversation) -> None:
         pass
 
+    def keep_streaming(self, conv: Conversation, *, now: bool = False) -> None:
+        pass
+
+    def attach_versions(self, key: str, messages: list[Any]) -> None:
+        pass
+
     def attach_sent(self, key: str, messages: list[Any]) -> list[Any]:
         return []
 
