@@ -1,7 +1,8 @@
 """Branch from here on every real Hermes line (issue #27).
 
-A chat with two turns (the first with a `terminal` tool call, so the gateway's raw rows are not
-the messages shown) is branched from its first reply: on 0.20.1, 0.21.5 and 0.22.2 the branch
+A chat with two turns (the first reply says "Let me look." before a `terminal` tool call, so
+the gateway holds three rows with text where one bubble is shown) is branched from its first
+reply: on 0.20.1, 0.21.5 and 0.22.2 the branch
 holds the first turn only, on screen, in the local cache and on the gateway itself (resumed by
 its stored id after an app restart); the chat it came from keeps both turns. Hermes 0.19 makes
 a branch of the whole chat and does not say its stored id: the client says so in the new chat
@@ -26,6 +27,9 @@ from tests.support.hermes_env import (
     line_params,
 )
 
+# Said by the first reply before its tool call: counted by the gateway, not a bubble of its own.
+SAID_FIRST = "Let me look."
+
 pytestmark = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.timeout(420)]
 
 
@@ -42,7 +46,7 @@ async def test_branch_from_the_first_reply_holds_the_first_turn_on_the_gateway_t
         app = start_app(data, url, gw.token)
         try:
             await app.until(lambda: app.synced, "online", 60)
-            key = await two_turns(app, fake, folder)
+            key = await two_turns(app, fake, folder, said_first=SAID_FIRST)
             conv = app.router.conversation(key)
             assert conv is not None
             reply = next(m for m in conv.messages if m.text == TURNS[1][1])

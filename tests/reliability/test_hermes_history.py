@@ -185,10 +185,11 @@ def _port(url: str) -> int:
     return int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])
 
 
-async def two_turns(app: App, fake: FakeOpenAIServer, folder: Path) -> str:
-    """A new chat with two complete turns, sent as the window sends them; its durable key."""
+async def two_turns(app: App, fake: FakeOpenAIServer, folder: Path, said_first: str = "") -> str:
+    """A new chat with two complete turns, sent as the window sends them; its durable key.
+    `said_first`: words the first reply says before its tool call (a row of its own)."""
     fake.script = [
-        {"tool_calls": [("terminal", {"command": f"ls {folder}"})]},
+        {"tool_calls": [("terminal", {"command": f"ls {folder}"})], "content": said_first},
         {"content": TURNS[1][1]},
         {"content": TURNS[3][1]},
     ]

@@ -958,6 +958,14 @@ class Conversation:
             self._carry_over(out, offset)
         return out
 
+    def bubbles_of(self, rows: list[Any]) -> list[ChatMessage]:
+        """The whole history's `rows` as this chat shows them (nothing shown changes)."""
+        return self._bubbles(rows, 0)
+
+    def position_of(self, msg: ChatMessage) -> int | None:
+        """The history row `msg` (a bubble of `bubbles_of` or one shown) starts at, if any."""
+        return self._place_of(msg)
+
     def _bubbles(self, messages: list[Any], start: int) -> list[ChatMessage]:
         """Rows as bubbles: one per reply, its tool rows and reasoning folded in.
 

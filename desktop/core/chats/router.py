@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from desktop.common.methods import (
     SESSION_RECLAIMED_EVENT,
     SESSION_RESUME,
 )
+from desktop.core.chats.branch_point import branch_count, matching_bubble
 from desktop.core.chats.conversation import Conversation
 from desktop.core.errors import (
     CLOSE_TOO_BIG,
@@ -247,10 +249,11 @@ class SessionRouter:
         self._emit_snapshot(stored_id, result)
         return stored_id
 
-    async def branch(self, stored_id: str, count: int | None) -> tuple[str, dict[str, Any]]:
-        """session.branch of a routed session (its first `count` visible messages, None: all);
-        routes the branch and returns its stored id and the gateway's answer. Raises
-        BranchError when the answer gives the branch no stored id (it could not be kept)."""
+    async def branch(self, stored_id: str, message_id: str) -> tuple[str, dict[str, Any]]:
+        """session.branch of a routed session, up to the end of the turn of its bubble
+        `message_id`, counted on the gateway's own history (`branch_point`); routes the branch
+        and returns its stored id and the gateway's answer. Raises BranchError when the
+        message is not in that history, BranchUnsupported where the gateway cannot branch."""
         routed = self._sessions.get(stored_id)
         if routed is None or not routed.runtime_id:
             await self.open(stored_id)
@@ -258,6 +261,7 @@ class SessionRouter:
         if routed is None or not routed.runtime_id:
             raise BranchError("the chat is not open on the gateway yet")
         params: dict[str, Any] = {"session_id": routed.runtime_id}
+        count = await self._branch_count(routed, message_id)
         if count is not None:
             params["count"] = count
         try:
@@ -281,6 +285,24 @@ class SessionRouter:
         conv.load_snapshot(result)
         self._emit_snapshot(branch_id, result)
         return branch_id, result
+
+    async def _branch_count(self, routed: RoutedSession, message_id: str) -> int | None:
+        """The count for session.branch that keeps the chat up to `message_id`'s turn."""
+        conv = routed.conversation
+        rows = await self._all_rows(routed, routed.runtime_id or "")
+        rebuilt = conv.bubbles_of(rows)
+        at = matching_bubble(conv.messages, message_id, rebuilt)
+        position = None if at is None else conv.position_of(at)
+        if position is None or not 0 <= position < len(rows):
+            raise BranchError("that message is not in the gateway's history of this chat")
+        return branch_count(rows, position)
+
+    async def _all_rows(self, routed: RoutedSession, runtime: str) -> list[Any]:
+        """Every history row of the session, however this gateway sends them."""
+        dialect = self._sup.dialect
+        if dialect is not None and dialect.history_window:
+            return await self._rows(routed, runtime, 0, sys.maxsize)
+        return await self._whole_history(routed, runtime) or []
 
     async def open(self, stored_id: str) -> Conversation:
         """Resume a stored session (e.g. picked from the list) and route it."""

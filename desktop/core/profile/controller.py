@@ -315,22 +315,14 @@ class ProfileController:
         conv = self._feed.get(key)
         if conv is None or is_temp_key(key):
             return None
-        # The gateway counts the user and assistant rows with text from the chat's start.
-        visible = [
-            m
-            for m in conv.messages
-            if m.role in (Role.USER, Role.ASSISTANT) and m.text.strip() and not m.streaming
-        ]
-        at = next((i for i, m in enumerate(visible) if m.id == message_id), None)
-        if at is None:
+        chosen = next((m for m in conv.messages if m.id == message_id), None)
+        if chosen is None or chosen.streaming or not chosen.text.strip():
             return None
-        count = None if at == len(visible) - 1 else at + 1  # the last one: everything
-        if count is not None and conv.history_start > 0:
-            self._tell(key, "Not branched: scroll up to the chat's first message, then again")
+        if chosen.role not in (Role.USER, Role.ASSISTANT):
             return None
         summary = self._index.summary(key)
         title = f"{summary.title if summary else 'Chat'} (branch)"
-        return self._temps.new_made_by(lambda: self._branch_remote(key, count), title)
+        return self._temps.new_made_by(lambda: self._branch_remote(key, message_id), title)
 
     def branch_available(self) -> tuple[bool, str]:
         """Whether Branch from here is offered, and why not where this profile's gateway showed
@@ -343,9 +335,9 @@ class ProfileController:
             return False, BRANCH_NOT_SERVED
         return True, ""
 
-    async def _branch_remote(self, key: str, count: int | None) -> str:
+    async def _branch_remote(self, key: str, message_id: str) -> str:
         try:
-            branch_key, _result = await self._router.branch(key, count)
+            branch_key, _result = await self._router.branch(key, message_id)
         except BranchUnsupported as exc:
             self._branch_limit = exc.limit
             raise

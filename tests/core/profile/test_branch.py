@@ -1,5 +1,6 @@
-"""Branch from here (issue #27): session.branch with the count of visible messages up to the one
-chosen, the branch listed and shown under its own key; a gateway's limits said in the chat."""
+"""Branch from here (issue #27): session.branch with the count the gateway keeps (its user and
+assistant rows with text, read from its own history, up to the end of the chosen turn), the
+branch listed and shown under its own key; a gateway's limits said in the chat."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from tests.core.controller_rig import Rig, one_chat, rig, settle
 
 HISTORY = [
     {"role": "user", "text": "first question"},
+    # Said before a tool call: a row Hermes counts, folded into the reply's bubble here.
+    {"role": "assistant", "text": "Let me look."},
+    {"role": "tool", "name": "terminal", "context": "ls"},
     {"role": "assistant", "text": "first answer"},
     {"role": "user", "text": "second question"},
     {"role": "assistant", "text": "second answer"},
@@ -30,6 +34,8 @@ def _serve(r: Rig, answer: Any) -> list[dict[str, Any]]:
             "s1",
         ):
             return {"session_id": "r1", "messages": HISTORY, "running": False}
+        if method == "session.history" and params.get("session_id") == "r1":
+            return {"session_id": "r1", "messages": HISTORY}
         if method == "session.branch":
             asked.append(dict(params))
             return answer(params)
@@ -47,7 +53,9 @@ async def _opened(r: Rig) -> None:
 
 
 def _hermes_022(params: dict[str, Any]) -> dict[str, Any]:
-    rows = HISTORY[: params.get("count") or len(HISTORY)]
+    """As 0.22 branches: the first `count` user and assistant rows with text."""
+    visible = [m for m in HISTORY if m["role"] in ("user", "assistant") and m["text"]]
+    rows = visible[: params.get("count") or len(visible)]
     return {
         "session_id": "r7",
         "stored_session_id": "s7",
@@ -74,7 +82,9 @@ async def test_branch_from_a_message_copies_the_chat_up_to_it_into_a_new_chat(
         assert temp is not None
         assert any(s.key == temp for s in r.ctl.sessions()), "listed at once"
         await settle(lambda: ("on_session_key_changed", (temp, "s7")) in r.seen.calls, "made")
-        assert asked == [{"session_id": "r1", "count": 2}], "two visible messages up to it"
+        # Three rows with text end that turn ("Let me look." too): counting bubbles says two
+        # and the branch would end on "Let me look.", without the answer it was made from.
+        assert asked == [{"session_id": "r1", "count": 3}], "counted on the gateway's rows"
         assert _texts(r, "s7") == [(Role.USER, "first question"), (Role.ASSISTANT, "first answer")]
         shown = [args for args in r.seen.of("on_session_messages") if args[0] == "s7"]
         assert shown and [m.text for m in shown[-1][1]] == ["first question", "first answer"]
