@@ -95,6 +95,12 @@ class ManualClock:
         """Timers scheduled and not cancelled."""
         return sum(1 for _, _, t in self._timers if not t.cancelled)
 
+    def waits(self, delay: float) -> bool:
+        """Whether a live timer falls due `delay` seconds from now (a sleeper just began)."""
+        return any(
+            not t.cancelled and abs(t.when - self._now - delay) < 1e-9 for *_, t in self._timers
+        )
+
     def next_deadline(self) -> float | None:
         live = [t.when for _, _, t in self._timers if not t.cancelled]
         return min(live) if live else None

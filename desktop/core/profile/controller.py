@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import Clock
-from desktop.common.codes import METHOD_NOT_FOUND, SESSION_BUSY
+from desktop.common.codes import METHOD_NOT_FOUND
 from desktop.common.methods import (
     APPROVAL_RECEIVED,
     RESPOND,
@@ -72,6 +72,11 @@ from desktop.core.profile.agent.background_work import BackgroundWork, work_supp
 from desktop.core.profile.agent.busy_default import BusyDefault
 from desktop.core.profile.agent.rollback import Rollback
 from desktop.core.profile.agent.steering import Steering, steer_available
+from desktop.core.profile.agent.wind_down import (
+    WIND_DOWN_ATTEMPTS,
+    WIND_DOWN_WAIT,
+    call_past_turn_end,
+)
 from desktop.core.profile.catchup import OnlineCatchUp
 from desktop.core.profile.chat_admin import ChatAdmin
 from desktop.core.profile.chat_events import SessionEvents
@@ -89,8 +94,6 @@ SEARCH_LIMIT = 500
 
 
 # How long a Retry waits for a gateway that is still ending the failed turn (4009 to undo).
-UNDO_ATTEMPTS = 20
-UNDO_WAIT = 0.25
 
 
 KEPT_BY_GATEWAY = (
@@ -174,7 +177,13 @@ class ProfileController:
             tell=tell,
         )
         self._commands = AgentCommands(
-            supervisor, router, self._feed.get, notify, spawn=self._spawn, now=clock.wall
+            supervisor,
+            router,
+            self._feed.get,
+            notify,
+            spawn=self._spawn,
+            now=clock.wall,
+            sleep=clock.sleep,
         )
         self._rollback = Rollback(
             supervisor,
@@ -183,6 +192,7 @@ class ProfileController:
             notify,
             spawn=self._spawn,
             now=clock.wall,
+            sleep=clock.sleep,
         )
         self._admin = ChatAdmin(
             supervisor=supervisor,
@@ -711,23 +721,18 @@ class ProfileController:
         """Wait while the gateway still winds the last turn down (0.20.1 says `running` for a
         moment after its end was sent): a cutting prompt.submit to a busy session is queued
         as a new turn, its cut ignored."""
-        for _ in range(UNDO_ATTEMPTS):
+        for _ in range(WIND_DOWN_ATTEMPTS):
             snap = await self._port.reattach(key, runtime)
             if not (isinstance(snap, dict) and snap.get("running") is True):
                 return
-            await self._clock.sleep(UNDO_WAIT)
+            await self._clock.sleep(WIND_DOWN_WAIT)
 
     async def _undo(self, runtime: str) -> None:
         """`session.undo`, waited for while the gateway still winds the failed turn down: 0.22
         answers 4009 (busy) for a moment after the turn's end was sent."""
-        for attempt in range(UNDO_ATTEMPTS):
-            try:
-                await self._sup.call(SESSION_UNDO, {"session_id": runtime})
-                return
-            except RpcError as exc:
-                if exc.code != SESSION_BUSY or attempt == UNDO_ATTEMPTS - 1:
-                    raise
-            await self._clock.sleep(UNDO_WAIT)
+        await call_past_turn_end(
+            self._sup, self._clock.sleep, SESSION_UNDO, {"session_id": runtime}
+        )
 
     def discard(self, message_id: str) -> None:
         self._bubbles.discard(message_id)

@@ -9,7 +9,7 @@ the feature rather than failing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from desktop.common.codes import METHOD_NOT_FOUND, SESSION_BUSY
@@ -26,6 +26,7 @@ from desktop.core.errors import GatewayError, RpcError
 from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.listeners import Notify, notice
 from desktop.core.models import ChatMessage, ModelChoice, Role
+from desktop.core.profile.agent.wind_down import call_past_turn_end
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,7 @@ class AgentCommands:
         *,
         spawn: Spawn,
         now: Callable[[], float],
+        sleep: Callable[[float], Awaitable[None]],
     ) -> None:
         self._sup = supervisor
         self._router = router
@@ -56,6 +58,7 @@ class AgentCommands:
         self._notify = notify
         self._spawn = spawn
         self._now = now
+        self._sleep = sleep
         self._outputs = 0
         self._commands: list[tuple[str, str]] = []  # the gateway's catalog, once it gave one
         self._models: dict[str, list[ModelChoice]] = {}  # session key -> last offered
@@ -177,7 +180,9 @@ class AgentCommands:
             params["focus_topic"] = focus
         conv.set_compacting(True)
         try:
-            result = await self._sup.call(SESSION_COMPRESS, params)
+            result = await call_past_turn_end(
+                self._sup, self._sleep, SESSION_COMPRESS, params, running=lambda: conv.running
+            )
         except RpcError as exc:
             if exc.code == METHOD_NOT_FOUND:
                 text = "This gateway cannot compress a conversation"

@@ -13,7 +13,7 @@ with HERMES_TUI_CHECKPOINTS=1. The embedded gateway has none (-32601): the state
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,7 @@ from desktop.core.errors import GatewayError, RpcError
 from desktop.core.link.supervisor import ConnectionSupervisor
 from desktop.core.listeners import Notify, notice
 from desktop.core.models import ChatMessage, Checkpoint, Role, RollbackState
+from desktop.core.profile.agent.wind_down import call_past_turn_end
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,7 @@ class Rollback:
         *,
         spawn: Spawn,
         now: Callable[[], float],
+        sleep: Callable[[float], Awaitable[None]],
     ) -> None:
         self._sup = supervisor
         self._router = router
@@ -111,6 +113,7 @@ class Rollback:
         self._notify = notify
         self._spawn = spawn
         self._now = now
+        self._sleep = sleep
         self._notes = 0
         self._states: dict[str, RollbackState] = {}
 
@@ -135,11 +138,23 @@ class Rollback:
         self._states[key] = state
         self._notify(lambda listener: listener.on_rollback(key, state))
 
-    async def _call(self, key: str, method: str, params: dict[str, Any]) -> Any:
+    async def _call(
+        self, key: str, method: str, params: dict[str, Any], *, past_turn_end: bool = False
+    ) -> Any:
         runtime = self._router.runtime_id(key)
         if not runtime:
             raise GatewayError(OFFLINE)
-        return await self._sup.call(method, {"session_id": runtime, **params})
+        params = {"session_id": runtime, **params}
+        if not past_turn_end:
+            return await self._sup.call(method, params)
+        conv = self._conversation(key)
+        return await call_past_turn_end(
+            self._sup,
+            self._sleep,
+            method,
+            params,
+            running=lambda: conv is not None and conv.running,
+        )
 
     async def _load(self, key: str) -> None:
         old = self.state(key)
@@ -192,6 +207,7 @@ class Rollback:
                 key,
                 ROLLBACK_RESTORE,
                 {"hash": checkpoint, **({"file_path": file_path} if file_path else {})},
+                past_turn_end=True,
             )
         except RpcError as exc:
             notice(

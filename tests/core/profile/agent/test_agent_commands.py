@@ -141,3 +141,37 @@ async def test_menus_the_gateway_cannot_fill_now_are_left_empty_without_a_word(
         # Opening a menu is not an action of the user's that failed: nothing to tell.
         assert (r.seen.of("on_commands"), r.seen.of("on_models")) == ([("s1", [])], [("s1", [])])
         assert r.seen.of("on_notice") == []
+
+
+async def test_compress_clicked_as_the_reply_lands_goes_through_once_the_gateway_lets_go(
+    tmp_path: Path,
+) -> None:
+    """Hermes 0.19 clears its running flag only after message.complete: a Compress asked in
+    that moment is refused busy although no reply runs on screen. It is asked again; one
+    asked while a turn does run is refused at once and said so."""
+    busy = [RpcError(4009, "session busy — /interrupt the current turn before /compress")]
+    compressed = {"status": "compressed", "before_messages": 6, "after_messages": 2}
+
+    def answer(method: str, params: dict[str, Any]) -> Any:
+        if method == "session.compress" and busy:
+            raise busy.pop()
+        return compressed if method == "session.compress" else None
+
+    async with hermes(tmp_path, answer) as r:
+        r.ctl.compress("s1")
+        await settle(lambda: r.clock.waits(0.25), "refused busy: asked again soon")
+        r.clock.advance(0.25)
+        await settle(lambda: bool(r.seen.of("on_notice")), "the outcome")
+        assert r.seen.of("on_notice") == [("s1", "Compressed the agent's context: 6 → 2 messages")]
+        assert len(r.gw.calls("session.compress")) == 2
+
+        r.emit("message.start", "r1")
+        await settle(lambda: r.ctl.session_info("s1").running, "a turn runs")
+        busy.append(RpcError(4009, "session busy — /interrupt the current turn before /compress"))
+        r.ctl.compress("s1")
+        await settle(lambda: len(r.seen.of("on_notice")) == 2, "refused")
+        assert r.seen.of("on_notice")[-1] == (
+            "s1",
+            "Not compressed: a reply is running. Wait for it or stop it first",
+        )
+        assert len(r.gw.calls("session.compress")) == 3, "not asked again while a turn runs"

@@ -73,9 +73,12 @@ async def test_a_full_restore_while_a_turn_runs_is_told_as_such_and_a_file_resto
         return None
 
     async with hermes(tmp_path, answer) as r:
+        r.emit("message.start", "r1")
+        await settle(lambda: r.ctl.session_info("s1").running, "a turn runs")
         r.ctl.restore_checkpoint("s1", "a" * 40)
         await settle(lambda: bool(r.seen.of("on_notice")), "refused")
         assert r.seen.of("on_notice")[-1] == ("s1", BUSY)
+        assert len(r.gw.calls("rollback.restore")) == 1, "refused at once: a turn runs"
 
         r.ctl.restore_checkpoint("s1", "a" * 40, "notes.txt")
         await settle(lambda: len(r.seen.of("on_notice")) == 2, "restored")
@@ -114,3 +117,27 @@ def test_each_turn_gets_the_checkpoint_taken_in_it_not_a_later_snapshot() -> Non
     assert checkpoint_for(state, messages, "a1") == Checkpoint("two", 200.0)
     assert checkpoint_for(RollbackState(), messages, "a1") is None
     assert is_last_turn(messages, "a1") and not is_last_turn(messages, "a0")
+
+
+async def test_a_restore_clicked_as_the_reply_lands_waits_for_the_gateway_to_let_go(
+    tmp_path: Path,
+) -> None:
+    """Hermes sends a turn's end before it frees the session: a restore asked in that moment
+    is refused busy although no reply runs on screen. It is asked again, and goes through."""
+    busy = [RpcError(4009, "session busy — /interrupt the current turn before full rollback")] * 2
+
+    def answer(method: str, params: dict[str, Any]) -> Any:
+        if method == "rollback.restore" and busy:
+            raise busy.pop()
+        if method == "rollback.restore":
+            return {"success": True, "restored_to": "aaaaaaaa"}
+        return None
+
+    async with hermes(tmp_path, answer) as r:
+        r.ctl.restore_checkpoint("s1", "a" * 40)
+        for _ in busy[:]:
+            await settle(lambda: r.clock.waits(0.25), "refused busy: asked again soon")
+            r.clock.advance(0.25)
+        await settle(lambda: bool(r.seen.of("on_notice")), "the outcome")
+        assert r.seen.of("on_notice") == [("s1", "Restored the files to checkpoint aaaaaaaa")]
+        assert len(r.gw.calls("rollback.restore")) == 3
