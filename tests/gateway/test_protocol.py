@@ -23,6 +23,9 @@ async def test_first_frame_is_gateway_ready_with_embedded_capabilities(data_dir:
         payload = ready["payload"]
         assert payload["heartbeat"] is True
         assert payload["protocol"] == {"version": 1}
+        methods = set(payload["capabilities"].pop("methods"))
+        assert {"gateway.ping", "prompt.submit", "session.history"} <= methods
+        assert not methods & {"session.steer", "session.branch"}, "listed only when served"
         assert payload["capabilities"] == {
             "event_replay": True,
             "client_turn_id": False,

@@ -1,5 +1,6 @@
-"""End to end on the embedded gateway (no session.branch): Branch from here, once refused,
-is greyed in the message menu with the reason, and its shortcut says so instead of trying."""
+"""End to end on the embedded gateway (no session.branch, no session.steer): its ready frame
+lists the methods it serves, so Branch from here is greyed in the message menu with the reason
+from the start, its shortcut says so instead of trying, and Steer is not offered."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from desktop.core.chats.router import BRANCH_NOT_SERVED
+from desktop.core.profile.agent.steering import NOT_SERVED as STEER_NOT_SERVED
 from desktop.ui.chat.view import ChatView
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.ui.e2e_support import App, until, use_fake_provider
@@ -26,7 +28,7 @@ def provider() -> Iterator[FakeOpenAIServer]:
         yield fake
 
 
-async def test_branch_from_here_is_greyed_on_the_embedded_gateway_once_it_refused(
+async def test_branch_from_here_is_greyed_and_steer_hidden_on_the_embedded_gateway(
     qloop: Any,
     qtbot: Any,
     tmp_path: Path,
@@ -44,16 +46,12 @@ async def test_branch_from_here_is_greyed_on_the_embedded_gateway_once_it_refuse
     app = App.open(tmp_path, qtbot)
     try:
         await app.wait_online()
+        # Known from the ready frame's method list, before anything was asked.
+        assert app.embedded.branch_available() == (False, BRANCH_NOT_SERVED)
+        assert app.embedded.steer_available() == (False, STEER_NOT_SERVED)
         app.type_and_send(qtbot, "what is small and happy?")
         await until(lambda: len(app.finished_replies()) == 1, "the reply came")
-        chat = app.window.session_key
         view = app.window.chat_view
-        view.setFocus()
-        qtbot.keyClick(view, Qt.Key.Key_End)
-        qtbot.keySequence(view, "Ctrl+Shift+B")  # tried once: the gateway answers -32601
-        await until(lambda: app.embedded.branch_available()[0] is False, "the refusal learned")
-        assert app.embedded.branch_available() == (False, BRANCH_NOT_SERVED)
-        app.window.open_session(chat)
         view.setFocus()
         qtbot.keyClick(view, Qt.Key.Key_End)
         qtbot.keyClick(view, Qt.Key.Key_Menu)

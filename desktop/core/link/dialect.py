@@ -12,8 +12,9 @@ The real lines differ like this (observed on the wire; docs/protocol.md has the 
 - unknown params: refused by 0.22 (4000, "Extra inputs are not permitted"), ignored elsewhere.
 - idempotent submit (`submission_ref`): the embedded gateway only.
 - server->client requests (`client.capabilities {server_requests: true}`): 0.22 only.
-- `session.steer`: 0.19, 0.20.1, 0.22; not the embedded gateway (-32601, learned into `missing`,
-  and the composer hides Steer).
+- `session.steer`: 0.19, 0.20.1, 0.22; not the embedded gateway, which lists the methods it
+  serves (`capabilities.methods`), so the composer hides Steer and Branch is greyed from the
+  start. A gateway without that list is learned from (-32601 goes into `missing`).
 
 One `Dialect` per socket generation: a reconnect starts from the new ready frame.
 """
@@ -53,6 +54,8 @@ class Dialect:
     file_attachments: bool = False
     # The gateway pushes `sessions.changed` when its session list changes.
     change_events: bool = False
+    # Every method the gateway serves, where its ready frame lists them; None: not said.
+    served: frozenset[str] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     # Learned on this connection.
     # What `client.capabilities {server_requests: true}` said the gateway will ask as requests.
@@ -94,12 +97,15 @@ class Dialect:
             history_window=said("history_window"),
             file_attachments=said("file_attachments"),
             change_events=said("change_events"),
+            served=_names(caps.get("methods")),
             raw=dict(payload),
         )
 
     def has(self, method: str) -> bool:
-        """False once the gateway answered `method` with -32601 on this connection."""
-        return method not in self.missing
+        """False where the ready frame's method list leaves `method` out, or once the gateway
+        answered it with -32601 on this connection."""
+        listed = self.served is None or method in self.served
+        return listed and method not in self.missing
 
     def accepts(self, method: str, param: str) -> bool:
         """False once the gateway refused `param` of `method` on this connection."""
@@ -125,6 +131,12 @@ class Dialect:
             return False
         self.rejected.setdefault(method, set()).update(named)
         return True
+
+
+def _names(raw: Any) -> frozenset[str] | None:
+    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
+        return None
+    return frozenset(raw)
 
 
 def _is_int(value: Any) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from desktop import __version__
@@ -44,8 +44,9 @@ SERVER_NAME = "hermes-qt-gateway"
 LIST_LIMIT = 100_000
 
 
-def ready_payload(epoch: str) -> dict[str, Any]:
-    """The `gateway.ready` payload every socket gets first."""
+def ready_payload(epoch: str, methods: Iterable[str] = ()) -> dict[str, Any]:
+    """The `gateway.ready` payload every socket gets first; `methods` are those it serves, so
+    a client hides what is not there (Branch, Steer) before ever asking."""
     return {
         "heartbeat": True,
         "protocol": {"version": 1},
@@ -56,6 +57,7 @@ def ready_payload(epoch: str) -> dict[str, Any]:
             "stream_ownership": True,
             "file_attachments": True,
             "history_window": True,
+            "methods": sorted(methods),
         },
         "replay_epoch": epoch,
         "server": {"name": SERVER_NAME, "version": __version__},
@@ -128,6 +130,10 @@ class Methods:
             self._table[CONFIG_SET] = self._config_set
         if debug:
             self._table[DEBUG_STATS] = lambda _peer, _params: hub.stats()
+
+    def names(self) -> list[str]:
+        """Every method this gateway serves."""
+        return list(self._table)
 
     def call(self, peer: Peer, method: str, params: dict[str, Any]) -> dict[str, Any]:
         handler = self._table.get(method)

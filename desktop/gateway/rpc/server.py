@@ -158,4 +158,4 @@ class GatewayServer:
             queue_bytes=self.config.send_queue_bytes,
             max_frame=self.config.max_frame,
         )
-        await connection.serve(ready_payload(self.epoch))
+        await connection.serve(ready_payload(self.epoch, self.methods.names()))

@@ -98,3 +98,13 @@ async def test_other_refusals_still_reach_the_caller() -> None:
     assert err.value.code == 4009
     assert len(gw.peer.requests("prompt.submit")) == 1
     await client.close()
+
+
+def test_a_ready_frames_method_list_leaves_out_what_it_does_not_serve() -> None:
+    d = Dialect.from_ready({"capabilities": {"methods": ["prompt.submit", "session.history"]}})
+    assert d.has("prompt.submit") and not d.has("session.steer")
+    d.learn("session.history", {}, -32601, "method not found")
+    assert not d.has("session.history"), "a listed method answered -32601 is still not there"
+    # No list, or not a list of names (every Hermes line): only -32601 answers are learned.
+    for caps in ({}, {"methods": "all"}, {"methods": ["prompt.submit", 3]}):
+        assert Dialect.from_ready({"capabilities": caps}).has("session.steer")
