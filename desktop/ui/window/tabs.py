@@ -6,8 +6,9 @@ waits, and the unread count. Choosing a tab opens its chat in the pane, as the c
 Each tab keeps where its chat was being read (the message at the top and how far into it, or
 the bottom, following new messages) and shows it there again when chosen. A tab whose profile
 was chosen with no chat to show says so ("New chat"). Tabs are remembered in the settings and
-come back at the next start (a chat that is gone is left out); Ctrl+T, Ctrl+W, Ctrl+Tab,
-Ctrl+Shift+Tab and Ctrl+1..9 drive them.
+come back at the next start (a chat that is gone is left out); where they were read is written
+a moment after the reading stops as well as at close, so a crash or a kill keeps it. Ctrl+T,
+Ctrl+W, Ctrl+Tab, Ctrl+Shift+Tab and Ctrl+1..9 drive them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from PySide6.QtCore import QObject, QSettings, QSize, Qt
+from PySide6.QtCore import QObject, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QIcon, QMouseEvent
 from PySide6.QtWidgets import QTabBar, QToolButton, QVBoxLayout, QWidget
 
@@ -32,6 +33,7 @@ TITLE_MAX = 30  # characters of a title on a tab; the whole title is in its tool
 _TABS = "ui/tabs"
 _CURRENT = "ui/tab_current"
 _PLACES = "ui/tab_places"  # where each tab's chat was being read, for the next start
+PLACE_SAVE_MS = 1500  # the reading places are written this long after the last scroll
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,12 @@ class ChatTabs(QObject):
         # first from the cache, then replaced by the gateway's: the view goes to its bottom).
         self._awaited: tuple[ChatRef, ReadingPlace] | None = None
         desk.chat_view.verticalScrollBar().valueChanged.connect(self._note_place)
+        # Restarted by every new reading place: one write per pause in the reading, not one
+        # per scroll step, and none while a chat at its bottom follows a streaming reply.
+        self.place_timer = QTimer(self)
+        self.place_timer.setSingleShot(True)
+        self.place_timer.setInterval(PLACE_SAVE_MS)
+        self.place_timer.timeout.connect(self.save_places)
         self._colors = ("#3b82f6", "#d97706")
         self._tint = ""
         # Brings a chat's own window forward (the strip's click); False: it has none.
@@ -418,8 +426,9 @@ class ChatTabs(QObject):
         ):
             return
         place = self._desk.chat_view.reading_place()
-        if place is not None:
+        if place is not None and self._places.get(ref) != place:
             self._places[ref] = place
+            self.place_timer.start()
 
     def _show_place(self, ref: ChatRef) -> None:
         """Chat `ref` was just put in the view (at its bottom): where it was being read."""
@@ -441,7 +450,9 @@ class ChatTabs(QObject):
             self._desk.chat_view.go_to_place(awaited[1])
 
     def save_places(self) -> None:
-        """Where each tab's chat is being read, kept for the next start (the window closes)."""
+        """Where each tab's chat is being read, kept for the next start: written to disk now
+        (the reading paused, or the window closes), so a crash after it loses none of it."""
+        self.place_timer.stop()
         tabbed = set(self.chats())
         saved = [
             [ref.profile_id, ref.key, place.message_id, place.offset, place.at_bottom]
@@ -449,6 +460,7 @@ class ChatTabs(QObject):
             if ref in tabbed
         ]
         self._settings.setValue(_PLACES, json.dumps(saved))
+        self._settings.sync()
 
     def _restore_places(self) -> None:
         try:

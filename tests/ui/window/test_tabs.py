@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +15,7 @@ from desktop.core.models import SessionSummary
 from desktop.ui.platform.tray import Tray
 from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
-from desktop.ui.window.tabs import ChatRef
+from desktop.ui.window.tabs import PLACE_SAVE_MS, ChatRef
 from tests.ui.fakes import FakeBackend, approval, assistant, user
 
 
@@ -527,4 +529,71 @@ def test_each_tab_comes_back_where_it_was_read_after_a_restart_and_its_history_a
     p1b.emit("on_session_messages", "s1", list(long_chat))
     again.chat_view.chat_model.flush()
     assert _top_message(again) == top, "still there once the gateway's history came"
+    assert not again.chat_view.at_bottom
+
+
+def test_where_a_tab_was_read_survives_a_crash_once_the_reading_pauses(
+    qtbot: Any,
+    make_window: Any,
+    settings: QSettings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reading places are written to disk a moment after the scrolling stops, once per
+    pause (not per scroll step): after a crash (no close, so no save at close) the tab's chat
+    comes back where it was read."""
+    long_chat = [
+        (user if i % 2 else assistant)(f"m{i}", f"message {i} " + "words " * 40) for i in range(60)
+    ]
+    p1, p2 = _backend("p1"), _backend("p2")
+    p1.messages["s1"] = list(long_chat)
+    win = make_window(p1, p2)
+    win.open_session("s1")
+    win.tabs.open_in_tab("p2", "s2")
+    QTest.keyClick(win.composer.edit, Qt.Key.Key_1, CTRL)
+    timer = win.tabs.place_timer
+    assert timer.interval() == PLACE_SAVE_MS
+    timer.setInterval(1)  # the pause, without waiting on wall time
+    writes: list[str] = []
+    set_value = settings.setValue
+
+    def counted(key: str, value: Any) -> None:
+        if key == "ui/tab_places":
+            writes.append(key)
+        set_value(key, value)
+
+    monkeypatch.setattr(settings, "setValue", counted)
+    view = win.chat_view
+    view.chat_model.flush()
+    view.jump_to_row(20)  # read far up in p1's chat...
+    bar = view.verticalScrollBar()
+    for _ in range(10):  # ...scrolling on, step by step
+        bar.setValue(bar.value() + 7)
+    top = _top_message(win)
+    into = -view.visualRect(view.chat_model.index(view.chat_model.row_of(top))).top()
+    assert not view.at_bottom and top not in {"m58", "m59"} and into > 0
+    assert writes == [], "nothing written while the scrolling goes on"
+    qtbot.waitUntil(lambda: bool(writes))
+    assert writes == ["ui/tab_places"], "one write for the pause, not one per scroll step"
+    assert not timer.isActive()
+    # The crash: only what is on disk now survives; the first window is never closed.
+    crashed = tmp_path / "crashed.ini"
+    shutil.copy(settings.fileName(), crashed)
+    p1b, p2b = _backend("p1"), _backend("p2")
+    p1b.messages["s1"] = list(long_chat)
+    again = MainWindow(
+        [ProfileEntry(b.pid.upper(), ProfileBridge(b)) for b in (p1b, p2b)],
+        QSettings(str(crashed), QSettings.Format.IniFormat),
+        tray=Tray(),
+    )
+    qtbot.addWidget(again)
+    again.resize(900, 600)
+    with qtbot.waitExposed(again):
+        again.show()
+    assert again.tabs.chats() == [ChatRef("p1", "s1"), ChatRef("p2", "s2")]
+    assert again.session_key == "s1"
+    again.chat_view.chat_model.flush()
+    assert _top_message(again) == top, "p1's chat opens where it was read, not at the newest"
+    row = again.chat_view.chat_model.row_of(top)
+    assert -again.chat_view.visualRect(again.chat_view.chat_model.index(row)).top() == into
     assert not again.chat_view.at_bottom
