@@ -3,6 +3,9 @@
 - The agent's task list: the todo tool's list is the checklist above the composer while the
   reply runs (0.19/0.20.1 `tool.complete.todos`; 0.22 `todo.updated`, its `todo_list` called
   through the tool-search bridge `tool_call`, as 0.22 defers it by default), gone after.
+- Subagents: a turn that delegates (`delegate_task`; Hermes relays `subagent.*` events) shows
+  the fold above the composer with the helper's goal, its end and its summary, from the
+  keyboard and to a screen reader; it is still there after the chat is left and opened again.
 
 The gateway is reached as a Remote profile; the scripted provider is a FakeOpenAIServer.
 """
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from desktop.app.assembly import AppPaths
 from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
@@ -111,5 +115,59 @@ async def test_the_agents_task_list_is_a_checklist_above_the_composer_while_it_w
                 WAIT,
             )
             await until(checklist.isHidden, "no checklist once the reply is done", 30)
+        finally:
+            await app.close()
+
+
+GOAL = "Count the files in the scratch folder"
+
+
+@pytest.mark.parametrize("dist", LINES)
+async def test_a_delegated_subagent_shows_in_the_fold_above_the_composer(
+    qloop: Any, qtbot: Any, tmp_path: Path, provider: FakeOpenAIServer, dist: HermesDist
+) -> None:
+    require_hermes(dist)
+    provider.script = [
+        {"content": "Delegating.", "tool_calls": [("delegate_task", {"goal": GOAL})]},
+        # The parent's next call and the child's first race for these two: same answer.
+        {"content": "Three files."},
+        {"content": "Three files."},
+    ]
+    provider.side_reply = "Three files."  # 0.20.1's child may ask unstreamed
+    async with hermes_gateway(
+        tmp_path / "home", provider.base_url, dist, config_extra=NO_AUTO_TITLE
+    ) as gw:
+        app = _open(tmp_path / "app", qtbot, gw.url, gw.token)
+        try:
+            panel = app.window.work_panel
+            await until(app.controllers[PID].is_online, "online", WAIT)
+            assert panel.isHidden(), "no work yet: no fold"
+            app.type_and_send(qtbot, "count the files with a helper")
+            chat = app.window.session_key
+
+            def row_text() -> str:
+                rows = [r for k, r in panel.rows.items() if k.startswith("subagent:")]
+                return rows[0].label.text() if rows else ""
+
+            await until(lambda: " — done" in row_text(), "the helper's end", WAIT)
+            assert row_text().endswith(": Three files."), "its summary"
+            assert panel.isVisible()
+            assert panel.toggle.text() == "1 subagent"
+            assert GOAL in row_text() and "done" in row_text()
+            [row] = [r for k, r in panel.rows.items() if k.startswith("subagent:")]
+            assert row.stop.isHidden(), "a finished helper has nothing to stop"
+            assert row.accessibleName().startswith(f"Subagent: ✓  {GOAL}"), row.accessibleName()
+            await until(lambda: bool(app.finished_replies()), "the reply", WAIT)
+            # Folded and unfolded from the keyboard.
+            panel.toggle.setFocus()
+            qtbot.keyClick(panel.toggle, Qt.Key.Key_Space)
+            assert panel.body.isHidden() and panel.isVisible()
+            qtbot.keyClick(panel.toggle, Qt.Key.Key_Space)
+            assert not panel.body.isHidden()
+            # Another chat has no work of its own; back in this one, the helper is still listed.
+            app.window.new_chat()
+            await until(panel.isHidden, "another chat: no fold", 30)
+            app.window.open_session(chat)
+            await until(lambda: GOAL in row_text(), "the helper listed again", WAIT)
         finally:
             await app.close()
