@@ -1,5 +1,6 @@
-"""Steer against the real embedded gateway child, which does not serve `session.steer`: the text
-goes as the next message (once), and Steer is then hidden with its reason."""
+"""Steer against the real embedded gateway child, which does not serve `session.steer` and says
+so in its ready frame: Steer is hidden with its reason from the start, and a steer asked all the
+same (a queued row's, say) goes as the next message, once."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ async def test_a_steer_the_embedded_gateway_lacks_goes_as_the_next_message_once(
         await until(lambda: bool(seen.of("on_session_key_changed")), "the chat created")
         [(_temp, key)] = seen.of("on_session_key_changed")
         await until(lambda: replies(key) == 1, "the first reply")
-        assert p.controller.steer_available() == (True, "")  # not known before it answers
+        assert p.controller.steer_available() == (False, NOT_SERVED)  # from the ready frame
         p.controller.steer(key, "steer me")
         await until(lambda: replies(key) == 2, "the steer answered as a message")
         await shared.outbox.idle()
