@@ -79,19 +79,28 @@ def busy_chats(backend: ChatBackend, profile: str) -> list[ChatState]:
     ]
 
 
+NO_ICON = QIcon()
+_DOTS: dict[str, QIcon] = {}  # colour -> its dot, made once: tabs compare icons by cache key
+
+
 def state_icon(state: ChatState, accent: str, warning: str) -> QIcon:
-    """A dot: the warning colour while a question waits, the accent while a reply runs."""
+    """A dot: the warning colour while a question waits, the accent while a reply runs (the
+    same QIcon for the same colour each time)."""
     if not state.busy:
-        return QIcon()
-    pixmap = QPixmap(QSize(10, 10))
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.setBrush(QColor(warning if state.waiting else accent))
-    painter.drawEllipse(1, 1, 8, 8)
-    painter.end()
-    return QIcon(pixmap)
+        return NO_ICON
+    color = warning if state.waiting else accent
+    dot = _DOTS.get(color)
+    if dot is None:
+        pixmap = QPixmap(QSize(10, 10))
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(color))
+        painter.drawEllipse(1, 1, 8, 8)
+        painter.end()
+        dot = _DOTS[color] = QIcon(pixmap)
+    return dot
 
 
 class RunningStrip(QWidget):

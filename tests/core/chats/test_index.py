@@ -70,3 +70,28 @@ def test_a_users_rename_wins_over_every_title_the_gateway_sends_later(tmp_path: 
     fresh.merge_listed([{"id": "s1", "title": "Auto two", "updated_at": 3.0}])
     assert fresh.summary("s1").title == "Mine"  # type: ignore[union-attr]
     store.close()
+
+
+def test_a_running_chats_row_is_made_once_and_follows_each_mark(tmp_path: Path) -> None:
+    """The list and the tabs ask for a running chat's row at every turn's start and end in any
+    chat (20 chats streaming: 22,000 copies of a summary in 10 s); it is made once per change,
+    and each change of its running or unread mark shows at once."""
+    store = Store(tmp_path / "store.sqlite3")
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    index.merge_listed(_rows(2))
+    state = index.get("s1")
+    assert state is not None
+    state.running = True
+    first = index.summary("s1")
+    assert first is not None and first.running
+    assert index.summary("s1") is first, "made again though nothing changed"
+    assert next(s for s in index.summaries() if s.key == "s1") is first
+    state.unread = 2
+    second = index.summary("s1")
+    assert second is not None and second.running and second.unread == 2
+    state.running = False
+    third = index.summary("s1")
+    assert third is not None and not third.running and third.unread == 2
+    index.rename("s1", "renamed")
+    assert index.summary("s1").title == "renamed"  # type: ignore[union-attr]
+    store.close()

@@ -148,13 +148,14 @@ def test_background_tabs_show_running_waiting_and_unread_and_the_strip_lists_the
     # p1's chat (a background tab, another profile) runs, then asks for approval.
     p1.set_sessions([SessionSummary("s1", "p1 first", running=True), p1.summaries[1]])
     p1.emit("on_running", "s1", True)
-    assert strip.isVisible()
+    # The tabs follow once the news read together are handled (one refresh for them all).
+    qtbot.waitUntil(strip.isVisible)
     assert [b.text() for b in strip.buttons] == ["p1 first"]
     assert "reply running" in win.tabs.bar.tabToolTip(0)
     assert not win.tabs.bar.tabIcon(0).isNull()
     assert win.tabs.bar.tabIcon(1).isNull(), "the idle chat has no dot"
     p1.emit("on_approval_request", "s1", approval("r1"))
-    assert "a question waiting" in win.tabs.bar.tabToolTip(0)
+    qtbot.waitUntil(lambda: "a question waiting" in win.tabs.bar.tabToolTip(0))
     assert "a question waiting" in strip.buttons[0].toolTip()
     # Its reply ends unread; p2's other chat starts running: both profiles on the strip.
     p1.emit("on_approval_closed", "s1", "r1")
@@ -162,7 +163,7 @@ def test_background_tabs_show_running_waiting_and_unread_and_the_strip_lists_the
     p1.emit("on_running", "s1", False)
     p2.set_sessions([p2.summaries[0], SessionSummary("s2", "p2 second")])
     p2.set_sessions([SessionSummary("s1", "p2 first", running=True), p2.summaries[1]])
-    assert win.tabs.bar.tabText(0) == "p1 first (2)"
+    qtbot.waitUntil(lambda: win.tabs.bar.tabText(0) == "p1 first (2)")
     assert "2 unread" in win.tabs.bar.tabToolTip(0)
     assert [b.text() for b in strip.buttons] == ["p2 first"]
     # One click on the strip: that chat, in a tab of its own.
@@ -174,7 +175,7 @@ def test_background_tabs_show_running_waiting_and_unread_and_the_strip_lists_the
 def test_strip_click_on_a_chat_in_a_tab_goes_to_that_tab(qtbot: Any, make_window: Any) -> None:
     win, p1, _ = _two_tabs(qtbot, make_window)
     p1.emit("on_approval_request", "s1", approval("r1"))
-    assert [b.text() for b in win.tabs.strip.buttons] == ["p1 first"]
+    qtbot.waitUntil(lambda: [b.text() for b in win.tabs.strip.buttons] == ["p1 first"])
     win.tabs.strip.buttons[0].click()
     assert win.tabs.bar.count() == 2 and win.tabs.bar.currentIndex() == 0
     assert (win.profile_id, win.session_key) == ("p1", "s1")
@@ -254,6 +255,7 @@ def test_a_chat_in_its_own_window_stays_live_and_comes_back_at_the_next_start(
     assert ("send", ("s1", "from the window", ())) in p2.calls
     # The strip's click on it brings that window forward, not a tab.
     p2.emit("on_approval_request", "s1", approval("r8"))
+    qtbot.waitUntil(lambda: any(b.text() == "p2 first" for b in win.tabs.strip.buttons))
     [button] = [b for b in win.tabs.strip.buttons if b.text() == "p2 first"]
     button.click()
     assert win.tabs.bar.count() == 2
@@ -414,10 +416,13 @@ def test_a_reply_starting_and_ending_reads_no_title_markdown_again(
         p1.set_sessions([replace(p1.summaries[0], running=running), p1.summaries[1]])
         p1.emit("on_running", "s1", running)
         # What the user sees: the title without its marks, on the tab and (running) the strip.
-        assert win.tabs.bar.tabText(0) == "Fix the config loader"
-        assert [b.text() for b in win.tabs.strip.buttons] == (
-            ["Fix the config loader"] if running else []
+        qtbot.waitUntil(
+            lambda r=running: (
+                [b.text() for b in win.tabs.strip.buttons]
+                == (["Fix the config loader"] if r else [])
+            )
         )
+        assert win.tabs.bar.tabText(0) == "Fix the config loader"
     assert "Fix the **config** loader" not in parsed, "a title's markdown parsed again"
 
 
@@ -597,3 +602,41 @@ def test_where_a_tab_was_read_survives_a_crash_once_the_reading_pauses(
     row = again.chat_view.chat_model.row_of(top)
     assert -again.chat_view.visualRect(again.chat_view.chat_model.index(row)).top() == into
     assert not again.chat_view.at_bottom
+
+
+def test_twenty_chats_starting_together_refresh_the_tabs_once_and_set_no_title_again(
+    qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20 chats streaming at once start and end a turn every few milliseconds; each start was a
+    refresh of every tab and of the strip, and every refresh set every tab's text again (a tab
+    bar lays itself out at each setTabText): the window froze for 1.5 s at a time. Now the news
+    read together refresh once, and only what changed is set."""
+    from desktop.ui.window.running import RunningStrip
+
+    p1 = _backend("p1")
+    p1.summaries = [SessionSummary(f"c{k:02d}", f"chat {k}", "hi", float(k), 1) for k in range(20)]
+    p1.messages = {s.key: [user(f"u{s.key}", "hi")] for s in p1.summaries}
+    win = make_window(p1)
+    win.open_session("c00")
+    for s in p1.summaries[1:]:
+        win.tabs.open_in_tab("p1", s.key)
+    bar, strip = win.tabs.bar, win.tabs.strip
+    qtbot.waitUntil(lambda: bar.count() == 20 and not strip.isVisible())
+    texts = [bar.tabText(i) for i in range(20)]
+    made: list[str] = []
+    button = RunningStrip._button
+    monkeypatch.setattr(RunningStrip, "_button", lambda s, st: made.append(st.key) or button(s, st))
+    titled: list[int] = []
+    set_text = bar.setTabText
+    monkeypatch.setattr(bar, "setTabText", lambda i, t: titled.append(i) or set_text(i, t))
+    running = [replace(s, running=True) for s in p1.summaries]
+    for k, s in enumerate(p1.summaries):  # every chat's turn starts, read in one go
+        p1.set_sessions(running[: k + 1] + p1.summaries[k + 1 :])
+        p1.emit("on_running", s.key, True)
+    qtbot.waitUntil(lambda: strip.more_label.text() == "and 14 more")
+    # What the user sees: every tab with its dot, the strip listing six and counting the rest.
+    assert all(not bar.tabIcon(i).isNull() for i in range(20))
+    assert [bar.tabText(i) for i in range(20)] == texts
+    assert len(strip.buttons) == 6
+    assert len(made) == 6, f"the strip was rebuilt for every chat's start: {len(made)} buttons"
+    assert titled == [], f"unchanged tab texts set again: {len(titled)}"
