@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import stat
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -38,6 +41,7 @@ from tests.support.hermes_env import (
     HERMES_0201,
     HERMES_022,
     HermesDist,
+    HermesGateway,
     hermes_gateway,
 )
 from tests.support.hermes_env import require_hermes as _require
@@ -94,6 +98,7 @@ class Agent:
     gateway_url: str
     token: str
     scratch: Path
+    gateway: HermesGateway
 
     async def until(self, predicate: Callable[[], bool], what: str, timeout: float = 90) -> None:
         subs = [self.seen.subscribe, self.sup.add_status_listener, self.router.on_synced]
@@ -134,6 +139,25 @@ class Agent:
         await self.until(
             lambda: self.sup.epoch > epoch and self.router.synced_epoch == self.sup.epoch,
             "reconnected and reattached",
+        )
+
+    async def restart_gateway(self) -> None:
+        """The gateway process dies and a new one starts on the same HERMES_HOME (a new port,
+        the same token); the client finds it through the proxy and reattaches its chats."""
+        epoch = self.sup.epoch
+        assert self.gateway.pid is not None
+        os.killpg(self.gateway.pid, signal.SIGKILL)
+        await self.until(lambda: self.sup.status.state is not ConnectionState.ONLINE, "death")
+        await self.gateway.launcher.wait_exit()
+        endpoint = await self.gateway.launcher.endpoint()
+        port = urlsplit(endpoint.url).port
+        assert port is not None
+        self.proxy.target_port = port
+        self.sup.reconnect_now()
+        await self.until(
+            lambda: self.sup.epoch > epoch and self.router.synced_epoch == self.sup.epoch,
+            "reconnected to the new gateway and reattached",
+            120,
         )
 
     async def gateway_waits(self, key: str, check: str) -> None:
@@ -189,6 +213,7 @@ async def agent(tmp: Path, dist: HermesDist, *, config_extra: str = "") -> Async
                     gw.url,
                     gw.token,
                     scratch,
+                    gw,
                 )
                 try:
                     p.controller.start()
