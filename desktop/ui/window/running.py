@@ -127,7 +127,12 @@ class RunningStrip(QWidget):
         self.label.setMinimumWidth(1)
         self.more_label = QLabel("", self)
         self.more_label.setObjectName("runningMore")
-        self.buttons: list[QToolButton] = []
+        self.more_label.hide()
+        self._lay.addWidget(self.label)
+        self._lay.addWidget(self.more_label)
+        self._lay.addStretch(1)
+        self._pool: list[QToolButton] = []  # made as needed, at most STRIP_MAX, then relabelled
+        self.buttons: list[QToolButton] = []  # those shown, in order
         self.hide()
 
     def set_colors(self, accent: str, warning: str) -> None:
@@ -136,41 +141,47 @@ class RunningStrip(QWidget):
         self.show_chats(shown)
 
     def show_chats(self, states: Iterable[ChatState]) -> None:
-        """List `states` (only when they changed: the buttons are made anew)."""
+        """List `states` (only when they changed). Its buttons are made once and relabelled:
+        with many chats streaming the busy set changes at nearly every turn's start or end,
+        and making the buttons anew each time (widgets, layout) took milliseconds a frame."""
         states = tuple(states)
         if states == self._shown:
             return
         self._shown = states
-        for button in self.buttons:
-            button.hide()  # off screen now: deleted later
-            button.deleteLater()
-        self.buttons = []
-        while self._lay.count():
-            self._lay.takeAt(0)
-        self._lay.addWidget(self.label)
-        for state in states[:STRIP_MAX]:
-            self.buttons.append(self._button(state))
-            self._lay.addWidget(self.buttons[-1])
+        shown = states[:STRIP_MAX]
+        while len(self._pool) < len(shown):
+            self._pool.append(self._button(len(self._pool)))
+        for button, state in zip(self._pool, shown, strict=False):
+            self._label(button, state)
+        for i, button in enumerate(self._pool):
+            button.setVisible(i < len(shown))
+        self.buttons = self._pool[: len(shown)]
         rest = len(states) - STRIP_MAX
         self.more_label.setText(f"and {rest} more" if rest > 0 else "")
         self.more_label.setVisible(rest > 0)
-        self._lay.addWidget(self.more_label)
-        self._lay.addStretch(1)
         self.setVisible(bool(states))
 
-    def _button(self, state: ChatState) -> QToolButton:
+    def _button(self, place: int) -> QToolButton:
         button = QToolButton(self)
         button.setObjectName("runningChat")
         button.setAutoRaise(True)
         button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        button.setIconSize(QSize(10, 10))
+        button.setMinimumWidth(48)  # narrow windows squeeze the titles (never the chat)
+        button.clicked.connect(lambda: self._chosen(place))
+        self._lay.insertWidget(1 + place, button)  # after the label, before "and 3 more"
+        return button
+
+    def _label(self, button: QToolButton, state: ChatState) -> None:
         title = state.title if len(state.title) <= 28 else state.title[:27] + "…"
         button.setText(title.replace("&", "&&"))
         button.setIcon(state_icon(state, *self._colors))
-        button.setIconSize(QSize(10, 10))
-        button.setMinimumWidth(48)  # narrow windows squeeze the titles (never the chat)
         tip = f"{state.title} ({state.profile}): {state.what()}. Click to open it"
         button.setToolTip(tip)
         button.setAccessibleName(f"{state.title}, {state.profile}")
         button.setAccessibleDescription(f"{state.what()}; opens it")
-        button.clicked.connect(lambda: self.chosen.emit(state.profile_id, state.key))
-        return button
+
+    def _chosen(self, place: int) -> None:
+        if place < len(self._shown):
+            state = self._shown[place]
+            self.chosen.emit(state.profile_id, state.key)

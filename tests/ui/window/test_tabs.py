@@ -151,6 +151,7 @@ def test_background_tabs_show_running_waiting_and_unread_and_the_strip_lists_the
     # The tabs follow once the news read together are handled (one refresh for them all).
     qtbot.waitUntil(strip.isVisible)
     assert [b.text() for b in strip.buttons] == ["p1 first"]
+    first = strip.buttons[0]
     assert "reply running" in win.tabs.bar.tabToolTip(0)
     assert not win.tabs.bar.tabIcon(0).isNull()
     assert win.tabs.bar.tabIcon(1).isNull(), "the idle chat has no dot"
@@ -166,6 +167,7 @@ def test_background_tabs_show_running_waiting_and_unread_and_the_strip_lists_the
     qtbot.waitUntil(lambda: win.tabs.bar.tabText(0) == "p1 first (2)")
     assert "2 unread" in win.tabs.bar.tabToolTip(0)
     assert [b.text() for b in strip.buttons] == ["p2 first"]
+    assert strip.buttons[0] is first, "the strip's button relabelled, not made anew"
     # One click on the strip: that chat, in a tab of its own.
     strip.buttons[0].click()
     assert (win.profile_id, win.session_key) == ("p2", "s1")
@@ -623,9 +625,11 @@ def test_twenty_chats_starting_together_refresh_the_tabs_once_and_set_no_title_a
     bar, strip = win.tabs.bar, win.tabs.strip
     qtbot.waitUntil(lambda: bar.count() == 20 and not strip.isVisible())
     texts = [bar.tabText(i) for i in range(20)]
-    made: list[str] = []
-    button = RunningStrip._button
-    monkeypatch.setattr(RunningStrip, "_button", lambda s, st: made.append(st.key) or button(s, st))
+    made: list[str] = []  # the strip's buttons labelled, each with a chat
+    label = RunningStrip._label
+    monkeypatch.setattr(
+        RunningStrip, "_label", lambda s, b, st: made.append(st.key) or label(s, b, st)
+    )
     titled: list[int] = []
     set_text = bar.setTabText
     monkeypatch.setattr(bar, "setTabText", lambda i, t: titled.append(i) or set_text(i, t))
@@ -638,5 +642,5 @@ def test_twenty_chats_starting_together_refresh_the_tabs_once_and_set_no_title_a
     assert all(not bar.tabIcon(i).isNull() for i in range(20))
     assert [bar.tabText(i) for i in range(20)] == texts
     assert len(strip.buttons) == 6
-    assert len(made) == 6, f"the strip was rebuilt for every chat's start: {len(made)} buttons"
+    assert len(made) == 6, f"the strip was redone for every chat's start: {len(made)} buttons"
     assert titled == [], f"unchanged tab texts set again: {len(titled)}"
