@@ -395,6 +395,7 @@ class Conversation:
         return self.pending.pop(request_id, None) is not None
 
     def _on_info(self, payload: dict[str, Any]) -> bool:
+        self._touched = ()  # no bubble changes: only the session's info (no whole list sent)
         usage = payload.get("usage")
         if isinstance(usage, dict) and usage:
             self.usage = dict(usage)  # 0.22's session.info carries the session's usage too
@@ -492,6 +493,7 @@ class Conversation:
         return True
 
     def _on_status(self, payload: dict[str, Any]) -> bool:
+        self._touched = ()  # no bubble changes: only the session's info (no whole list sent)
         text = _text(payload.get("text")) or _text(payload.get("kind"))
         # A late one (after the answer, or after the turn) must not stick on the status line.
         asked = self.running or self._compress_asked
@@ -516,6 +518,7 @@ class Conversation:
             self._changed()
 
     def _on_interim(self, payload: dict[str, Any]) -> bool:
+        self._touched = ()  # no bubble changes: only the session's info (no whole list sent)
         # What the agent says beside its tool calls while it works: the status line, never
         # the reply (streamed text is in the reply already; the rest is commentary).
         text = " ".join(_text(payload.get("text")).split())
@@ -525,6 +528,7 @@ class Conversation:
         return True
 
     def _on_usage(self, payload: dict[str, Any]) -> bool:
+        self._touched = ()  # no bubble changes: only the session's info (no whole list sent)
         usage = payload.get("usage")
         if not isinstance(usage, dict) or not usage or usage == self.usage:
             return False
@@ -567,6 +571,7 @@ class Conversation:
             self._changed(())
 
     def _on_todos(self, payload: dict[str, Any]) -> bool:
+        self._touched = ()  # no bubble changes: only the session's info (no whole list sent)
         state = todo_state(payload)
         if state is None:
             return False
@@ -580,6 +585,7 @@ class Conversation:
         return True
 
     def _on_title(self, payload: dict[str, Any]) -> bool:
+        self._touched = ()  # no bubble changes: only the session's info (no whole list sent)
         title = _text(payload.get("title"))
         if not title or title == self.title:
             return False

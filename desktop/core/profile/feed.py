@@ -208,6 +208,8 @@ class ConversationFeed:
         messages = conv.messages
         streaming = conv.streaming_message
         shown = self._shown.get(key)
+        if conv.changed_only == () and shown == len(messages):
+            return  # the session's info, status or usage changed, no bubble: none sent
         if streaming is not None and shown == len(messages):
             self.message_changed(key, streaming)
             return

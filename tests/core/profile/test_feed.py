@@ -158,3 +158,37 @@ async def test_a_reconnect_sends_each_open_chats_list_to_the_window_once(tmp_pat
         assert sorted(key for key, _ in lists) == ["s1", "s2"]
         shown = {key: [m.text for m in messages] for key, messages in lists}
         assert shown == {"s1": ["what is 2 + 2?", "4"], "s2": ["and 3 + 3?", "6"]}
+
+
+async def test_the_sessions_info_status_and_usage_send_no_bubble_again(tmp_path: Path) -> None:
+    """Hermes sends session.info, status.update and session.usage around every turn (0.20.1 a
+    session.info just after message.complete): each one sent the chat's whole message list to
+    the window (every bubble laid out again; after a reconnect, a second whole list), and while
+    a reply ran the growing bubble once more. Now only what shows them hears of them."""
+    async with rig(tmp_path, seed=_chat) as r:
+        await _open_online(r)
+        news = ("session.info", "status.update", "session.usage", "session.title")
+
+        def counts() -> tuple[int, int, int]:
+            return (
+                len(r.seen.of("on_session_messages")),
+                len(r.seen.of("on_message_changed")),
+                len(r.seen.of("on_session_info")),
+            )
+
+        for running in (False, True):
+            if running:
+                r.emit("message.start", "r1")
+                r.emit("message.delta", "r1", text="Working")
+            wholes, changed, infos = counts()
+            r.emit("session.info", "r1", model=f"m-{running}", title=f"Chat {running}")
+            r.emit("status.update", "r1", kind="thinking", text=f"thinking {running}")
+            r.emit("session.usage", "r1", usage={"context_used": 9, "context_max": 90})
+            r.emit("session.title", "r1", title=f"Titled {running}")
+            now = counts()
+            assert now[0] == wholes, f"{news} sent the whole chat again (running: {running})"
+            assert now[1] == changed, f"{news} sent a bubble again (running: {running})"
+            assert now[2] > infos, "the header and status line heard of them"
+        info = r.ctl.session_info("s1")
+        assert info.model == "m-True" and info.context_percent == 10
+        assert r.ctl.summary("s1").title == "Titled True"  # type: ignore[union-attr]
