@@ -58,6 +58,10 @@ def _text(path: Path) -> str:
 
 def _click(app: App, message: ChatMessage, kind: str, n: int = 0) -> None:
     view = app.window.chat_view
+    # Where the zone is now: a card that just grew (its diff arrived) is laid out again on the
+    # next frame; a click at the old place landed beside the button (a full run, CI load).
+    view.chat_model.flush()
+    view.doItemsLayout()
     row = view.chat_model.row_of(message.id)
     assert row is not None
     index = view.chat_model.index(row)
@@ -117,8 +121,8 @@ async def test_the_card_shows_the_written_file_and_restore_puts_it_back(
             assert "-old line" in shown and "+new line" in shown
 
             _click(app, reply, "restore_changes")
+            await until(lambda: win.chat_view.findChild(RestoreDialog) is not None, "dialog", 10)
             dialog = win.chat_view.findChild(RestoreDialog)
-            assert dialog is not None
             await until(dialog.restore_file.isEnabled, "the checkpoint's diff shown", 60)
             assert "+new line" in dialog.preview.toPlainText()
             QTest.mouseClick(dialog.restore_file, Qt.MouseButton.LeftButton)
