@@ -51,8 +51,18 @@ class Result:
         return cls(**data)
 
 
+# What the reports themselves write: regenerating one leaves the code as committed.
+REPORTS = (
+    "docs/benchmarks.md",
+    "docs/bench-profiles",
+    "docs/bench-growth.png",
+    "docs/reliability.md",
+)
+
+
 def commit_label(root: Path = ROOT) -> str:
-    """The checked-out commit (short hash), "+ uncommitted changes" when the tree is dirty."""
+    """The checked-out commit (short hash), "+ uncommitted changes" when the tree is dirty
+    (the reports' own files aside: a second run after a first one measures the same code)."""
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short=10", "HEAD"],
@@ -63,7 +73,15 @@ def commit_label(root: Path = ROOT) -> str:
             timeout=10,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                *(f":(exclude){path}" for path in REPORTS),
+            ],
             cwd=root,
             capture_output=True,
             text=True,

@@ -35,3 +35,25 @@ def test_the_growth_rows_bring_their_plot_into_the_table(tmp_path: Path, monkeyp
     assert "bench-growth.png" not in table([row], "c0ffee1")  # no plot drawn: none shown
     plot.write_bytes(b"\x89PNG")
     assert "![memory and first paint over store sizes](bench-growth.png)" in table([row], "c")
+
+
+def test_a_report_written_by_an_earlier_run_leaves_the_commit_clean(tmp_path: Path) -> None:
+    """A run after a first one (its reports not committed yet) measures the committed code: it
+    is stamped with the commit alone; a changed source file still makes it "uncommitted"."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "docs" / "bench-profiles").mkdir(parents=True)
+    files = ["docs/benchmarks.md", "docs/bench-profiles/results.json", "docs/reliability.md"]
+    for name in [*files, "app.py"]:
+        (tmp_path / name).write_text("one\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    for name in files:
+        (tmp_path / name).write_text("two\n")
+    assert "uncommitted" not in commit_label(tmp_path)
+    (tmp_path / "app.py").write_text("two\n")
+    assert commit_label(tmp_path).endswith("+ uncommitted changes")
