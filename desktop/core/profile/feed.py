@@ -184,7 +184,11 @@ class ConversationFeed:
 
     def _on_conversation_changed(self, conv: Conversation) -> None:
         key = conv.key
-        self._whole_shown.discard(key)
+        # The session's info, status or usage changed, no bubble: nothing goes to the view, so
+        # the whole list it was last sent is still the list (a snapshot then sends none again).
+        no_bubble = conv.changed_only == () and self._shown.get(key) == len(conv.messages)
+        if not no_bubble:
+            self._whole_shown.discard(key)
         if conv.text_grew:
             # A delta of a running turn (thousands a second over many chats): its list row,
             # requests and info are as they were; only the growing reply is kept.
@@ -208,8 +212,8 @@ class ConversationFeed:
         messages = conv.messages
         streaming = conv.streaming_message
         shown = self._shown.get(key)
-        if conv.changed_only == () and shown == len(messages):
-            return  # the session's info, status or usage changed, no bubble: none sent
+        if no_bubble:
+            return
         if streaming is not None and shown == len(messages):
             self.message_changed(key, streaming)
             return

@@ -189,6 +189,15 @@ async def test_the_sessions_info_status_and_usage_send_no_bubble_again(tmp_path:
             assert now[0] == wholes, f"{news} sent the whole chat again (running: {running})"
             assert now[1] == changed, f"{news} sent a bubble again (running: {running})"
             assert now[2] > infos, "the header and status line heard of them"
+        # A snapshot then (a reconnect's reattach): the list the window has is still whole,
+        # so it is not sent once more.
+        r.emit("message.complete", "r1", text="Working", status="complete")
+        feed = r.ctl._feed
+        feed.on_router_snapshot("s1", {"messages": []})  # sent whole (the last send was a bubble)
+        wholes = len(r.seen.of("on_session_messages"))
+        r.emit("session.info", "r1", model="m-after")
+        feed.on_router_snapshot("s1", {"messages": []})
+        assert len(r.seen.of("on_session_messages")) == wholes, "sent whole again after the info"
         info = r.ctl.session_info("s1")
-        assert info.model == "m-True" and info.context_percent == 10
+        assert info.model == "m-after" and info.context_percent == 10
         assert r.ctl.summary("s1").title == "Titled True"  # type: ignore[union-attr]
