@@ -3,13 +3,15 @@
 Decoding a list of thousands of chats allocates tens of thousands of dicts and strings at
 once; freed, glibc keeps the pages for reuse and the process stays that much bigger for good.
 `malloc_trim(0)` returns them (10,000 chats listed: the app's growth 15 -> 12 MB). Elsewhere
-(no glibc) nothing is done.
+(no glibc) nothing is done. Used by the app (a list merged, a chat's rows let go) and by the
+embedded gateway (a big reply sent).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import sys
 from collections.abc import Callable
 
@@ -33,8 +35,15 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return _trim
 
 
-def release_freed_memory() -> bool:
-    """Return freed heap pages to the system; whether this platform could."""
+def release_freed_memory(*, collect: bool = False) -> bool:
+    """Return freed heap pages to the system; whether this platform could.
+
+    `collect`: first a full garbage collection, for a burst whose objects a reference cycle
+    may still hold (the embedded gateway's big replies: 4 of its 5 MB came back only so).
+    Not for the app's UI thread, whose heap takes far longer to walk.
+    """
+    if collect:
+        gc.collect()
     trim = _malloc_trim()
     if trim is None:
         return False

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from typing import Any
 
 import pytest
 
 from desktop.common.clock import ManualClock
 from desktop.core.link.protocol import Event, decode_frame
+from desktop.gateway.rpc import connection
 from desktop.gateway.rpc.connection import Connection
 from desktop.gateway.sessions.events import EventLog
 
@@ -167,3 +169,61 @@ async def test_byte_budget_drops_a_client_that_lags_behind_big_frames() -> None:
     conn.send_event(log.append("r1", "message.delta", {"text": "x" * 600}))
     conn.send_event(log.append("r1", "message.delta", {"text": "y" * 600}))
     assert conn.dropped_slow and ws.transport.aborted
+
+
+class _Rows(list[dict[str, Any]]):
+    """A reply's rows, watched: a list that a weak reference can follow."""
+
+
+class _BigList:
+    """Answers session.list with thousands of rows (a long history), as the gateway does."""
+
+    def __init__(self) -> None:
+        self.rows: weakref.ref[_Rows] | None = None
+
+    def call(self, _peer: Connection, _method: str, _params: dict[str, Any]) -> dict[str, Any]:
+        rows = _Rows(
+            {"id": f"s{i}", "title": f"chat {i}", "preview": "x" * 40} for i in range(5000)
+        )
+        self.rows = weakref.ref(rows)
+        return {"sessions": rows}
+
+
+async def test_a_big_reply_once_sent_is_freed_and_its_heap_given_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 10,000 chats listed left the gateway 16 MB bigger for good: the reply was kept until
+    # the next request and the heap it freed was never handed back.
+    released: list[bool] = []  # at each release: whether the reply's rows were gone by then
+    methods = _BigList()
+
+    def release(*, collect: bool = False) -> bool:
+        released.append(collect and methods.rows is not None and methods.rows() is None)
+        return True
+
+    monkeypatch.setattr(connection, "release_freed_memory", release)
+    ws = _Socket()
+    conn = Connection(ws, _Hub(), methods, ManualClock())  # type: ignore[arg-type]
+
+    async def body() -> None:
+        ws.incoming.put_nowait('{"jsonrpc": "2.0", "id": 1, "method": "session.list"}')
+        await _until_sent(ws, 2)
+        await asyncio.sleep(0)  # the writer goes on past the send
+
+    await _serving(conn, ws, body())
+    assert len(json.loads(ws.sent[1])["result"]["sessions"]) == 5000
+    assert released == [True]
+
+
+async def test_small_replies_cost_no_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    released: list[int] = []
+    monkeypatch.setattr(connection, "release_freed_memory", lambda **_: released.append(1))
+    conn, ws, _ = _connection()
+
+    async def body() -> None:
+        for i in range(20):
+            ws.incoming.put_nowait(f'{{"jsonrpc": "2.0", "id": {i}, "method": "gateway.ping"}}')
+        await _until_sent(ws, 21)
+
+    await _serving(conn, ws, body())
+    assert released == []

@@ -16,6 +16,7 @@ from desktop.common.clock import Clock
 from desktop.common.codec import dumps, loads
 from desktop.common.codes import FRAME_TOO_LARGE, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from desktop.common.limits import MAX_FRAME_BYTES
+from desktop.common.memory import release_freed_memory
 from desktop.common.methods import READY_EVENT
 from desktop.gateway.rpc.methods import Methods
 from desktop.gateway.sessions.events import LoggedEvent
@@ -33,6 +34,9 @@ SEND_QUEUE_BYTES = 64 * 1024 * 1024
 # Reading pauses above these (frames, bytes) and resumes once the writer is down to half.
 READ_PAUSE_FRAMES = 256
 READ_PAUSE_BYTES = 1024 * 1024
+# A reply this big (a list of thousands of chats, a page of history) left its rows, its
+# encoding and its bytes free once sent: the heap is handed back to the system then.
+BIG_FRAME = 256 * 1024
 
 
 class Connection:
@@ -151,6 +155,8 @@ class Connection:
                 reply = self.answer(message)
                 if reply is not None:
                     self._enqueue(reply)
+                    # Not kept until the next request: a long list's rows go once it is sent.
+                    del reply
                 if self._open and self._backlogged():
                     await self._until_drained()
                 if not self._open:
@@ -181,6 +187,9 @@ class Connection:
                         log.warning("replaced invalid text in an outgoing frame")
                         data = scrub(frame).encode()
                     await send(data, text=True)
+                    if len(frame) >= BIG_FRAME:
+                        del frame, data
+                        release_freed_memory(collect=True)
                 if self._drained is not None:
                     self._wake_reader()
                 waiter = self._waiter = loop.create_future()

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.common.memory import release_freed_memory
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.ui.chat.delegate import BubbleDelegate
 from desktop.ui.chat.jump_button import MARGIN, JumpButton
@@ -61,7 +62,6 @@ from desktop.ui.chat.text_selection import (
     word_at,
 )
 from desktop.ui.chat.version_switch import showing, version_count
-from desktop.ui.platform.heap import release_free_memory
 from desktop.ui.render.bubble_layout import BUBBLE_SHARE, PAD_H, ROW_MARGIN_H
 from desktop.ui.render.links import LinkOpener
 from desktop.ui.render.quoting import source_of
@@ -171,7 +171,7 @@ class ChatView(QListView):
         self._release = QTimer(self)
         self._release.setSingleShot(True)
         self._release.setInterval(RELEASE_MS)
-        self._release.timeout.connect(release_free_memory)
+        self._release.timeout.connect(release_freed_memory)
         self.bubbles = BubbleDelegate(self, self.chat_model, self.render_cache)
         self.setModel(self.chat_model)
         self.setItemDelegate(self.bubbles)
