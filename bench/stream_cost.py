@@ -10,7 +10,7 @@ delta of everything called at least once per two deltas (cProfile counts: determ
 with --frames, a profile of the frames alone (flush and repaint): the calls costing most per
 frame, and the reply's boundaries (message.start and message.complete) timed apart.
 
-    python -m bench.stream_cost [--profile | --frames]
+    python -m bench.stream_cost [--profile | --frames [--part p1|table|p2|code|tail]]
 """
 
 from __future__ import annotations
@@ -32,10 +32,13 @@ from bench.seed import seed
 from bench.streaming import KEY, RATE, REPLY_DELTAS, TABLE_ROWS, delta_text
 from desktop.core.link.protocol import decode_frame, encode_event
 
-PER_FRAME = RATE // 60
+# Deltas per frame: 60 frames/s, or as many as HERMES_QT_BENCH_COST_PER_FRAME says (the real
+# bench paints more often than 60/s on a quick machine: fewer deltas per frame).
+PER_FRAME = int(os.environ.get("HERMES_QT_BENCH_COST_PER_FRAME", RATE // 60))
 REPLIES = 2
 PROFILE_ENV = "HERMES_QT_BENCH_COST_PROFILE"
 FRAMES_ENV = "HERMES_QT_BENCH_COST_FRAMES"
+PART_ENV = "HERMES_QT_BENCH_COST_PART"
 
 
 def part(k: int) -> str:
@@ -81,6 +84,7 @@ async def drive(app: Any) -> None:
     bounds: dict[str, list[float]] = {}
 
     bound_prof = cProfile.Profile() if os.environ.get(FRAMES_ENV) else None
+    only = os.environ.get(PART_ENV)  # frames of this part alone in the frame profile
 
     def boundary(type_: str, payload: dict[str, Any]) -> None:
         if bound_prof is not None:
@@ -102,13 +106,14 @@ async def drive(app: Any) -> None:
             receive("message.delta", {"text": delta_text(k)})
             fed.setdefault(part(k), []).append(time.thread_time() - t0)
             if k % PER_FRAME == PER_FRAME - 1:
-                if frame_prof is not None:
+                profiled = frame_prof is not None and only in (None, part(k))
+                if profiled:
                     frame_prof.enable()
                 t0 = time.thread_time()
                 model.flush()
                 viewport.repaint()
                 frames.setdefault(part(k), []).append(time.thread_time() - t0)
-                if frame_prof is not None:
+                if profiled:
                     frame_prof.disable()
                 await asyncio.sleep(0.002)  # the loop's own work (timers, posted events)
         boundary("message.complete", {"status": "complete"})
@@ -133,7 +138,7 @@ async def drive(app: Any) -> None:
         ]
         out["calls_per_delta"] = sorted(calls, key=lambda c: -c[2])
     if frame_prof is not None:
-        n_frames = sum(len(v) for v in frames.values())
+        n_frames = len(frames[only]) if only else sum(len(v) for v in frames.values())
         stats = pstats.Stats(frame_prof).stats  # type: ignore[attr-defined]
         per_frame = [
             (f"{os.path.basename(f)}:{line}({fn})", round(n / n_frames, 2), cum / n_frames * 1e3)
@@ -155,6 +160,8 @@ def main() -> int:
     env = {PROFILE_ENV: "1"} if "--profile" in sys.argv else {}
     if "--frames" in sys.argv:
         env[FRAMES_ENV] = "1"
+    if "--part" in sys.argv:  # --part p2: the frame profile of that part's frames alone
+        env[PART_ENV] = sys.argv[sys.argv.index("--part") + 1]
     res = run_app("bench.stream_cost", timeout=300, seed=partial(seed, sessions={KEY: 20}), **env)
     for name, n, cum in res.pop("calls_per_delta", []):
         print(f"{n:8.3f}/delta {cum:8.3f} s  {name}")

@@ -19,6 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.ui.platform.sources import forget_import_sources
 
+# markdown-it's cap on the empty cells its table rule adds to rows shorter than the header
+# (markdown_it.rules_block.table.MAX_AUTOCOMPLETED_CELLS; not imported: start-up stays lean).
+MAX_AUTOCOMPLETED_CELLS = 0x10000
+
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
@@ -200,6 +204,13 @@ def render_markdown_fresh(
         "highlight": highlight,
     }
     return str(_md(text).render(text, env))
+
+
+def render_inline_fresh(text: str) -> str:
+    """The inline markdown of one table cell as the parser renders it inside its table (the
+    same parser, its inline rules alone: no block parse of the table around it)."""
+    env = {"style": "", "code_bg": "", "code_fg": "", "open_fence": False, "highlight": highlighted}
+    return str(_md(text).renderInline(text, env))
 
 
 def _fence_walk(lines: list[str]) -> Iterator[tuple[int, str, bool, bool]]:
@@ -440,16 +451,43 @@ def table_lines(text: str) -> list[str] | None:
     return lines
 
 
-def _table_row_html(head: str, row: str, render: Callable[[str], str]) -> str | None:
-    """The `<tr>` of one body row of the table headed by `head` (its header and delimiter
-    lines), rendered by `render` as in the whole table; None when it does not render as one."""
-    html = render(f"{head}\n{row}\n")
-    start = html.find(_TBODY)
-    end = html.find("</tbody>")
-    if start < 0 or end < 0 or not html.endswith("</tbody>\n</table>\n"):
-        return None
-    body = html[start + len(_TBODY) : end]
-    return body if body.count("<tr>") == 1 else None
+def _table_aligns(delimiter: str) -> list[str]:
+    """The `<td>` attributes of a table's columns from its delimiter row, as markdown-it's
+    table rule reads them (`| :-- | :-: | --: |`: left, center, right)."""
+    from markdown_it.common.utils import mdTrim
+
+    parts = delimiter.split("|")
+    aligns: list[str] = []
+    for i, part in enumerate(parts):
+        t = mdTrim(part)
+        if not t and i in (0, len(parts) - 1):
+            continue
+        side = "center" if t[:1] == ":" and t[-1:] == ":" else "right" if t[-1:] == ":" else ""
+        side = side or ("left" if t[:1] == ":" else "")
+        aligns.append(f' style="text-align:{side}"' if side else "")
+    return aligns
+
+
+def _table_row_html(aligns: list[str], row: str, inline: Callable[[str], str]) -> tuple[str, int]:
+    """The `<tr>` of one body row (a line starting with a pipe, which nothing but a row can
+    be) under a header whose columns are `aligns`, as markdown-it's table rule makes it: the
+    row split at unescaped pipes, cut or padded to the header's columns, each cell's inline
+    markdown rendered by `inline` (the parser's inline rules): no parse of the whole table.
+    With it, how many cells the line has."""
+    from markdown_it.common.utils import mdTrim
+    from markdown_it.rules_block.table import escapedSplit
+
+    cells = escapedSplit(mdTrim(row))
+    if cells and cells[0] == "":
+        cells.pop(0)
+    if cells and cells[-1] == "":
+        cells.pop()
+    out = ["<tr>\n"]
+    for i, attrs in enumerate(aligns):
+        content = mdTrim(cells[i]) if i < len(cells) and cells[i] else ""
+        out.append(f"<td{attrs}>{inline(content)}</td>\n")
+    out.append("</tr>\n")
+    return "".join(out), len(cells)
 
 
 class _Tables:
@@ -460,10 +498,13 @@ class _Tables:
     table reads exactly as rendered whole; anything that might not is rendered whole.
     """
 
-    def __init__(self, render: Callable[[str], str]) -> None:
+    def __init__(self, render: Callable[[str], str], inline: Callable[[str], str]) -> None:
         self._render = render
-        self._heads: OrderedDict[str, str] = OrderedDict()  # head lines -> thead HTML
-        self._rows: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._inline = inline
+        # head lines -> (thead HTML, its columns' <td> attributes)
+        self._heads: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
+        self._rows: OrderedDict[tuple[str, str], tuple[str, int]] = OrderedDict()
+        """(head, row line) -> (its <tr>, how many cells the line has)"""
         self.rows_rendered = 0
         """Rows parsed so far (the test of the incremental layout counts them)."""
 
@@ -472,40 +513,38 @@ class _Tables:
         if lines is None:
             return None
         head = f"{lines[0]}\n{lines[1]}"
-        thead = self._head(head)
-        if thead is None:
+        found = self._head(head)
+        if found is None:
             return None
-        rows: list[str] = []
-        for line in lines[2:]:
-            row = self._row(head, line)
-            if row is None:
-                return None
-            rows.append(row)
-        return f"{thead}{_TBODY}{''.join(rows)}</tbody>\n</table>\n"
+        thead, aligns = found
+        rows = [self._row(head, aligns, line) for line in lines[2:]]
+        if sum(len(aligns) - cells for _html, cells in rows) > MAX_AUTOCOMPLETED_CELLS:
+            return None  # (the parser stops such a table early: rendered whole)
+        return f"{thead}{_TBODY}{''.join(html for html, _cells in rows)}</tbody>\n</table>\n"
 
-    def _head(self, head: str) -> str | None:
+    def _head(self, head: str) -> tuple[str, list[str]] | None:
         found = self._heads.get(head)
         if found is None:
             html = self._render(head + "\n")
             cut = html.find("</thead>\n")
             if cut < 0 or not html.endswith("</thead>\n</table>\n"):
                 return None
-            found = self._heads[head] = html[: cut + len("</thead>\n")]
+            aligns = _table_aligns(head.split("\n")[1])
+            if html.count("</th>") != len(aligns):
+                return None
+            found = self._heads[head] = (html[: cut + len("</thead>\n")], aligns)
             while len(self._heads) > TABLE_HEADS:
                 self._heads.popitem(last=False)
         else:
             self._heads.move_to_end(head)
         return found
 
-    def _row(self, head: str, line: str) -> str | None:
+    def _row(self, head: str, aligns: list[str], line: str) -> tuple[str, int]:
         key = (head, line)
         found = self._rows.get(key)
         if found is None:
-            row = _table_row_html(head, line, self._render)
+            found = self._rows[key] = _table_row_html(aligns, line, self._inline)
             self.rows_rendered += 1
-            if row is None:
-                return None
-            found = self._rows[key] = row
             while len(self._rows) > TABLE_ROWS:
                 self._rows.popitem(last=False)
         else:
@@ -581,7 +620,9 @@ class MarkdownCache:
         """Coloured code; a streaming reply's closed blocks are coloured in idle time."""
         colour = self.colours.now
         # A table's rows hold no code block: its HTML depends on its text alone.
-        self.tables = _Tables(lambda text: render_markdown_fresh(text, "", "", ""))
+        self.tables = _Tables(
+            lambda text: render_markdown_fresh(text, "", "", ""), render_inline_fresh
+        )
         """Tables by their rows' HTML (a growing table is parsed a row at a time)."""
 
         def fresh(

@@ -26,14 +26,15 @@ def _row(r: int) -> str:
 def test_each_frame_of_a_growing_table_parses_its_new_rows_only(
     qtbot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    parsed: list[int] = []  # characters handed to the parser, per frame
-    real = markdown.render_markdown_fresh
+    parsed: list[int] = []  # characters handed to the parser (blocks or a cell's inline), per frame
+    for name in ("render_markdown_fresh", "render_inline_fresh"):
+        real = getattr(markdown, name)
 
-    def counting(text: str, *args: Any, **kw: Any) -> str:
-        parsed[-1] += len(text)
-        return real(text, *args, **kw)
+        def counting(text: str, *args: Any, _real: Any = real, **kw: Any) -> str:
+            parsed[-1] += len(text)
+            return str(_real(text, *args, **kw))
 
-    monkeypatch.setattr(markdown, "render_markdown_fresh", counting)
+        monkeypatch.setattr(markdown, name, counting)
     docs = bubble_layout.BubbleDocs()
     font = ChatView().font()
     reply = assistant("a1", "", streaming=True)
