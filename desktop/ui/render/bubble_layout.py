@@ -185,6 +185,8 @@ class _Stream:
     """(its text, its document, whether a code block in it is shown plain for now)"""
     chunks: ChunkScan = field(default_factory=ChunkScan)
     """Its text's block groups, scanned from the last final one on."""
+    tail: tuple[str, QTextDocument] | None = None
+    """The block being written as last laid out: (its HTML, its document)."""
 
 
 class BubbleDocs:
@@ -281,8 +283,15 @@ class BubbleDocs:
                 html, plain = self.markdown.streamed(chunk, *style)
             else:
                 html = self.markdown.render(chunk, *style)
-            # Laid out once, like the block being written (see _markdown_doc's `fit`).
-            group = (chunk, _markdown_doc(user, font, width, colors, html, fit=False), plain)
+            last = stream.tail
+            if last is not None and last[0] == html and not plain:
+                # The block being written finished as the last frame showed it (a table's last
+                # row): that document, laid out already, is the group.
+                doc = last[1]
+            else:
+                # Laid out once, like the block being written (see _markdown_doc's `fit`).
+                doc = _markdown_doc(user, font, width, colors, html, fit=False)
+            group = (chunk, doc, plain)
             if i < len(groups):
                 groups[i] = group
             else:
@@ -295,6 +304,7 @@ class BubbleDocs:
         tail_doc.open_fence = open_fence
         tail_doc.fences = closed_fences(tail)
         tail_doc.plain_code = plain
+        stream.tail = (rendered, tail_doc)
         return [doc for _, doc, _plain in groups], tail_doc
 
 

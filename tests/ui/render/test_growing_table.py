@@ -104,3 +104,25 @@ def test_a_table_from_its_rows_is_the_table_rendered_whole(
     assert cache.fresh(text, "friendly", "#eee", "#111") == render_markdown_fresh(
         text, "friendly", "#eee", "#111"
     )
+
+
+def test_a_finished_table_keeps_the_document_its_last_frame_laid_out(qtbot: Any) -> None:
+    # The frame a table finishes on (the next paragraph begins) made its group anew, parsed
+    # and laid out whole: the slowest frame of a streaming reply. The block being written,
+    # as the last frame laid it out, is that group already.
+    docs = bubble_layout.BubbleDocs()
+    font = ChatView().font()
+    reply = assistant("a1", "", streaming=True)
+    table = "Here is the table:\n\n" + HEAD + "".join(_row(r) for r in range(12))
+    reply.text = table
+    before = bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset(), docs=docs)
+    reply.text = table + "\nAnd now"
+    after = bubble_layout.build_layout(reply, 640, font, LIGHT, frozenset(), docs=docs)
+    assert before.tail_doc is not None and after.tail_doc is not None
+    assert after.head_docs[-1][0] is before.tail_doc
+    assert after.tail_doc.toPlainText().strip() == "And now"
+    whole = MarkdownCache().fresh(HEAD + "".join(_row(r) for r in range(12)), "", "", "")
+    assert (
+        after.head_docs[-1][0].toPlainText()
+        == bubble_layout._markdown_doc(False, font, 640, LIGHT, whole).toPlainText()
+    )
