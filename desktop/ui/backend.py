@@ -69,6 +69,12 @@ class ChatBackend(Protocol):
         """Replies not seen yet, over all of this profile's sessions."""
         ...
 
+    def busy_keys(self) -> list[str]:
+        """The sessions with a turn running or a request waiting for the user, in the list's
+        order: the few such chats looked at, not the whole list (the tabs and the running
+        strip ask at every turn's start and end; a pass over 10,000 chats took ~40 ms)."""
+        ...
+
     def pending_requests(self, key: str) -> list[ApprovalRequest]:
         """Requests of session `key` waiting for the user, oldest first; `on_approval_request`
         and `on_approval_closed` say when this changes."""

@@ -83,6 +83,9 @@ class FakeBackend:
     def unread(self) -> int:
         return sum(s.unread for s in self.summaries)
 
+    def busy_keys(self) -> list[str]:
+        return [s.key for s in self.summaries if s.running or self.pending.get(s.key)]
+
     def pending_requests(self, key: str) -> list[ApprovalRequest]:
         return list(self.pending.get(key, {}).values())
 

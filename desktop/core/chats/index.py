@@ -112,6 +112,16 @@ class SessionIndex:
         items.sort(key=lambda s: (s.pinned, s.updated_at), reverse=True)
         return items
 
+    def in_list_order(self, keys: set[str]) -> list[str]:
+        """Those of `keys` that are listed, in the list's order (see `summaries`)."""
+        listed = [(k, s.summary) for k, s in self._sessions.items() if k in keys]
+        listed.sort(key=lambda ks: (ks[1].pinned, ks[1].updated_at), reverse=True)
+        return [k for k, _s in listed]
+
+    def running_keys(self) -> set[str]:
+        """The sessions with a turn running."""
+        return {k for k, s in self._sessions.items() if s.running}
+
     def summary(self, key: str) -> SessionSummary | None:
         """One row of the list as shown."""
         state = self._sessions.get(key)

@@ -290,6 +290,11 @@ class ProfileController:
         """Replies not seen yet, over all of this profile's sessions."""
         return self._index.unread()
 
+    def busy_keys(self) -> list[str]:
+        busy = self._index.running_keys()
+        busy.update(self._resolve(k) for k in self._feed.asking() if self.pending_requests(k))
+        return self._index.in_list_order(busy)
+
     def pending_requests(self, key: str) -> list[ApprovalRequest]:
         """What the agent asks of the user in session `key` and is not answered yet, oldest
         first (the conversation's own list: answered here or elsewhere, it leaves it)."""

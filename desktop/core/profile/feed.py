@@ -234,6 +234,10 @@ class ConversationFeed:
             self._index.attach_sent(key, whole)
             self._notify(lambda listener: listener.on_session_messages(key, whole))
 
+    def asking(self) -> set[str]:
+        """The sessions whose requests are shown as cards (a question waiting for the user)."""
+        return {key for key, shown in self._requests.items() if shown}
+
     def _sync_requests(self, key: str, conv: Conversation) -> None:
         """Cards follow `conv.pending`: each request shown once, removed when it is gone."""
         shown = self._requests.setdefault(key, set())

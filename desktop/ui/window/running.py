@@ -72,11 +72,7 @@ def busy_chats(backend: ChatBackend, profile: str) -> list[ChatState]:
 
     Only those are made into states: a title's markdown parsed for each of 10,000 idle chats
     took 1.2 s, at every start and every refresh of the tabs."""
-    return [
-        chat_state(backend, profile, s.key)
-        for s in backend.sessions()
-        if s.running or backend.pending_requests(s.key)
-    ]
+    return [chat_state(backend, profile, key) for key in backend.busy_keys()]
 
 
 NO_ICON = QIcon()

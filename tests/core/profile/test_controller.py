@@ -172,6 +172,27 @@ async def test_each_request_reaches_the_window_once_and_each_answer_has_hermes_s
         assert "hunter2" not in dump
 
 
+async def test_the_busy_chats_are_the_running_and_the_asking_ones_in_list_order(
+    tmp_path: Path,
+) -> None:
+    # What the running strip and the tabs' dots show; asked at every turn's start and end,
+    # so the controller names them without a pass over the whole list.
+    async with rig(tmp_path, seed=two_chats) as r:
+        r.gw.runtime_of.update(s1="r1", s2="r2")
+        await r.online()
+        for key in ("s1", "s2"):
+            r.ctl.open_session(key)
+        await settle(lambda: len(r.seen.of("on_session_messages")) >= 2, "both open")
+        assert r.ctl.busy_keys() == []
+        r.emit("message.start", "r2")
+        await settle(lambda: r.ctl.busy_keys() == ["s2"], "s2 running")
+        r.emit("approval.request", "r1", command="rm -r build", request_id="a1")
+        await settle(lambda: r.ctl.busy_keys() == ["s1", "s2"], "s1 asking, newer first")
+        r.ctl.respond("s1", "a1", "once")
+        r.emit("message.complete", "r2", text="done")
+        await settle(lambda: r.ctl.busy_keys() == [], "neither busy")
+
+
 async def test_what_the_window_shows_of_a_chat_is_asked_of_the_controller_under_either_key(
     tmp_path: Path,
 ) -> None:
