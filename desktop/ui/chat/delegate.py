@@ -612,9 +612,11 @@ class BubbleDelegate(QStyledItemDelegate):
                 marks = self._found(doc, find_term, current_match - seen) if find_term else []
                 seen += len(marks)
                 if clip is not None and (
-                    clip.bottom() < at.y() or clip.top() > at.y() + doc.size().height()
+                    clip.bottom() <= at.y() or clip.top() >= at.y() + doc.size().height()
                 ):
-                    continue  # above or below what this frame draws: not even laid out to draw
+                    # Above or below what this frame draws (a band that starts where it ends
+                    # holds none of it): not even laid out to draw.
+                    continue
                 cursor = selection.cursor_in(i, doc) if selection is not None else None
                 if cursor is not None:
                     marks.append(self._highlight(cursor, user))

@@ -28,8 +28,10 @@ class SafeDocument(QTextDocument):
         self.text_width: float | None = None
         # Its code blocks' rects once laid out for good (a finished block is reused per frame).
         self.code_rects: list[QRectF] | None = None
-        # Whether it holds a markdown table (see has_table), once looked at.
+        # Whether it holds a markdown table (see has_table), and whether it is one table and
+        # nothing else (see only_table), once looked at.
         self.tables: bool | None = None
+        self.table_alone: bool | None = None
         # A block being written that ends inside a code block (drawn without colours yet),
         # and how many code blocks it closes (coloured once closed).
         self.open_fence = False
@@ -101,7 +103,17 @@ def has_table(doc: QTextDocument) -> bool:
 
 
 def only_table(doc: QTextDocument) -> bool:
-    """Whether a document is one markdown table and nothing else (no list, rule or code)."""
+    """Whether a document is one markdown table and nothing else (no list, rule or code);
+    cached per document (a finished table is asked at every frame of the reply after it)."""
+    known = doc.table_alone if isinstance(doc, SafeDocument) else None
+    if known is None:
+        known = _only_table(doc)
+        if isinstance(doc, SafeDocument):
+            doc.table_alone = known
+    return known
+
+
+def _only_table(doc: QTextDocument) -> bool:
     frames = doc.rootFrame().childFrames()
     if len(frames) != 1 or not isinstance(frames[0], QTextTable) or is_code_block(frames[0]):
         return False

@@ -668,3 +668,33 @@ def test_block_groups_of_a_growing_text_are_those_of_the_text_scanned_whole(
         assert scan.scan(text) == stream_chunks(text)
     text = text[: len(text) // 2] + "- x\n"  # replaced, not grown: scanned whole again
     assert scan.scan(text) == stream_chunks(text)
+
+
+def test_the_paragraph_after_a_finished_table_draws_no_table_again(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each frame of the paragraph after a table drew the table anew (its band began where the
+    # table ends, which counted as touching it): ~2 ms a frame for a 24-row table.
+    rows = "".join(f"| {r} | `item{r}` | {r * 7} |\n" for r in range(24))
+    table = "Here:\n\n| # | name | value |\n|---|---|---|\n" + rows + "\nNow"
+    reply = assistant("a1", table, streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    view.grab()
+    tables: list[int] = []  # the table drawn, frame by frame
+    draw = type(view.bubbles)._draw_doc
+
+    def counting(self: Any, painter: Any, doc: Any, *args: Any, **kw: Any) -> None:
+        if "item23" in doc.toPlainText():
+            tables[-1] += 1
+        draw(self, painter, doc, *args, **kw)
+
+    monkeypatch.setattr(type(view.bubbles), "_draw_doc", counting)
+    for word in (" the", " code", " is", " next"):  # (the bubble does not widen)
+        tables.append(0)
+        with qtbot.wait_signal(view.chat_model.flushed):
+            reply.text += word
+            view.update_message(reply)
+        view.grab()
+    assert tables == [0, 0, 0, 0], f"the finished table drawn again: {tables}"
+    assert view.bubbles.rows_kept > 0
