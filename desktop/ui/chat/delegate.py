@@ -835,7 +835,7 @@ class BubbleDelegate(QStyledItemDelegate):
         small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
         painter.setFont(small)
         painter.setPen(muted)
-        stamp = footer_text(msg)
+        stamp = lay.stamp if lay.stamp is not None else footer_text(msg)
         rect = lay.footer
         if msg.delivery is not None:
             mark = QRectF(rect.right() - 14, rect.top() + 1, 14, 14)

@@ -77,6 +77,8 @@ class BubbleLayout:
     tool_cards: list[tuple[QRectF, QTextDocument | None, QPointF]] = field(default_factory=list)
     attachment_rects: list[QRectF] = field(default_factory=list)
     footer: QRectF = field(default_factory=QRectF)
+    # What the footer says (worked out once a layout, not again at every paint).
+    stamp: str | None = None
     error_rect: QRectF | None = None
     # A reply whose tools changed files: its "N files changed" card (ui/render/changes).
     changes: ChangesCard | None = None
@@ -429,7 +431,7 @@ def build_layout(
 
     small = QFont(font)
     small.setPointSizeF(max(7.0, font.pointSizeF() - 2))
-    stamp = footer_text(msg)
+    stamp = lay.stamp = footer_text(msg)
     footer_w = QFontMetricsF(small).horizontalAdvance(stamp + " ") + (18 if user else 0)
     content_w = max(content_w, footer_w)
     lay.footer = QRectF(0, y, 0, FOOTER_H)
