@@ -32,11 +32,16 @@ def forget_driver_sources() -> None:
     linecache.clearcache()
 
 
-def tree() -> list[int]:
-    """This app process and every process it started (the embedded gateway), by pid."""
-    pids = [os.getpid()]
+def tree(root: int | None = None) -> list[int]:
+    """This app process (or `root`) and every process it started (the embedded gateway), by
+    pid."""
+    pids = [os.getpid() if root is None else root]
     for pid in pids:  # grows while walking: children of children
-        for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:  # gone meanwhile
+            continue
+        for task in tasks:
             try:
                 pids += [int(c) for c in (task / "children").read_text().split()]
             except OSError:
@@ -63,6 +68,21 @@ def cpu_seconds(pids: list[int]) -> float:
             total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
         except OSError:
             continue
+    return total
+
+
+def threads_cpu_seconds(pids: list[int]) -> float:
+    """CPU time of `pids`, every thread of each (those that ended too) and the children each
+    waited for, from the kernel's tick counts (/proc/PID/stat; 10 ms steps): for a process
+    whose work is not on its main thread (a gateway's worker threads)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15]) / tick  # utime stime cutime cstime
     return total
 
 
