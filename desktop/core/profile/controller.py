@@ -230,6 +230,7 @@ class ProfileController:
             router.on_snapshot(self._catchup.keep_snapshot),
             router.on_snapshot(self._feed.on_router_snapshot),
             router.on_snapshot(self._work.on_snapshot),
+            router.on_snapshot(self._commands.on_snapshot),
             supervisor.subscribe(self._work.on_event),
             router.on_failure(self._tell_local_failure),
             outbox.on_state(self._bubbles.on_outbox_state, profile_id),

@@ -4,6 +4,13 @@ Each is asked of the gateway only when used (`commands.catalog`, `slash.exec`, `
 `config.set` with key "model", as Hermes 0.19 and 0.20.1 name them). A gateway without one
 (the embedded gateway) answers -32601: the listener then gets an empty list and the UI hides
 the feature rather than failing.
+
+A chat's models are asked once per connection, when it is first opened with the gateway
+attached to it (or as soon as it is attached, when it was opened before), not at every open:
+going through tabs opens each chat again, and Hermes 0.20.1 spends ~0.1 s of CPU on each
+`model.options`, queued ahead of whatever is asked next (a reconnect's reactivations). They
+are asked again on a new connection, after a model switch or a slash command, and when the
+providers changed. The catalog is asked once per profile, one call at a time.
 """
 
 from __future__ import annotations
@@ -62,6 +69,13 @@ class AgentCommands:
         self._outputs = 0
         self._commands: list[tuple[str, str]] = []  # the gateway's catalog, once it gave one
         self._models: dict[str, list[ModelChoice]] = {}  # session key -> last offered
+        # Session key -> the connection (epoch) it was last attached on, and on which its
+        # models were asked; keys whose models were asked before it was attached.
+        self._attached: dict[str, int] = {}
+        self._models_asked: dict[str, int] = {}
+        self._models_wanted: set[str] = set()
+        self._catalog_asking = False
+        self._catalog_wanted = False
 
     def commands(self) -> list[tuple[str, str]]:
         """The gateway's slash commands (name, description); empty until it listed some."""
@@ -72,21 +86,50 @@ class AgentCommands:
         return list(self._models.get(key, ()))
 
     def load_commands(self, key: str) -> None:
-        """Ask for the catalog, once per profile: a gateway that listed commands is not asked
-        again (one that has none is, as it may have been offline)."""
-        if not self._commands:
-            self._spawn(self._load_commands(key))
+        """Ask for the catalog, once per profile and one call at a time: a gateway that listed
+        commands is not asked again (one that has none is, as it may have been offline). Asked
+        of chat `key` once the gateway attached it."""
+        if self._commands or self._catalog_asking:
+            return
+        if not self._is_attached(key):
+            self._catalog_wanted = True
+            return
+        self._catalog_asking = True
+        self._spawn(self._load_commands(key))
+
+    def on_snapshot(self, key: str, snapshot: dict[str, Any]) -> None:
+        """Chat `key` is attached on this connection (opened, resumed, reactivated): what was
+        asked of it before it was is asked now."""
+        self._attached[key] = self._sup.epoch
+        if self._catalog_wanted:
+            self._catalog_wanted = False
+            self.load_commands(key)
+        if key in self._models_wanted:
+            self.load_models(key)
+
+    def _is_attached(self, key: str) -> bool:
+        return bool(self._router.runtime_id(key)) and self._attached.get(key) == self._sup.epoch
 
     def run(self, key: str, command: str) -> None:
         self._spawn(self._run(key, command.strip()))
 
-    def load_models(self, key: str) -> None:
+    def load_models(self, key: str, *, again: bool = False) -> None:
+        """Ask for the models chat `key` is offered, unless they were asked on this connection
+        (`again`: even so); once the gateway attached it, if it has not yet."""
+        epoch = self._sup.epoch
+        if not again and self._models_asked.get(key) == epoch:
+            return
+        if not self._is_attached(key):
+            self._models_wanted.add(key)
+            return
+        self._models_wanted.discard(key)
+        self._models_asked[key] = epoch
         self._spawn(self._load_models(key))
 
     def reload_models(self) -> None:
         """Ask again for every session asked before: the providers changed (Settings)."""
         for key in list(self._models):
-            self.load_models(key)
+            self.load_models(key, again=True)
 
     def set_model(self, key: str, choice: ModelChoice) -> None:
         self._spawn(self._set_model(key, choice))
@@ -99,7 +142,10 @@ class AgentCommands:
     # -- calls ---------------------------------------------------------------------------------
 
     async def _load_commands(self, key: str) -> None:
-        result = await self._ask(key, COMMANDS_CATALOG, {})
+        try:
+            result = await self._ask(key, COMMANDS_CATALOG, {})
+        finally:
+            self._catalog_asking = False
         pairs = result.get("pairs") if isinstance(result, dict) else None
         commands = [
             (str(p[0]), str(p[1]) if len(p) > 1 else "")
@@ -113,6 +159,7 @@ class AgentCommands:
         if not command.startswith("/"):
             return
         result = await self._ask(key, SLASH_EXEC, {"command": command}, quiet=False)
+        self._models_asked.pop(key, None)  # `/model` may have switched: asked at the next open
         if not isinstance(result, dict):
             return
         output = str(result.get("output") or "").strip() or "(no output)"
@@ -131,6 +178,8 @@ class AgentCommands:
 
     async def _load_models(self, key: str) -> None:
         result = await self._ask(key, MODEL_OPTIONS, {})
+        if result is None:
+            self._models_asked.pop(key, None)  # not answered: asked again at the next open
         choices: list[ModelChoice] = []
         if isinstance(result, dict):
             current = (str(result.get("provider") or ""), str(result.get("model") or ""))
@@ -157,6 +206,7 @@ class AgentCommands:
         result = await self._ask(key, CONFIG_SET, {"key": "model", "value": value}, quiet=False)
         if not isinstance(result, dict):
             return
+        self._models_asked.pop(key, None)  # the list's current model: asked at the next open
         warning = str(result.get("warning") or "")
         if warning:
             notice(self._notify, key, warning)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -175,3 +176,68 @@ async def test_compress_clicked_as_the_reply_lands_goes_through_once_the_gateway
             "Not compressed: a reply is running. Wait for it or stop it first",
         )
         assert len(r.gw.calls("session.compress")) == 3, "not asked again while a turn runs"
+
+
+OPTIONS = {
+    "provider": "openrouter",
+    "model": "m-large",
+    "providers": [{"slug": "openrouter", "name": "OpenRouter", "models": ["m-small", "m-large"]}],
+}
+CATALOG = {"pairs": [["/help", "List commands"]]}
+
+
+def menus(method: str, params: dict[str, Any]) -> Any:
+    """A gateway offering models and commands (and taking a model switch)."""
+    if method == "model.options":
+        return OPTIONS
+    if method == "commands.catalog":
+        return CATALOG
+    return {"value": "m-small"} if method == "config.set" else None
+
+
+async def test_going_through_tabs_asks_each_chat_for_its_models_once_per_connection(
+    tmp_path: Path,
+) -> None:
+    """Choosing a tab opens its chat again: its models are asked once per connection, not at
+    every choice (Hermes 0.20.1 spends ~0.1 s of CPU on each model.options; 50 tabs gone
+    through queued 5 s of them ahead of a reconnect's reactivation); asked again after a
+    reconnect and after a model switch."""
+    async with hermes(tmp_path, menus) as r:
+        for _ in range(3):
+            r.ctl.open_session("s1")
+            r.ctl.load_commands("s1")
+            r.ctl.load_models("s1")  # as the window does at each open
+        await settle(lambda: r.ctl.models("s1") != [] and r.ctl.commands() != [], "listed")
+        for _ in range(50):
+            await asyncio.sleep(0)  # anything else asked would be answered by now
+        assert (len(r.gw.calls("model.options")), len(r.gw.calls("commands.catalog"))) == (1, 1)
+        assert r.ctl.models("s1")[1].current
+
+        epoch = r.ctl.status().epoch
+        r.net.clients[-1].drop()
+        r.ctl.reconnect_now()
+        await settle(lambda: r.ctl.status().epoch > epoch and r.port.is_online(), "reconnected")
+        r.ctl.load_models("s1")
+        await settle(lambda: len(r.gw.calls("model.options")) == 2, "asked on the new connection")
+
+        r.ctl.set_model("s1", r.ctl.models("s1")[0])
+        await settle(lambda: r.ctl.session_info("s1").model == "m-small", "switched")
+        r.ctl.load_models("s1")
+        await settle(lambda: len(r.gw.calls("model.options")) == 3, "asked after the switch")
+
+
+async def test_a_chat_opened_before_the_gateway_attached_it_gets_its_models_once_attached(
+    tmp_path: Path,
+) -> None:
+    """Opened from the list before the gateway resumed it (or while offline), a chat's models
+    and the commands are asked once it is attached, not left empty until it is opened again."""
+    async with rig(tmp_path, seed=one_chat) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.net.handler = lambda m, p: menus(m, p) or r.gw.handle(m, p)
+        r.ctl.open_session("s1")
+        r.ctl.load_commands("s1")
+        r.ctl.load_models("s1")  # as the window does at the open, before any connection
+        await r.online()
+        await settle(lambda: r.ctl.models("s1") != [] and r.ctl.commands() != [], "asked")
+        assert (len(r.gw.calls("model.options")), len(r.gw.calls("commands.catalog"))) == (1, 1)
+        assert r.gw.calls("model.options") == [{"session_id": "r1"}]
