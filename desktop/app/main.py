@@ -144,6 +144,9 @@ def follows_network(profiles: Iterable[Profile]) -> bool:
 
 def run(paths: AppPaths, *, self_test: bool = False) -> int:
     """Build the core and the window, run the qasync loop until the user quits."""
+    from desktop.ui.platform.sources import skip_feature_scan
+
+    skip_feature_scan()  # before PySide6 (imported with qasync) reads every module's source
     import qasync
     from PySide6.QtWidgets import QApplication
 
