@@ -58,11 +58,18 @@ class ChatBackend(Protocol):
         ...
 
     def sessions(self) -> list[SessionSummary]:
-        """The current session list, newest first."""
+        """The current session list, newest first: after a start, its newest rows (and those
+        down to each session asked for by `summary`) until `load_all_sessions`."""
+        ...
+
+    def load_all_sessions(self) -> None:
+        """List every session (what a start left unread is read from disk; `on_sessions`
+        brings the whole list if it grew)."""
         ...
 
     def summary(self, key: str) -> SessionSummary | None:
-        """Session `key`'s row of that list (title, preview, running, unread)."""
+        """Session `key`'s row of that list (title, preview, running, unread); asked for, it
+        is in `sessions` from then on."""
         ...
 
     def unread(self) -> int:

@@ -56,6 +56,9 @@ class FakeBackend:
     queued_rows: dict[str, list[ChatMessage]] = field(default_factory=dict)
     steer_offered: tuple[bool, str] = (True, "")
     busy: str | None = None
+    # As after a start: `sessions` lists this many (and those down to each `summary` asked
+    # for) until `load_all_sessions`; None lists every one.
+    first_rows: int | None = None
     work_reasons: tuple[str, str] = ("", "")  # work_support()
     replaces_in_place: bool = True  # resend_edited: the prompt is the last turn's
     rollbacks: dict[str, RollbackState] = field(default_factory=dict)
@@ -75,10 +78,22 @@ class FakeBackend:
         return self.current_status
 
     def sessions(self) -> list[SessionSummary]:
-        return list(self.summaries)
+        if self.first_rows is None:
+            return list(self.summaries)
+        return self.summaries[: self.first_rows]
+
+    def load_all_sessions(self) -> None:
+        if self.first_rows is not None:
+            self.first_rows = None
+            self.emit("on_sessions", list(self.summaries))
 
     def summary(self, key: str) -> SessionSummary | None:
-        return next((s for s in self.summaries if s.key == key), None)
+        at = next((i for i, s in enumerate(self.summaries) if s.key == key), None)
+        if at is None:
+            return None
+        if self.first_rows is not None:
+            self.first_rows = max(self.first_rows, at + 1)
+        return self.summaries[at]
 
     def unread(self) -> int:
         return sum(s.unread for s in self.summaries)

@@ -12,7 +12,7 @@ from desktop.common.clock import Clock
 from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.reply_state import APP_WENT_AWAY, INTERRUPTED
 from desktop.core.chats.versions import ReplyVersions
-from desktop.core.disk.store import CachedMessage, SentAttachments, Store, prompt_key
+from desktop.core.disk.store import CachedMessage, ListPlace, SentAttachments, Store, prompt_key
 from desktop.core.errors import StorageError
 from desktop.core.keys import is_temp_key
 from desktop.core.listeners import Notify
@@ -24,6 +24,9 @@ NEW_CHAT = "New chat"
 # A reply still growing is written this often (seconds), marked STREAMING.
 STREAM_SAVE_INTERVAL = 1.0
 STREAMING = "streaming"
+# Sessions read at start (the top of the list, the window's first screen of it many times
+# over); the rest on `load_all`, once the window is painted.
+FIRST_ROWS = 200
 _ROLES = {r.value: r for r in Role}
 _MARKUP = re.compile(r"[*_`#>~]+|!?\[([^\]]*)\]\([^)]*\)")
 
@@ -78,24 +81,37 @@ class SessionIndex:
     Every change that the list shows ends with `emit()` (an `on_sessions` listener call).
     """
 
-    def __init__(self, profile_id: str, store: Store, clock: Clock, notify: Notify) -> None:
+    def __init__(
+        self,
+        profile_id: str,
+        store: Store,
+        clock: Clock,
+        notify: Notify,
+        *,
+        first_rows: int = FIRST_ROWS,
+    ) -> None:
         self._id = profile_id
         self._store = store
         self._clock = clock
         self._notify = notify
         # When each session's growing reply was last written (see `keep_streaming`).
         self._streamed_at: dict[str, float] = {}
-        self._sessions = {
-            r.key: SessionState(r.summary(), user_title=r.user_title)
-            for r in store.sessions(profile_id)
-        }
+        # The listed sessions read so far: always the top of the stored list (no gaps), so
+        # rows read later only come below them; `_after` is where the unread rest starts.
+        self._sessions: dict[str, SessionState] = {}
+        self._after: ListPlace | None = None
+        self._complete = False
+        self._unsaid = False  # rows were read since listeners last heard the list
         # viewer (a window or its front tab) -> the session it shows; several may show one.
         self._viewers: dict[str, str] = {}
         # Sessions whose preview is their last message as this client has it (written live, or
         # from its cached messages): a `session.list` preview, which follows each gateway's own
         # rule (the last prompt, the first message), is taken only for the others, so the row
         # reads the same live and after a restart.
-        self._own_preview = store.keys_with_messages(profile_id)
+        self._own_preview: set[str] = set()
+        # The newest rows now (what the window shows first), the rest when `load_all` is
+        # called or anything needs the whole list: 10,000 rows took ~0.15 s to read.
+        self._read(limit=first_rows)
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
         # session key -> history row -> what the prompt there carried (loaded when first asked)
         self._sent: dict[str, dict[int, SentAttachments]] = {}
@@ -106,8 +122,49 @@ class SessionIndex:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def _read(self, *, limit: int | None = None, through: str | None = None) -> int:
+        """Read stored rows below those read so far: `limit` of them, those down to session
+        `through`, or all; returns how many were new."""
+        if self._complete:
+            return 0
+        page = self._store.session_page(self._id, after=self._after, limit=limit, through=through)
+        new = 0
+        for r in page.records:
+            if r.key not in self._sessions:  # one changed here since keeps what it is now
+                self._sessions[r.key] = SessionState(r.summary(), user_title=r.user_title)
+                new += 1
+                if r.key in page.cached:
+                    self._own_preview.add(r.key)
+        if page.last is not None:
+            self._after = page.last
+        self._unsaid = self._unsaid or new > 0
+        if through is None and (limit is None or len(page.records) < limit):
+            self._complete = True
+        return new
+
+    def load_all(self) -> None:
+        """Read the rest of the stored list; listeners hear of the whole list if it holds
+        rows they were not told of."""
+        self._read()
+        if self._unsaid:
+            self.emit()
+
+    @property
+    def complete(self) -> bool:
+        """Whether every stored session is read (else `summaries` holds the newest ones)."""
+        return self._complete
+
+    def _find(self, key: str) -> SessionState | None:
+        """Session `key`'s state, its row read first (with those above it) if it was not."""
+        state = self._sessions.get(key)
+        if state is None and not self._complete and not is_temp_key(key):
+            self._read(through=key)
+            state = self._sessions.get(key)
+        return state
+
     def summaries(self) -> list[SessionSummary]:
-        """The list as shown: pinned first, then newest first, with running and unread marks."""
+        """The list as shown: pinned first, then newest first, with running and unread marks
+        (the newest rows only until `load_all`)."""
         items = [_shown(s) for s in self._sessions.values()]
         items.sort(key=lambda s: (s.pinned, s.updated_at), reverse=True)
         return items
@@ -123,8 +180,8 @@ class SessionIndex:
         return {k for k, s in self._sessions.items() if s.running}
 
     def summary(self, key: str) -> SessionSummary | None:
-        """One row of the list as shown."""
-        state = self._sessions.get(key)
+        """One row of the list as shown (asked for, it is listed with the rows above it)."""
+        state = self._find(key)
         return _shown(state) if state is not None else None
 
     def unread(self) -> int:
@@ -132,18 +189,21 @@ class SessionIndex:
         return sum(s.unread for s in self._sessions.values())
 
     def get(self, key: str) -> SessionState | None:
-        return self._sessions.get(key)
+        return self._find(key)
 
     def __iter__(self) -> Iterator[str]:
-        """The listed session keys (a copy: the list may change while iterating)."""
+        """The listed session keys, every stored one read (a copy: the list may change while
+        iterating)."""
+        self._read()
         return iter(list(self._sessions))
 
     def runtime_id(self, key: str) -> str | None:
         """The runtime id last stored for `key` (the router may know a newer one)."""
-        state = self._sessions.get(key)
+        state = self._find(key)
         return state.summary.runtime_id if state else None
 
     def emit(self) -> None:
+        self._unsaid = False
         summaries = self.summaries()
         self._notify(lambda listener: listener.on_sessions(summaries))
 
@@ -156,7 +216,7 @@ class SessionIndex:
 
     def open(self, key: str) -> None:
         """`key` is opened (put on screen): its unread mark goes."""
-        state = self._sessions.get(key)
+        state = self._find(key)
         if state is not None and state.unread:
             state.unread = 0
             self.emit()
@@ -176,7 +236,7 @@ class SessionIndex:
 
     def rename(self, key: str, title: str, *, user_title: str | None = None) -> bool:
         """Retitle `key` (and set the user's own title when given); False when it is not listed."""
-        state = self._sessions.get(key)
+        state = self._find(key)
         if state is None:
             return False
         state.summary = replace(state.summary, title=title)
@@ -190,12 +250,12 @@ class SessionIndex:
 
     def user_title(self, key: str) -> str:
         """The title the user gave `key` ("" for none)."""
-        state = self._sessions.get(key)
+        state = self._find(key)
         return state.user_title if state else ""
 
     def mark(self, key: str, *, pinned: bool | None = None, archived: bool | None = None) -> bool:
         """Pin or archive `key` (local marks, kept in the store); False when it is not listed."""
-        state = self._sessions.get(key)
+        state = self._find(key)
         if state is None:
             return False
         pinned = state.summary.pinned if pinned is None else pinned
@@ -208,8 +268,9 @@ class SessionIndex:
 
     def remove(self, key: str) -> bool:
         """Forget `key` and its cached rows (not emitted); False when it was not listed."""
-        if self._sessions.pop(key, None) is None:
+        if self._find(key) is None:
             return False
+        del self._sessions[key]
         self._own_preview.discard(key)
         self._cached.pop(key, None)
         if not is_temp_key(key):
@@ -223,7 +284,7 @@ class SessionIndex:
 
     def note_prompt(self, key: str, text: str) -> None:
         """A prompt was queued in `key`: it moves to the top, previewed, titled if untitled."""
-        state = self._sessions.get(key)
+        state = self._find(key)
         if state is None:
             return
         state.summary = replace(state.summary, preview=preview(text), updated_at=self._clock.wall())
@@ -238,7 +299,7 @@ class SessionIndex:
         """A turn ended in `key`: one unread mark unless some viewer shows it."""
         if self.viewed(key):
             return
-        state = self._sessions.get(key)
+        state = self._find(key)
         if state is not None:
             state.unread += 1
             self.emit()
@@ -247,7 +308,7 @@ class SessionIndex:
         """Take a conversation's running state and title into the list."""
         key = conv.key
         self.keep_streaming(conv)
-        state = self._sessions.get(key)
+        state = self._find(key)
         if state is None:
             return
         if state.running != conv.running:
@@ -269,6 +330,7 @@ class SessionIndex:
         Rows that say nothing new are skipped without touching the store, so listing
         thousands of known sessions again costs a comparison each. Returns how many changed.
         """
+        self._read()  # each row is compared with the stored one
         changed = 0
         for row in rows:
             if not isinstance(row, dict) or not row.get("id"):
@@ -284,7 +346,7 @@ class SessionIndex:
             updated = row.get("updated_at") or row.get("last_active") or row.get("started_at")
             if isinstance(updated, int | float):
                 fields["updated_at"] = float(updated)
-            state = self._sessions.get(key)
+            state = self._find(key)
             if state is not None and state.user_title:
                 fields["title"] = state.user_title  # the user's rename wins
             if state is not None and key in self._own_preview:
@@ -307,6 +369,7 @@ class SessionIndex:
 
     def adopt(self, temp_key: str, real_key: str, runtime_id: str | None) -> None:
         """The gateway created `temp_key` as `real_key`: move its row, cache and viewers."""
+        self._find(real_key)  # a stored row of that key is replaced, not read again later
         state = self._sessions.pop(temp_key, None)
         summary = replace(
             state.summary if state else SessionSummary(key=real_key, title=""),
@@ -404,10 +467,11 @@ class SessionIndex:
                 last = preview(next((r.text for r in reversed(rows) if r.text.strip()), ""))
                 self._own_preview.add(key)
                 now = self._clock.wall()
+                # Read before its time changes: a row not read yet would move above the rest.
+                state = self._find(key)
                 self._store.upsert_session(
                     self._id, key, message_count=start + len(rows), preview=last, updated_at=now
                 )
-                state = self._sessions.get(key)
                 if state is not None:
                     state.summary = replace(state.summary, preview=last, updated_at=now)
         except StorageError as exc:

@@ -57,6 +57,24 @@ class SessionRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ListPlace:
+    """Where a row stands in the session list's order: the next page starts after it."""
+
+    pinned: bool
+    updated_at: float
+    row: int  # the row's id: the order among equal times
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """Rows of the session list in its order, with those that have messages cached here."""
+
+    records: list[SessionRecord]
+    cached: set[str]  # keys
+    last: ListPlace | None  # where it ended (None: no rows)
+
+
+@dataclass(frozen=True, slots=True)
 class CachedMessage:
     """One cached message, so a session opens before the gateway answers."""
 
@@ -320,13 +338,49 @@ class Store:
         return SessionRecord(*rows[0]) if rows else None
 
     def sessions(self, profile_id: str) -> list[SessionRecord]:
+        """Every session of a profile, in the list's order (see `session_page`)."""
+        return self.session_page(profile_id).records
+
+    def session_page(
+        self,
+        profile_id: str,
+        *,
+        after: ListPlace | None = None,
+        limit: int | None = None,
+        through: str | None = None,
+    ) -> SessionPage:
+        """Sessions in the list's order (pinned first, then newest first) from just after
+        `after` (a page's `last`): `limit` of them, or down to session `through` (none when it
+        comes before `after` or is not stored), or all; each page says which have messages
+        cached here."""
+        where, params = "s.profile_id = ?", list[Any]([profile_id])
+        if after is not None:
+            where += " AND (s.pinned, s.updated_at, s.id) < (?, ?, ?)"
+            params += [after.pinned, after.updated_at, after.row]
+        if through is not None:
+            where += (
+                " AND (s.pinned, s.updated_at, s.id) >= "
+                "(SELECT pinned, updated_at, id FROM sessions WHERE profile_id = ? AND key = ?)"
+            )
+            params += [profile_id, through]
+        tail = ""
+        if limit is not None:
+            tail, params = " LIMIT ?", [*params, limit]
         rows = self._read(
             "read the session list",
-            f"SELECT profile_id, key, {', '.join(_SESSION_FIELDS)} FROM sessions "
-            "WHERE profile_id = ? ORDER BY updated_at DESC, id DESC",
-            (profile_id,),
+            "SELECT s.id, EXISTS (SELECT 1 FROM messages m WHERE m.profile_id = s.profile_id "
+            f"AND m.session_key = s.key), s.profile_id, s.key, "
+            f"{', '.join(f's.{f}' for f in _SESSION_FIELDS)} FROM sessions s WHERE {where} "
+            f"ORDER BY s.pinned DESC, s.updated_at DESC, s.id DESC{tail}",
+            params,
         )
-        return [SessionRecord(*r) for r in rows]
+        records = [SessionRecord(*r[2:]) for r in rows]
+        cached = {r[3] for r in rows if r[1]}
+        last = None
+        if rows:
+            end = records[-1]
+            last = ListPlace(bool(end.pinned), end.updated_at, rows[-1][0])
+        return SessionPage(records, cached, last)
 
     def delete_session(self, profile_id: str, key: str) -> None:
         with self._tx("delete the session", durable=False) as c:
@@ -409,15 +463,6 @@ class Store:
             (profile_id, key),
         )
         return [CachedMessage(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
-
-    def keys_with_messages(self, profile_id: str) -> set[str]:
-        """The sessions of a profile that have messages cached."""
-        rows = self._read(
-            "read cached sessions",
-            "SELECT DISTINCT session_key FROM messages WHERE profile_id = ?",
-            (profile_id,),
-        )
-        return {str(r[0]) for r in rows}
 
     def prompts(self, profile_id: str, *, limit: int = 500) -> list[tuple[str, str]]:
         """(session key, text) of the user's cached prompts over every chat, newest first."""

@@ -283,6 +283,10 @@ class ProfileController:
     def sessions(self) -> list[SessionSummary]:
         return self._index.summaries()
 
+    def load_all_sessions(self) -> None:
+        """Read the rest of the stored list (start-up reads its newest rows only)."""
+        self._index.load_all()
+
     def summary(self, key: str) -> SessionSummary | None:
         """Session `key`'s row as the list shows it (title, preview, running, unread)."""
         return self._index.summary(self._resolve(key))

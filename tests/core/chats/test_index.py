@@ -33,8 +33,9 @@ def test_listing_known_sessions_again_writes_nothing_and_a_change_one_row(tmp_pa
     changed[7]["title"] = "renamed elsewhere"
     assert index.merge_listed(changed) == 1
     assert [h.session_key for h in store.search("p", "renamed")] == ["s7"]
-    # A new index over the same store starts from the cached list.
+    # A new index over the same store starts from the cached list (its newest rows first).
     fresh = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    fresh.load_all()
     assert len(fresh.summaries()) == 500
     store.close()
 
@@ -94,4 +95,106 @@ def test_a_running_chats_row_is_made_once_and_follows_each_mark(tmp_path: Path) 
     assert third is not None and not third.running and third.unread == 2
     index.rename("s1", "renamed")
     assert index.summary("s1").title == "renamed"  # type: ignore[union-attr]
+    store.close()
+
+
+def _stored(tmp_path: Path, n: int) -> Store:
+    """A store with `n` sessions as a previous run left them, every 7th one pinned."""
+    store = Store(tmp_path / "store.sqlite3")
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    index.merge_listed(_rows(n))
+    for i in range(0, n, 7):
+        index.mark(f"s{i}", pinned=True)
+    return store
+
+
+def _every_row(store: Store) -> list[str]:
+    whole = SessionIndex("p", store, ManualClock(), lambda *_: None, first_rows=10**9)
+    return [s.key for s in whole.summaries()]
+
+
+def test_a_start_lists_the_newest_rows_and_every_one_when_asked(tmp_path: Path) -> None:
+    """10,000 rows took ~0.15 s to read before the window could show: the top of the list
+    is read first, the rest once the window is painted, in one update of the list."""
+    store = _stored(tmp_path, 500)
+    order = _every_row(store)
+    lists: list[list[str]] = []
+
+    class Lists(BackendListener):
+        def on_sessions(self, sessions: list[SessionSummary]) -> None:
+            lists.append([s.key for s in sessions])
+
+    index = SessionIndex("p", store, ManualClock(), lambda call: call(Lists()), first_rows=50)
+    shown = [s.key for s in index.summaries()]
+    assert shown == order[:50], "the top of the list, pinned chats first"
+    assert not index.complete
+    index.load_all()
+    assert lists == [order], "the whole list, once, in the same order"
+    index.load_all()
+    assert lists == [order], "nothing new: no update"
+    # A gateway list merged before the rest is read compares with every stored row.
+    fresh = SessionIndex("p", store, ManualClock(), lambda *_: None, first_rows=10)
+    assert fresh.merge_listed(_rows(500), emit=False) == 0, "all known: nothing written"
+    store.close()
+
+
+def test_a_chat_asked_for_is_listed_with_every_chat_above_it(tmp_path: Path) -> None:
+    """The chat the window reopens may be far down: it is listed with the rows above it, so
+    rows read later only come below and nothing the user sees moves."""
+    store = _stored(tmp_path, 300)
+    order = _every_row(store)
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None, first_rows=20)
+    far = order[150]
+    summary = index.summary(far)
+    assert summary is not None and summary.key == far
+    assert [s.key for s in index.summaries()] == order[:151]
+    assert index.summary("gone") is None
+    assert [s.key for s in index.summaries()] == order[:151]
+    store.close()
+
+
+def test_rows_read_later_keep_what_changed_here_first(tmp_path: Path) -> None:
+    """A chat changed before the rest of the list is read (a prompt moved it to the top) is
+    listed once, as it is now."""
+    store = _stored(tmp_path, 120)
+    order = _every_row(store)
+    clock = ManualClock()
+    index = SessionIndex("p", store, clock, lambda *_: None, first_rows=10)
+    pinned = order[0]
+    index.turn_ended(pinned)  # a reply came while no window showed it
+    index.mark(pinned, pinned=False)  # its stored row now sorts below the rows read so far
+    low = order[100]
+    clock.advance(10_000.0)
+    index.note_prompt(low, "moved up")
+    index.rename(order[5], "renamed")
+    index.load_all()
+    keys = [s.key for s in index.summaries()]
+    assert sorted(keys) == sorted(order), "every chat once"
+    assert index.summary(pinned).unread == 1  # type: ignore[union-attr]
+    assert index.summary(low).preview == "moved up"  # type: ignore[union-attr]
+    assert index.summary(order[5]).title == "renamed"  # type: ignore[union-attr]
+    store.close()
+
+
+def test_a_chat_cached_before_it_was_read_is_listed_at_its_new_place(tmp_path: Path) -> None:
+    """Caching a chat's messages moves its stored row to the top: it is read first, so the
+    rest of the list, read later from where the first rows ended, still holds it."""
+    from desktop.core.chats.conversation import Conversation
+    from desktop.core.models import ChatMessage, DeliveryState, Role
+
+    store = _stored(tmp_path, 120)
+    order = _every_row(store)
+    clock = ManualClock()
+    index = SessionIndex("p", store, clock, lambda *_: None, first_rows=40)  # past the pins
+    low = order[110]
+    conv = Conversation(low)
+    prompt = ChatMessage(f"{low}:0", Role.USER, "a late question")
+    prompt.delivery = DeliveryState.CONFIRMED
+    conv.append_local(prompt)
+    clock.advance(10_000.0)
+    index.cache_conversation(low, conv)
+    index.load_all()
+    keys = [s.key for s in index.summaries()]
+    assert sorted(keys) == sorted(order), "every chat once"
+    assert index.summary(low).preview == "a late question"  # type: ignore[union-attr]
     store.close()

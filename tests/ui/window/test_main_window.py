@@ -498,3 +498,27 @@ def test_a_closed_window_stops_listening_to_its_backends(qtbot: Any, make_window
     p1.emit("on_message_changed", "s1", assistant("late", "after close"))
     win.chat_view.chat_model.flush()
     assert win.chat_view.chat_model.rowCount() == 2
+
+
+def test_a_start_lists_every_chat_once_the_window_is_painted(
+    qtbot: Any, settings: QSettings
+) -> None:
+    """A start lists the newest chats until the window is painted, then every chat; the chat
+    reopened from the last run is open, listed and selected at once, wherever it is."""
+    b = FakeBackend(pid="p1", first_rows=20)
+    b.summaries = [SessionSummary(f"s{i}", f"chat {i}", "", 1000.0 - i, 1) for i in range(300)]
+    b.messages = {"s150": [user("u1", "far down the list")]}
+    settings.setValue("ui/last_session/p1", "s150")
+    win = MainWindow([ProfileEntry("P1", ProfileBridge(b))], settings, tray=Tray())
+    qtbot.addWidget(win)
+    win.resize(900, 600)
+    assert win.session_key == "s150"
+    assert win.chat_view.chat_model.message_at(0).text == "far down the list"
+    assert win.sidebar.selected_key() == "s150"
+    assert win.session_model.rowCount() == 151, "down to the reopened chat, before any paint"
+    with qtbot.waitExposed(win):
+        win.show()
+    qtbot.waitUntil(lambda: win.session_model.rowCount() == 300)
+    assert win.session_model.keys() == [s.key for s in b.summaries]
+    assert win.sidebar.selected_key() == "s150"
+    assert win.session_key == "s150"
