@@ -118,6 +118,11 @@ class Rig:
         self.ctl.start()
         await settle(self.port.is_online, "online and synced")
 
+    def attached(self, key: str) -> bool:
+        """Whether session `key` is followed and its snapshot taken (nothing in flight)."""
+        routed = self.router.session(key)
+        return routed is not None and not routed.history_stale and not routed.pending
+
     def summary(self, key: str) -> SessionSummary:
         return next(s for s in self.ctl.sessions() if s.key == key)
 

@@ -27,7 +27,7 @@ def notices(r: Rig) -> list[str]:
 
 async def opened(r: Rig, key: str = "s1") -> None:
     r.ctl.open_session(key)
-    await settle(lambda: r.router.runtime_id(key) is not None, f"{key} resumed")
+    await settle(lambda: r.attached(key), f"{key} resumed")
 
 
 async def test_an_open_idle_chat_is_closed_then_deleted_by_its_stored_id(tmp_path: Path) -> None:

@@ -381,3 +381,35 @@ async def test_regenerate_says_so_when_the_gateways_history_keeps_the_earlier_re
         assert not any(k.startswith("truncate") for k in submit), "no cut aimed at another row"
         said = [args[1] for args in r.seen.of("on_notice")]
         assert any("agent still sees it" in text for text in said), said
+
+
+# -- opening a chat at start -----------------------------------------------------------------
+
+
+async def test_a_chat_opened_offline_shows_its_cache_read_once(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The chat reopened at a start is shown from the cache before the gateway answers; its
+    cached messages (10,000 took ~55 ms) are read once for the window and its conversation."""
+    from desktop.core.disk.store import CachedMessage
+
+    def cached(store: Store) -> None:
+        one_chat(store)
+        rows = [CachedMessage(i, "user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(6)]
+        store.replace_messages("p", "s1", rows, from_idx=0)
+
+    async with rig(tmp_path, seed=cached) as r:
+        reads: list[str] = []
+        messages = r.store.messages
+
+        def counted(profile_id: str, key: str) -> list[CachedMessage]:
+            reads.append(key)
+            return messages(profile_id, key)
+
+        monkeypatch.setattr(r.store, "messages", counted)
+        shown = r.ctl.open_session("s1")
+        assert [m.text for m in shown] == [f"m{i}" for i in range(6)]
+        await settle(lambda: r.router.session("s1") is not None, "followed")
+        conv = r.router.conversation("s1")
+        assert conv is not None and [m.text for m in conv.messages] == [m.text for m in shown]
+        assert reads == ["s1"]

@@ -58,7 +58,7 @@ async def test_a_gateway_without_process_list_is_asked_once(tmp_path: Path) -> N
         await settle(lambda: bool(r.gw.calls("process.list")), "asked")
         r.ctl.open_session("s2")
         r.ctl.refresh_processes("s1")
-        await settle(lambda: r.router.runtime_id("s2") == "r2", "s2 attached")
+        await settle(lambda: r.attached("s2"), "s2 attached")  # processes would be asked now
         assert len(r.gw.calls("process.list")) == 1
         assert r.ctl.work_support()[1].startswith("This gateway does not list")
 
