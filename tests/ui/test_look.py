@@ -96,6 +96,42 @@ def test_theme_modes_set_palette_and_follow_system(qapp: QApplication) -> None:
         qapp.setPalette(old_palette)
 
 
+def test_the_theme_worn_already_is_not_applied_again(qapp: QApplication, qtbot: Any) -> None:
+    """The preferences applied at start name the theme the window already wears: its widgets
+    are not styled anew (~25 ms before the window showed), yet listeners get its colours."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QPushButton
+
+    old_sheet, old_palette = qapp.styleSheet(), qapp.palette()
+    restyled: list[QEvent.Type] = []
+
+    class Restyles(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
+                restyled.append(event.type())
+            return False
+
+    try:
+        tm = ThemeManager(qapp, ThemeMode.LIGHT)
+        button = QPushButton("Send")
+        qtbot.addWidget(button)
+        button.show()
+        probe = Restyles(button)
+        button.installEventFilter(probe)
+        heard: list[object] = []
+        tm.theme_changed.connect(heard.append)
+        tm.set_mode(ThemeMode.LIGHT)
+        assert heard == [LIGHT]
+        assert restyled == [], "styled anew for the same theme"
+        tm.set_mode(ThemeMode.DARK)
+        assert heard == [LIGHT, DARK] and restyled, "another theme is applied"
+        assert qapp.palette().window().color().name() == DARK.window
+        tm.deleteLater()
+    finally:
+        qapp.setStyleSheet(old_sheet)
+        qapp.setPalette(old_palette)
+
+
 def test_relative_times() -> None:
     now = 1_700_000_000.0
     assert relative_time(now - 10, now) == "now"
