@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from desktop.core.errors import HermesQtError
 
 if TYPE_CHECKING:
+    from desktop.core.link.channel import TransportFactory
     from desktop.core.link.launcher import ProcessLauncher
     from desktop.core.link.profiles import Profile
-    from desktop.core.link.transport import TransportFactory
     from desktop.core.profile.controller import ProfileController
 
 EMBEDDED_PROFILE_ID = "embedded"

@@ -35,6 +35,13 @@ from desktop.core.errors import (
     RpcError,
     TransportClosedError,
 )
+from desktop.core.link.channel import (
+    DEFAULT_MAX_FRAME,
+    Transport,
+    TransportFactory,
+    check_transport_security,
+    redact_url,
+)
 from desktop.core.link.dialect import Dialect
 from desktop.core.link.liveness import (
     HEARTBEAT_DEADLINE,
@@ -54,14 +61,6 @@ from desktop.core.link.protocol import (
     encode_reply,
     encode_request,
 )
-from desktop.core.link.transport import (
-    DEFAULT_MAX_FRAME,
-    Transport,
-    TransportFactory,
-    check_transport_security,
-    open_websocket,
-    redact_url,
-)
 from desktop.core.observers import Observers, Unsubscribe
 
 log = logging.getLogger(__name__)
@@ -73,6 +72,14 @@ T = TypeVar("T")
 RTT_SAMPLES = 32
 # Reply ids remembered after completion so a duplicate reply is told apart from an unknown one.
 RECENT_IDS = 256
+
+
+async def open_websocket(url: str, **options: Any) -> Transport:
+    """The real socket: the websockets shell, imported when the first link opens (~20 ms
+    that a start would spend before its window shows)."""
+    from desktop.core.link.transport import open_websocket as websocket
+
+    return await websocket(url, **options)
 
 
 def _cancelled_by_caller() -> bool:

@@ -23,6 +23,7 @@ from desktop.core.disk.attachments import AttachmentStore
 from desktop.core.disk.drafts import DraftKeeper
 from desktop.core.disk.store import Store
 from desktop.core.keys import is_temp_key
+from desktop.core.link.channel import TransportFactory
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.link.epochs import EpochStore
 from desktop.core.link.profiles import Profile, ProfileKind
@@ -32,7 +33,6 @@ from desktop.core.link.supervisor import (
     Endpoint,
     LauncherPort,
 )
-from desktop.core.link.transport import TransportFactory
 from desktop.core.profile.controller import ProfileController
 
 
