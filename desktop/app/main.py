@@ -302,7 +302,8 @@ async def _run_window(
     theme.theme_changed.connect(window.set_colors)  # apply_preferences() below applies it
 
     # Network changes matter to remote links only (a loopback socket has no route to lose).
-    system = SystemEvents(app, watch_network=False)
+    system = SystemEvents(app, watch_network=False, watch_sleep=False)
+    window.after_paint.call(system.watch_sleep)
     from desktop.app.keep_awake import KeepAwake, LogindInhibitor
     from desktop.common.clock import AsyncioClock
 
@@ -381,7 +382,9 @@ async def _run_window(
     # Desktops without a tray (stock GNOME) still show notifications, through D-Bus.
     notifier = FreedesktopNotifier(APP_NAME, tray.open_chat)
     tray.set_desktop_notifier(notifier)
-    notifier_start = loop.create_task(notifier.start())
+    # Connecting to the session bus (jeepney imported first) once the window is painted.
+    notifier_start: list[asyncio.Task[bool]] = []
+    window.after_paint.call(lambda: notifier_start.append(loop.create_task(notifier.start())))
     global _started
     _started = True
     window.after_paint.call(_settle)
@@ -399,8 +402,9 @@ async def _run_window(
         window.save_state()
         await live.aclose()
         await keep_awake.aclose()
-        notifier_start.cancel()
-        await asyncio.gather(notifier_start, return_exceptions=True)
+        for task in notifier_start:
+            task.cancel()
+        await asyncio.gather(*notifier_start, return_exceptions=True)
         await notifier.aclose()
         await core.aclose()
         restore_hooks()

@@ -25,12 +25,24 @@ class SystemEvents(QObject):
     network_changed = Signal()
     woke_up = Signal()
 
-    def __init__(self, parent: QObject | None = None, *, watch_network: bool = True) -> None:
+    def __init__(
+        self, parent: QObject | None = None, *, watch_network: bool = True, watch_sleep: bool = True
+    ) -> None:
         super().__init__(parent)
         self._reachability: object | None = None
         self._network_watched = False
+        self._sleep_watched = False
         if watch_network:
             self.watch_network()
+        if watch_sleep:
+            self.watch_sleep()
+
+    def watch_sleep(self) -> None:
+        """Follow wake-ups from now on (once; Linux: logind, on the system bus). The app calls
+        this once its window is painted: connecting to the bus is not worth a later window."""
+        if self._sleep_watched:
+            return
+        self._sleep_watched = True
         if sys.platform.startswith("linux"):
             self._watch_logind()
 

@@ -22,3 +22,19 @@ def test_a_reachability_change_is_forwarded_once(qtbot: Any) -> None:
         events.on_network_reachability_changed("disconnected")
     with qtbot.assert_not_emitted(events.network_changed):
         events.on_network_reachability_changed("disconnected")
+
+
+def test_sleep_notices_are_followed_from_when_asked_and_once(qtbot: Any, monkeypatch: Any) -> None:
+    """The app asks once its window is painted: the system bus is not connected before."""
+    import sys
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    calls: list[str] = []
+    monkeypatch.setattr(SystemEvents, "_watch_logind", lambda self: calls.append("logind"))
+    events = SystemEvents(watch_network=False, watch_sleep=False)
+    assert calls == []
+    events.watch_sleep()
+    events.watch_sleep()
+    assert calls == ["logind"]
+    SystemEvents(watch_network=False)
+    assert calls == ["logind", "logind"], "by default at once, as before"
