@@ -498,7 +498,12 @@ class JsonRpcGatewayClient:
         recv = transport.recv
         monotonic = self._clock.monotonic
         max_size = self._max_frame_size
+        frame: str | bytes | None = None
+        decoded: object = None
         while not link.dead:
+            # Let go of the last frame while waiting for the next: kept, a session list of
+            # 10,000 chats stayed in memory after it was merged (5 MB, 70,000 objects).
+            frame = decoded = None
             try:
                 frame = await recv()
             except TransportClosedError as exc:

@@ -626,3 +626,27 @@ async def test_a_gateway_request_of_a_kind_the_app_does_not_answer_is_refused_at
         assert [e for e, _ in rec.events if e.type == "server.request"] == []
     finally:
         await client.close()
+
+
+async def test_the_reader_holds_no_frame_while_it_waits_for_the_next() -> None:
+    """The reader kept the last frame it handled while waiting for the next: a session list
+    of 10,000 chats stayed in memory after it was merged (5 MB) until another frame came."""
+    gw = FakeGateway()
+    gw.handlers["session.list"] = lambda params: {"sessions": [{"id": f"s{i}"} for i in range(50)]}
+    client, _, _, _ = await open_client(gw)
+    try:
+        await client.call("session.list", {})
+        await settle()  # the reader waits for the next frame
+        (reader,) = [
+            t for t in asyncio.all_tasks() if t.get_coro().__qualname__.endswith("_read_loop")
+        ]
+        frame = reader.get_coro().cr_frame
+        assert frame is not None
+        held = [
+            name
+            for name, value in frame.f_locals.items()
+            if isinstance(value, str | bytes) or type(value).__name__ in ("Reply", "Event")
+        ]
+        assert held == [], f"the reader still holds {held}"
+    finally:
+        await client.close()
