@@ -109,6 +109,7 @@ class SessionIndex:
         # rule (the last prompt, the first message), is taken only for the others, so the row
         # reads the same live and after a restart.
         self._own_preview: set[str] = set()
+        self._preview_known: set[str] = set()  # whose entry in `_own_preview` is settled
         # The newest rows now (what the window shows first), the rest when `load_all` is
         # called or anything needs the whole list: 10,000 rows took ~0.15 s to read.
         self._read(limit=first_rows)
@@ -128,19 +129,33 @@ class SessionIndex:
         if self._complete:
             return 0
         page = self._store.session_page(self._id, after=self._after, limit=limit, through=through)
+        titles = page.user_titles
+        sessions = self._sessions
         new = 0
-        for r in page.records:
-            if r.key not in self._sessions:  # one changed here since keeps what it is now
-                self._sessions[r.key] = SessionState(r.summary(), user_title=r.user_title)
+        for summary in page.summaries:
+            key = summary.key
+            if key not in sessions:  # one changed here since keeps what it is now
+                sessions[key] = SessionState(summary, user_title=titles.get(key, ""))
                 new += 1
-                if r.key in page.cached:
-                    self._own_preview.add(r.key)
         if page.last is not None:
             self._after = page.last
         self._unsaid = self._unsaid or new > 0
-        if through is None and (limit is None or len(page.records) < limit):
+        if through is None and (limit is None or len(page.summaries) < limit):
             self._complete = True
         return new
+
+    def _own(self, key: str) -> None:
+        """`key`'s preview is its last message as this client has it."""
+        self._own_preview.add(key)
+        self._preview_known.add(key)
+
+    def _learn_previews(self, keys: list[str]) -> None:
+        """Which of `keys` have messages cached here (their preview is their own), each read
+        once: for the rows of a `session.list` page, not for the whole list at start."""
+        unknown = [k for k in keys if k not in self._preview_known]
+        if unknown:
+            self._own_preview |= self._store.keys_with_messages(self._id, unknown)
+            self._preview_known.update(unknown)
 
     def load_all(self) -> None:
         """Read the rest of the stored list; listeners hear of the whole list if it holds
@@ -272,6 +287,7 @@ class SessionIndex:
             return False
         del self._sessions[key]
         self._own_preview.discard(key)
+        self._preview_known.discard(key)
         self._cached.pop(key, None)
         if not is_temp_key(key):
             self._store.delete_session(self._id, key)
@@ -288,7 +304,7 @@ class SessionIndex:
         if state is None:
             return
         state.summary = replace(state.summary, preview=preview(text), updated_at=self._clock.wall())
-        self._own_preview.add(key)
+        self._own(key)
         if state.summary.title in ("", NEW_CHAT):
             state.summary = replace(state.summary, title=title_from(text))
         self.emit()
@@ -331,6 +347,7 @@ class SessionIndex:
         thousands of known sessions again costs a comparison each. Returns how many changed.
         """
         self._read()  # each row is compared with the stored one
+        self._learn_previews([str(r["id"]) for r in rows if isinstance(r, dict) and r.get("id")])
         changed = 0
         for row in rows:
             if not isinstance(row, dict) or not row.get("id"):
@@ -395,7 +412,9 @@ class SessionIndex:
         self._store.rekey_session(self._id, temp_key, real_key)
         if temp_key in self._own_preview:
             self._own_preview.discard(temp_key)
-            self._own_preview.add(real_key)
+            self._own(real_key)
+        else:
+            self._preview_known.add(real_key)  # no messages are kept under a temporary key
         for viewer, key in self._viewers.items():
             if key == temp_key:
                 self._viewers[viewer] = real_key
@@ -465,7 +484,7 @@ class SessionIndex:
             if rows:
                 # The last message with words (a reply's last row may be a tool call's).
                 last = preview(next((r.text for r in reversed(rows) if r.text.strip()), ""))
-                self._own_preview.add(key)
+                self._own(key)
                 now = self._clock.wall()
                 # Read before its time changes: a row not read yet would move above the rest.
                 state = self._find(key)

@@ -67,10 +67,10 @@ class ListPlace:
 
 @dataclass(frozen=True, slots=True)
 class SessionPage:
-    """Rows of the session list in its order, with those that have messages cached here."""
+    """Rows of the session list in its order."""
 
-    records: list[SessionRecord]
-    cached: set[str]  # keys
+    summaries: list[SessionSummary]
+    user_titles: dict[str, str]  # key -> the user's own title, for the rows that have one
     last: ListPlace | None  # where it ended (None: no rows)
 
 
@@ -179,6 +179,9 @@ _SESSION_FIELDS = (
     "archived",
     "user_title",
 )
+# The session list's order: pinned first, then newest first (the row id among equal times).
+_LIST_ORDER = "pinned DESC, updated_at DESC, id DESC"
+_KEYS_PER_QUERY = 500  # keys bound in one `IN (...)`: far below SQLite's limit on variables
 _OUTBOX_MUTABLE = ("runtime_id", "text", "state", "error", "attempts", "wire", "history_mark")
 
 
@@ -339,7 +342,13 @@ class Store:
 
     def sessions(self, profile_id: str) -> list[SessionRecord]:
         """Every session of a profile, in the list's order (see `session_page`)."""
-        return self.session_page(profile_id).records
+        rows = self._read(
+            "read the session list",
+            f"SELECT profile_id, key, {', '.join(_SESSION_FIELDS)} FROM sessions "
+            f"WHERE profile_id = ? ORDER BY {_LIST_ORDER}",
+            (profile_id,),
+        )
+        return [SessionRecord(*r) for r in rows]
 
     def session_page(
         self,
@@ -349,17 +358,16 @@ class Store:
         limit: int | None = None,
         through: str | None = None,
     ) -> SessionPage:
-        """Sessions in the list's order (pinned first, then newest first) from just after
-        `after` (a page's `last`): `limit` of them, or down to session `through` (none when it
-        comes before `after` or is not stored), or all; each page says which have messages
-        cached here."""
-        where, params = "s.profile_id = ?", list[Any]([profile_id])
+        """Rows of the session list in its order (pinned first, then newest first) from just
+        after `after` (a page's `last`): `limit` of them, or down to session `through` (none
+        when it comes before `after` or is not stored), or all."""
+        where, params = "profile_id = ?", list[Any]([profile_id])
         if after is not None:
-            where += " AND (s.pinned, s.updated_at, s.id) < (?, ?, ?)"
+            where += " AND (pinned, updated_at, id) < (?, ?, ?)"
             params += [after.pinned, after.updated_at, after.row]
         if through is not None:
             where += (
-                " AND (s.pinned, s.updated_at, s.id) >= "
+                " AND (pinned, updated_at, id) >= "
                 "(SELECT pinned, updated_at, id FROM sessions WHERE profile_id = ? AND key = ?)"
             )
             params += [profile_id, through]
@@ -368,19 +376,40 @@ class Store:
             tail, params = " LIMIT ?", [*params, limit]
         rows = self._read(
             "read the session list",
-            "SELECT s.id, EXISTS (SELECT 1 FROM messages m WHERE m.profile_id = s.profile_id "
-            f"AND m.session_key = s.key), s.profile_id, s.key, "
-            f"{', '.join(f's.{f}' for f in _SESSION_FIELDS)} FROM sessions s WHERE {where} "
-            f"ORDER BY s.pinned DESC, s.updated_at DESC, s.id DESC{tail}",
+            "SELECT key, title, preview, updated_at, message_count, runtime_id, pinned, archived, "
+            f"user_title, id FROM sessions WHERE {where} ORDER BY {_LIST_ORDER}{tail}",
             params,
         )
-        records = [SessionRecord(*r[2:]) for r in rows]
-        cached = {r[3] for r in rows if r[1]}
-        last = None
-        if rows:
-            end = records[-1]
-            last = ListPlace(bool(end.pinned), end.updated_at, rows[-1][0])
-        return SessionPage(records, cached, last)
+        # Made here, not through SessionRecord: 10,000 rows are read once the window shows.
+        summaries = [
+            SessionSummary(
+                key=r[0],
+                title=r[1],
+                preview=r[2],
+                updated_at=r[3],
+                message_count=r[4],
+                runtime_id=r[5],
+                pinned=bool(r[6]),
+                archived=bool(r[7]),
+            )
+            for r in rows
+        ]
+        last = ListPlace(bool(rows[-1][6]), rows[-1][3], rows[-1][9]) if rows else None
+        return SessionPage(summaries, {r[0]: r[8] for r in rows if r[8]}, last)
+
+    def keys_with_messages(self, profile_id: str, keys: Sequence[str]) -> set[str]:
+        """Those of `keys` (sessions of a profile) that have messages cached."""
+        found: set[str] = set()
+        for start in range(0, len(keys), _KEYS_PER_QUERY):
+            part = keys[start : start + _KEYS_PER_QUERY]
+            rows = self._read(
+                "read cached sessions",
+                "SELECT DISTINCT session_key FROM messages WHERE profile_id = ? "
+                f"AND session_key IN ({', '.join('?' * len(part))})",
+                (profile_id, *part),
+            )
+            found.update(str(r[0]) for r in rows)
+        return found
 
     def delete_session(self, profile_id: str, key: str) -> None:
         with self._tx("delete the session", durable=False) as c:
