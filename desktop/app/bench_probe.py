@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -66,9 +66,13 @@ class FirstPaints:
     chat: float | None = None
     chat_rows: int = 0
     online: float | None = None  # when the profile first went online
+    # Each paint of the chat list until it held this many rows or more: (time, rows). A start
+    # lists the newest chats first and every one once the window is painted.
+    sidebar_paints: list[tuple[float, int]] = field(default_factory=list)
 
 
 FIRST_PAINTS = FirstPaints()
+SIDEBAR_PAINTS = 50  # the chat list's paints kept in FirstPaints.sidebar_paints
 
 
 def watch_first_paints(window: MainWindow, backend: ChatBackend) -> None:
@@ -91,9 +95,13 @@ def watch_first_paints(window: MainWindow, backend: ChatBackend) -> None:
             now = time.monotonic()
             if obj is window and marks.window is None:
                 marks.window = now
-            elif obj is sidebar and marks.sidebar is None:
-                marks.sidebar = now
-                marks.sidebar_rows = window.sidebar.session_list.model().rowCount()
+            elif obj is sidebar:
+                rows = window.sidebar.session_list.model().rowCount()
+                if marks.sidebar is None:
+                    marks.sidebar = now
+                    marks.sidebar_rows = rows
+                if len(marks.sidebar_paints) < SIDEBAR_PAINTS:
+                    marks.sidebar_paints.append((now, rows))
             elif obj is chat and marks.chat is None and window.chat_view.chat_model.rowCount():
                 marks.chat = now
                 marks.chat_rows = window.chat_view.chat_model.rowCount()
