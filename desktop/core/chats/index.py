@@ -572,7 +572,7 @@ class SessionIndex:
 
     def attach_versions(self, key: str, messages: list[ChatMessage]) -> None:
         """Give replies the earlier versions kept for their prompts (see chats/versions)."""
-        self.versions.attach(key, messages, [row_of(key, m.id) for m in messages])
+        self.versions.attach(key, messages, lambda m: row_of(key, m.id))
 
     def _sent_of(self, key: str) -> dict[int, SentAttachments]:
         sent = self._sent.get(key)
@@ -663,18 +663,20 @@ def _from_cache(key: str, row: CachedMessage) -> ChatMessage:
     )
     if role is Role.USER:
         msg.delivery = DeliveryState.CONFIRMED
-    tools = row.extra.get("tools")
-    if isinstance(tools, list):
-        msg.tools = [_tool_from(t) for t in tools if isinstance(t, dict)]
-    usage = row.extra.get("usage")
-    if isinstance(usage, dict):
-        msg.usage = usage
-    cause = row.extra.get("cause")
-    if isinstance(cause, str):
-        msg.cause = cause
-    duration = row.extra.get("duration")
-    if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
-        msg.duration = float(duration)
+    extra = row.extra
+    if extra:  # most rows have nothing more (a chat's whole cache is read as it opens)
+        tools = extra.get("tools")
+        if isinstance(tools, list):
+            msg.tools = [_tool_from(t) for t in tools if isinstance(t, dict)]
+        usage = extra.get("usage")
+        if isinstance(usage, dict):
+            msg.usage = usage
+        cause = extra.get("cause")
+        if isinstance(cause, str):
+            msg.cause = cause
+        duration = extra.get("duration")
+        if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
+            msg.duration = float(duration)
     if row.status == STREAMING:
         # Kept while it grew and never ended here: the app went away mid-reply.
         msg.status, msg.cause = INTERRUPTED, APP_WENT_AWAY

@@ -8,6 +8,7 @@ whenever a list is sent (a snapshot, a history page, a restart), as sent attachm
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from desktop.core.disk.store import Store, prompt_key
 from desktop.core.errors import StorageError
@@ -47,14 +48,18 @@ class ReplyVersions:
     def of_row(self, key: str, row: int) -> tuple[ReplyVersion, ...]:
         return self._of(key).get(row, ())
 
-    def attach(self, key: str, messages: list[ChatMessage], rows: list[int | None]) -> None:
-        """Give each turn's last reply the earlier versions kept for its prompt; `rows` are
-        the messages' history rows (None for a bubble the gateway has not listed)."""
+    def attach(
+        self, key: str, messages: list[ChatMessage], row_of: Callable[[ChatMessage], int | None]
+    ) -> None:
+        """Give each turn's last reply the earlier versions kept for its prompt; `row_of`
+        gives a message's history row (None for a bubble the gateway has not listed), asked
+        only in a chat that has versions."""
         if is_temp_key(key):
             return
         kept = self._of(key)
         if not kept:
             return
+        rows = [row_of(m) for m in messages]
         pending = self._pending.get(key)
         at: int | None = None  # the history row of the current turn's prompt
         reply: ChatMessage | None = None
