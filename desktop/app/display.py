@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes.util
 import os
 import sys
 
@@ -40,6 +39,8 @@ def display_problem(
             + NO_DISPLAY_HINT
         )
     if env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
+        import ctypes.util  # only here: ~4 ms a start would spend for nothing on Wayland
+
         missing = [pkg for lib, pkg in _XCB_LIBS.items() if ctypes.util.find_library(lib) is None]
         if missing:
             return (
