@@ -100,12 +100,14 @@ async def test_every_chat_of_a_long_history_is_listed_and_found(
         QTest.keyClicks(app.window.search_box, "chat 0")
         shown = app.window.session_filter
         assert [shown.index(r, 0).data() for r in range(shown.rowCount())] == ["chat 0"]
-        # The index is kept: the next start lists every chat from the store before any answer.
+        # The index is kept: the next start lists every chat from the store before any answer
+        # (the newest with the window, the rest once it is painted; its gateway never started).
         unsubscribe()
         await app.close()
         again = App.open(tmp_path, qtbot, start=False)
         try:
-            assert again.window.session_model.rowCount() == CHATS
+            listed = again.window.session_model
+            await until(lambda: listed.rowCount() == CHATS, f"all {CHATS} chats listed again")
         finally:
             await again.close()
     finally:
