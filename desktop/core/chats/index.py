@@ -12,7 +12,14 @@ from desktop.common.clock import Clock
 from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.reply_state import APP_WENT_AWAY, INTERRUPTED
 from desktop.core.chats.versions import ReplyVersions
-from desktop.core.disk.store import CachedMessage, ListPlace, SentAttachments, Store, prompt_key
+from desktop.core.disk.store import (
+    CachedMessage,
+    ListPlace,
+    MessageRow,
+    SentAttachments,
+    Store,
+    prompt_key,
+)
 from desktop.core.errors import StorageError
 from desktop.core.keys import is_temp_key
 from desktop.core.listeners import Notify
@@ -531,7 +538,7 @@ class SessionIndex:
     def cached_messages(self, key: str) -> list[ChatMessage]:
         """The cached history (what was loaded when it was last stored), shown offline and until
         the gateway's snapshot arrives."""
-        out = [_from_cache(key, row) for row in self._store.messages(self._id, key)]
+        out = [_from_cache(key, row) for row in self._store.message_rows(self._id, key)]
         self.attach_sent(key, out)
         return out
 
@@ -651,19 +658,13 @@ def _same_files(a: SentAttachments, b: SentAttachments) -> bool:
     return [x.sha256 for x in a.attachments] == [x.sha256 for x in b.attachments]
 
 
-def _from_cache(key: str, row: CachedMessage) -> ChatMessage:
-    role = _ROLES.get(row.role, Role.SYSTEM)
-    msg = ChatMessage(
-        id=f"{key}:{row.idx}",
-        role=role,
-        text=row.text,
-        thinking=row.thinking,
-        created_at=row.created_at,
-        status=row.status,
-    )
+def _from_cache(key: str, row: MessageRow) -> ChatMessage:
+    """A bubble from a cached row."""
+    idx, role_name, text, thinking, created_at, status, extra = row
+    role = _ROLES.get(role_name, Role.SYSTEM)
+    msg = ChatMessage(f"{key}:{idx}", role, text, thinking, created_at, status=status)
     if role is Role.USER:
         msg.delivery = DeliveryState.CONFIRMED
-    extra = row.extra
     if extra:  # most rows have nothing more (a chat's whole cache is read as it opens)
         tools = extra.get("tools")
         if isinstance(tools, list):
@@ -677,7 +678,7 @@ def _from_cache(key: str, row: CachedMessage) -> ChatMessage:
         duration = extra.get("duration")
         if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
             msg.duration = float(duration)
-    if row.status == STREAMING:
+    if status == STREAMING:
         # Kept while it grew and never ended here: the app went away mid-reply.
         msg.status, msg.cause = INTERRUPTED, APP_WENT_AWAY
     return msg

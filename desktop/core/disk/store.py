@@ -87,6 +87,9 @@ class CachedMessage:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+# A cached message's fields as a plain row: idx, role, text, thinking, created_at, status, extra.
+MessageRow = tuple[int, str, str, str, float, str, dict[str, Any]]
+
 # Around each matched term in a SearchHit snippet: control characters, which message text
 # cannot confuse with markers (square brackets can).
 HIT_START = "\x02"
@@ -485,6 +488,11 @@ class Store:
             )
 
     def messages(self, profile_id: str, key: str) -> list[CachedMessage]:
+        return [CachedMessage(*r) for r in self.message_rows(profile_id, key)]
+
+    def message_rows(self, profile_id: str, key: str) -> list[MessageRow]:
+        """A chat's cached messages as plain rows (a CachedMessage's fields, in order), for
+        the chat opened at start: 10,000 of them are read before its window shows."""
         rows = self._read(
             "read cached messages",
             "SELECT idx, role, text, thinking, created_at, status, extra FROM messages "
@@ -494,8 +502,7 @@ class Store:
         # Most rows carry nothing beyond their text: "{}" is not parsed (10,000 rows: 9 ms).
         loads = json.loads
         return [
-            CachedMessage(r[0], r[1], r[2], r[3], r[4], r[5], {} if r[6] == "{}" else loads(r[6]))
-            for r in rows
+            (r[0], r[1], r[2], r[3], r[4], r[5], {} if r[6] == "{}" else loads(r[6])) for r in rows
         ]
 
     def prompts(self, profile_id: str, *, limit: int = 500) -> list[tuple[str, str]]:

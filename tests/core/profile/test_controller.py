@@ -391,7 +391,7 @@ async def test_a_chat_opened_offline_shows_its_cache_read_once(
 ) -> None:
     """The chat reopened at a start is shown from the cache before the gateway answers; its
     cached messages (10,000 took ~55 ms) are read once for the window and its conversation."""
-    from desktop.core.disk.store import CachedMessage
+    from desktop.core.disk.store import CachedMessage, MessageRow
 
     def cached(store: Store) -> None:
         one_chat(store)
@@ -400,13 +400,13 @@ async def test_a_chat_opened_offline_shows_its_cache_read_once(
 
     async with rig(tmp_path, seed=cached) as r:
         reads: list[str] = []
-        messages = r.store.messages
+        rows = r.store.message_rows  # what Store.messages reads through too
 
-        def counted(profile_id: str, key: str) -> list[CachedMessage]:
+        def counted(profile_id: str, key: str) -> list[MessageRow]:
             reads.append(key)
-            return messages(profile_id, key)
+            return rows(profile_id, key)
 
-        monkeypatch.setattr(r.store, "messages", counted)
+        monkeypatch.setattr(r.store, "message_rows", counted)
         shown = r.ctl.open_session("s1")
         assert [m.text for m in shown] == [f"m{i}" for i in range(6)]
         await settle(lambda: r.router.session("s1") is not None, "followed")
