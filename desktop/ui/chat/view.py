@@ -77,8 +77,10 @@ RELEASE_MS = 300  # scrolling and rows paused this long: freed memory is handed 
 # at most AHEAD_SLICE seconds, so a page step blits cached bubbles instead of laying them out.
 AHEAD_SCREENS = 1
 AHEAD_SLICE = 0.004
-# While a reply grows on screen, a slice is shorter: its next words wait for the slice to end.
-AHEAD_SLICE_STREAMING = 0.001
+# While a reply grows on screen nothing is drawn ahead: a tile of a finished reply can take
+# milliseconds to draw, and the reply's next words would wait for it. Whether the reply
+# still grows is looked at again this often (ms); the rows are drawn ahead once it stops.
+AHEAD_WAIT_STREAMING_MS = 250
 SINGLE_STEP = 24
 # Passes of measuring the rows on screen before a paint: a measured row can change which rows
 # are on screen, which are measured in the next pass.
@@ -383,8 +385,10 @@ class ChatView(QListView):
         order = [r for pair in zip_longest(above, below) for r in pair if r is not None]
         model = self.chat_model
         shown = range(top, min(bottom + 1, model.rowCount()))  # the model may be ahead or behind
-        live = any(model.message_at(r).streaming for r in shown)
-        deadline = time.perf_counter() + (AHEAD_SLICE_STREAMING if live else AHEAD_SLICE)
+        if any(model.message_at(r).streaming for r in shown):
+            self._ahead.start(AHEAD_WAIT_STREAMING_MS)
+            return
+        deadline = time.perf_counter() + AHEAD_SLICE
         for row in order:
             index = self.chat_model.index(row)
             if self.bubbles.is_prepared(index):

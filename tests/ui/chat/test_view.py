@@ -390,6 +390,32 @@ def test_a_page_up_shows_bubbles_already_drawn_while_the_app_was_idle(
     assert not view.drawing_ahead, "idle again: no timer left running"
 
 
+def test_nothing_is_drawn_ahead_while_a_reply_grows_on_screen_and_all_is_once_it_stops(
+    qtbot: Any, view: ChatView
+) -> None:
+    # Drawing a row ahead can take milliseconds (a tile of a long finished reply): while a
+    # reply streams in view, its next words would wait for it.
+    reply = assistant("r", "first words", streaming=True)
+    view.show_messages([*_long_session(400), reply])
+    _settle(qtbot, view)
+    view.viewport().repaint()
+    above = view.chat_model.index(view.indexAt(QPoint(5, 1)).row() - 1)
+    for k in range(5):  # the reply grows, and the drawing-ahead timer fires between frames
+        with qtbot.wait_signal(view.chat_model.flushed):
+            reply.text += f" w{k}"
+            view.update_message(reply)
+        view.viewport().repaint()
+        view._prepare_ahead()
+        assert view.drawing_ahead, "no look again once the reply stops"
+    assert not view.bubbles.is_prepared(above), "a row was drawn ahead while the reply grew"
+    reply.streaming = False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(reply)
+    view.viewport().repaint()
+    qtbot.wait_until(lambda: view.bubbles.is_prepared(above))
+    qtbot.wait_until(lambda: not view.drawing_ahead)
+
+
 def test_rows_let_go_far_away_leave_the_message_being_read_and_its_selection_in_place(
     qtbot: Any, view: ChatView
 ) -> None:
