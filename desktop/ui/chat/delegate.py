@@ -76,6 +76,9 @@ TILE_SCREENS = 0.5
 TILE_MIN = 120
 # Growing replies whose last drawn frame is kept for the next one to copy from.
 LIVE_DRAWINGS = 4
+# A reply that finished keeps the layout it streamed in until no reply streamed for this long
+# (ms): then it is laid out whole, in idle time.
+SETTLE_QUIET_MS = 400
 # Rows at the end of a session estimated one by one when it opens (several screens' worth).
 EXACT_ROWS = 200
 # A code block a streaming reply closed is coloured once no frame was built for this long:
@@ -86,6 +89,9 @@ COLOUR_QUIET_MS = 120
 # ... but not longer than this after it closed: with real token pacing (a delta every 10-30 ms)
 # a stream may never pause, and its code would stay plain until the reply ends.
 COLOUR_LONGEST_WAIT_MS = 2000
+# Colouring goes in slices of about this long (s), each after the events waiting: lexing a
+# screen of code takes ~10 ms, which in one go would hold up a reply streaming meanwhile.
+COLOUR_SLICE = 0.0005
 
 
 def _rect_key(rect: QRect) -> tuple[int, int, int, int]:
@@ -93,8 +99,12 @@ def _rect_key(rect: QRect) -> tuple[int, int, int, int]:
 
 
 def _chrome(msg: ChatMessage, lay: BubbleLayout) -> tuple[object, ...]:
-    """What a bubble shows above its text (thinking and tool cards), as compared per frame."""
-    thinking = msg.thinking if lay.thinking_doc is not None else bool(msg.thinking)
+    """What a bubble shows above its text (thinking and tool cards), as compared per frame;
+    the thinking header says "Thinking…" while the reply streams."""
+    thinking = (
+        msg.thinking if lay.thinking_doc is not None else bool(msg.thinking),
+        msg.streaming and bool(msg.thinking),
+    )
     tools = tuple(
         (t.name, t.done, t.error, (t.args, t.output) if card[1] is not None else None)
         for t, card in zip(msg.tools, lay.tool_cards, strict=False)
@@ -149,12 +159,14 @@ class BubbleDelegate(QStyledItemDelegate):
         self.bubbles_drawn = 0
         self.painted_rows: set[int] = set()
         self.paints = 0
-        # Lays out whole the finished replies laid out as they streamed while another reply
-        # streamed; armed only when there are some and a layout is built with nothing streaming.
+        # Lays out whole the finished replies still laid out as they streamed, once no reply
+        # has streamed for SETTLE_QUIET_MS (every streaming frame starts the wait again).
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
-        self._settle.setInterval(0)
+        self._settle.setInterval(SETTLE_QUIET_MS)
         self._settle.timeout.connect(self._settle_stacked)
+        # Finished replies the settle step let go of their streamed layout: laid out whole.
+        self._whole: set[str] = set()
         # Code blocks a streaming reply closed, shown plain: coloured one per idle step, once
         # the frames paused (COLOUR_QUIET_MS; every layout built starts the wait again).
         self._colour = QTimer(self)
@@ -213,20 +225,22 @@ class BubbleDelegate(QStyledItemDelegate):
             self._cache.layouts.move_to_end(key)
             return lay
         expanded = frozenset(self._expanded.get(msg.id, set()))
-        # A reply that finishes while another streams keeps the layout it streamed in (its
-        # groups are laid out already): laying it out whole again would hold up the other
-        # reply's frames. It gets its own layout once nothing streams (_settle_stacked).
+        # A reply that finishes keeps the layout it streamed in (its groups are laid out and
+        # drawn already, and look as the whole does): laying it all out again as it ends
+        # (milliseconds for a long reply) would hold up its last frame and the next reply's
+        # first ones. It gets its own layout once nothing streamed for a while (_settle).
         stacked = (
             not msg.streaming
+            and msg.id not in self._whole
             and self._cache.docs.streamed_here(msg.id)
-            and self._streaming_besides(msg.id)
         )
         lay = build_layout(
             msg, width, self._font(), self.colors, expanded, docs=self._cache.docs, stacked=stacked
         )
+        self._whole.discard(msg.id)
         if stacked:
             self._cache.stacked.add(msg.id)
-        elif self._cache.stacked and not self._settle.isActive():
+        if msg.streaming or (stacked and not self._settle.isActive()):
             self._settle.start()
         if not self._cache.docs.colours_waiting():
             self._colour_since = None
@@ -245,13 +259,14 @@ class BubbleDelegate(QStyledItemDelegate):
         return lay
 
     def _colour_code(self) -> None:
-        """Idle time: colour a code block shown plain, then lay out again the replies that
-        streamed here (each shows its colours on its next frame)."""
+        """Idle time: colour the code blocks shown plain, a slice at a time, then lay out again
+        the replies that streamed here (each shows its colours on its next frame)."""
         docs = self._cache.docs
-        if not docs.colour_step():
+        if not docs.colours_waiting():
             return
+        docs.colour_step(COLOUR_SLICE)
         if docs.colours_waiting():
-            self._colour.start(0)  # still quiet: the next block at once
+            self._colour.start(0)  # the next slice, after the events waiting
         else:
             self._colour_since = None
             for message_id in docs.streaming():
@@ -265,12 +280,15 @@ class BubbleDelegate(QStyledItemDelegate):
         )
 
     def _settle_stacked(self) -> None:
-        """Nothing streams any more: replies kept as they streamed are laid out whole."""
+        """Nothing streamed for a while: replies kept as they streamed are laid out whole."""
         if self._streaming_besides(""):
-            return  # the next layout built after streaming stops starts this again
+            return  # the next streaming frame starts the wait again
         ids, self._cache.stacked = self._cache.stacked, set()
         for message_id in ids:
-            self._model.touch(message_id)
+            self._cache.live.pop(message_id, None)
+            if self._model.row_of(message_id) is not None:
+                self._whole.add(message_id)
+                self._model.touch(message_id)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         # Called for every row on each relayout (10,000 rows on opening a long session): dict
@@ -415,10 +433,14 @@ class BubbleDelegate(QStyledItemDelegate):
             old = self._cache.live_keys.pop(msg.id, None)
             if old is not None and old in self._cache.pixmaps:
                 self._cache.pixmap_bytes -= self._cache.pixmaps.pop(old)[1]
-            last = self._cache.live.pop(msg.id, None)
             if msg.streaming:
+                last = self._cache.live.pop(msg.id, None)
                 self._cache.live_keys[msg.id] = key
-            cached = self._render_bubble(msg, lay, part, last if msg.streaming else None)
+            else:
+                # A reply that just finished, still laid out as it streamed: its tiles copy
+                # what its last frame drew alike (all of it but the end, usually).
+                last = self._cache.live.get(msg.id) if msg.id in self._cache.stacked else None
+            cached = self._render_bubble(msg, lay, part, last)
             if msg.streaming:
                 self._cache.live[msg.id] = Drawn(lay, part, _chrome(msg, lay), cached[0])
                 while len(self._cache.live) > LIVE_DRAWINGS:

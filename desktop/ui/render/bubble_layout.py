@@ -17,6 +17,7 @@ from desktop.ui.render.delivery import bubble_error_text, has_note
 from desktop.ui.render.document import (
     SafeDocument,
     code_block_rects,
+    group_gap,
     has_table,
     only_table,
     unchanged_above,
@@ -162,6 +163,7 @@ def _markdown_doc(
         " ul, ol { margin-top: 0px; margin-bottom: 6px; }"
     )
     doc.setHtml(rendered)
+    doc.blank = not rendered.strip()
     doc.setTextWidth(width)
     doc.code_rects = code_block_rects(doc)  # the width changes below only without code
     if not doc.code_rects:
@@ -206,11 +208,11 @@ class BubbleDocs:
         self.previews = Previews()
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
 
-    def colour_step(self) -> bool:
-        """Colour one code block a streaming reply showed plain (idle time: pygments takes
-        milliseconds a frame cannot spare); whether one was. The replies streaming here show
-        it once laid out again."""
-        return self.markdown.colours.colour_one()
+    def colour_step(self, budget: float) -> bool:
+        """Colour code blocks a streaming reply showed plain for about `budget` seconds (idle
+        time: pygments takes milliseconds a frame cannot spare); whether one was finished.
+        The replies streaming here show it once laid out again."""
+        return self.markdown.colours.colour_one(budget)
 
     def colours_waiting(self) -> bool:
         """Whether a code block waits for `colour_step`."""
@@ -301,7 +303,9 @@ class BubbleDocs:
         del groups[len(chunks) :]
         # The tail is rendered uncached: it changes with every delta.
         open_fence = ends_in_open_fence(tail)
-        rendered, plain = self.markdown.streamed(tail or "…", *style, open_fence=open_fence)
+        rendered, plain = self.markdown.streamed(
+            tail or "…", *style, open_fence=open_fence, tail=True
+        )
         tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
         tail_doc.open_fence = open_fence
         tail_doc.fences = closed_fences(tail)
@@ -368,7 +372,13 @@ def build_layout(
             parts = [lay.doc]
         lay.doc_pos = QPointF(0, y)
         copies = 0
+        above: QTextDocument | None = None
         for part in parts:
+            if isinstance(part, SafeDocument) and part.blank and part is not lay.tail_doc:
+                continue  # blank lines before a block: no room in the whole text either
+            if above is not None:
+                y += group_gap(above, part)
+            above = part
             if part is lay.tail_doc:
                 lay.tail_pos = QPointF(0, y)
             elif part is not lay.doc:

@@ -40,6 +40,10 @@ class SafeDocument(QTextDocument):
         self.plain_code = False
         # Its blocks' text, place and formats once compared (see block_keys).
         self.block_keys: list[Any] | None = None
+        # Whether it starts with a table or code block (see group_gap), once looked at.
+        self.frame_first: bool | None = None
+        # Whether its HTML was empty (a group of blank lines: it takes no room, see group_gap).
+        self.blank = False
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         # Every resource: http(s) would leak the user's IP, file:// would read local files.
@@ -198,3 +202,29 @@ def block_keys(doc: QTextDocument) -> list[_BlockKey]:
     if isinstance(doc, SafeDocument):
         doc.block_keys = keys
     return keys
+
+
+def group_gap(above: QTextDocument, below: QTextDocument) -> float:
+    """The room the whole text's layout leaves between two of its block groups laid out apart.
+
+    A document leaves out its first block's top margin and its last block's bottom margin;
+    the whole text puts the larger of the two between those blocks. A group that starts with
+    a table or a code block (a frame) brings its own margin, in its height already. (Stacked
+    this way, groups sit where the whole text puts them: a streaming reply's paragraphs are
+    spaced as the finished reply's, and it does not move when it is laid out whole.)
+    """
+    if _frame_first(below):
+        return 0.0
+    return max(
+        above.lastBlock().blockFormat().bottomMargin(), below.begin().blockFormat().topMargin()
+    )
+
+
+def _frame_first(doc: QTextDocument) -> bool:
+    known = doc.frame_first if isinstance(doc, SafeDocument) else None
+    if known is None:
+        frames = doc.rootFrame().childFrames()
+        known = bool(frames) and frames[0].firstPosition() <= 1 and not doc.begin().text()
+        if isinstance(doc, SafeDocument):
+            doc.frame_first = known
+    return known

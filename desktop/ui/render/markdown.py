@@ -11,7 +11,9 @@ names: `_lexer` (a pygments lexer per language name), `_formatter` (one per styl
 from __future__ import annotations
 
 import html
+import io
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -66,6 +68,40 @@ def highlighted(code: str, lang: str, style: str) -> str:
     from pygments import highlight  # type: ignore[import-untyped]
 
     return str(highlight(code.rstrip("\n"), _lexer(lang), _formatter(style)))
+
+
+class Highlighting:
+    """`highlighted` done a slice at a time: lexing a block (pygments, in Python) is what costs,
+    ~0.15 ms a line, so a block of a screen's height held the UI thread for ~10 ms at once.
+    The lexer yields its tokens one by one; `step` takes them until its time is up, and
+    formats them (a small part of the cost) once all are in. The HTML is `highlighted`'s."""
+
+    __slots__ = ("_code", "_lang", "_style", "_taken", "_tokens", "html")
+
+    def __init__(self, code: str, lang: str, style: str) -> None:
+        self._code, self._lang, self._style = code, lang, style
+        self._tokens: Iterator[Any] | None = None
+        self._taken: list[Any] = []
+        self.html: str | None = None
+        """The coloured HTML once every token is in; None before."""
+
+    def step(self, budget: float) -> bool:
+        """Lex for about `budget` seconds (at least a few tokens); whether it is done."""
+        if self.html is not None:
+            return True
+        if self._tokens is None:
+            self._tokens = iter(_lexer(self._lang).get_tokens(self._code.rstrip("\n")))
+        deadline = time.perf_counter() + budget
+        take = self._taken.append
+        for n, token in enumerate(self._tokens, 1):
+            take(token)
+            if n % 16 == 0 and time.perf_counter() > deadline:
+                return False
+        out = io.StringIO()
+        _formatter(self._style).format(self._taken, out)
+        self.html = out.getvalue()
+        self._taken = []
+        return True
 
 
 Highlighter = Callable[[str, str, str], str]
@@ -149,15 +185,46 @@ def _html_inline(_renderer: Any, tokens: Any, idx: int, options: Any, env: Any) 
     return html.escape(content)
 
 
-def _md(text: str = "") -> MarkdownIt:
+def _md(text: str = "", linkify: bool | None = None) -> MarkdownIt:
     """The shared parser for `text`, built on first use so an empty window never imports it.
 
     Linkify costs about three times the rest of the parse, so text in which linkify's own
-    quick test finds nothing that could be a bare link is parsed by a twin without it.
+    quick test finds nothing that could be a bare link is parsed by a twin without it
+    (`linkify`: that test's answer, when the caller knows it already).
     """
-    linking = _parsers(True)
-    pretest = linking.linkify is not None and linking.linkify.pretest(text)
-    return linking if pretest else _parsers(False)
+    if linkify is None:
+        linkify = _pretest(text)
+    return _parsers(linkify)
+
+
+def _pretest(text: str) -> bool:
+    """linkify's quick test: whether `text` may hold a bare link (never False when it does)."""
+    linking = _parsers(True).linkify
+    return linking is not None and bool(linking.pretest(text))
+
+
+class GrowingPretest:
+    """`_pretest` of a text that grows at its end (the block a streaming reply is writing):
+    the quick test is a regular expression run over the whole text, ~0.3 ms a frame for a
+    long paragraph, yet only the end is new. Once it found something it stays found (a
+    "maybe" costs only speed); else only what was added is looked at, with some text before
+    it (the test's patterns are short)."""
+
+    OVERLAP = 64
+
+    __slots__ = ("_found", "_text")
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._found = False
+
+    def __call__(self, text: str) -> bool:
+        if self._text and text.startswith(self._text):
+            found = self._found or _pretest(text[max(0, len(self._text) - self.OVERLAP) :])
+        else:
+            found = _pretest(text)
+        self._text, self._found = text, found
+        return found
 
 
 @lru_cache(maxsize=2)
@@ -189,12 +256,14 @@ def render_markdown_fresh(
     *,
     open_fence: bool = False,
     highlight: Highlighter = highlighted,
+    linkify: bool | None = None,
 ) -> str:
     """`render_markdown` for text rendered once (a streaming tail).
 
     `open_fence`: the text ends inside a code block still being written, which is shown
     without syntax colours until it closes. `highlight` colours a closed code block (a
-    `MarkdownCache` passes its cached one).
+    `MarkdownCache` passes its cached one). `linkify`: whether bare links may be in it, if
+    known (see `_md`).
     """
     env = {
         "style": style,
@@ -203,7 +272,28 @@ def render_markdown_fresh(
         "open_fence": open_fence,
         "highlight": highlight,
     }
-    return str(_md(text).render(text, env))
+    return str(_md(text, linkify).render(text, env))
+
+
+# A fence that opens a text, at its first column: ``` (whose info may hold no backtick) or ~~~.
+_OPENING_FENCE = re.compile(r"(`{3,})[^`\n]*\n|(~{3,})[^\n]*\n")
+
+
+def open_code_html(text: str, code_bg: str, code_fg: str) -> str | None:
+    """The HTML of a text that is one code block still being written, from its fence to its
+    end, as `render_markdown_fresh(text, open_fence=True)` makes it, without the parse (a
+    growing code block is the largest block a reply writes: parsing it each frame cost ~1 ms);
+    None for any other text."""
+    m = _OPENING_FENCE.match(text)
+    if m is None or "\r" in text or "\0" in text:
+        return None
+    mark = m.group(1) or m.group(2)
+    code = text[m.end() :]
+    for line in code.split("\n"):
+        fence = _FENCE.match(line)
+        if fence is not None and fence.group(1)[0] == mark[0] and len(fence.group(1)) >= len(mark):
+            return None  # (it may close here: parsed)
+    return _code_html(code, "", "", code_bg, code_fg)
 
 
 def render_inline_fresh(text: str) -> str:
@@ -567,24 +657,33 @@ PLAIN = 512
 
 class _Colours:
     """Coloured code by (code, language, style), least recently used dropped first; what a
-    streaming reply asked for and was shown plain is coloured later (`colour_one`)."""
+    streaming reply asked for and was shown plain is coloured later (`colour_one`), a slice
+    at a time."""
 
     def __init__(self) -> None:
         self.done: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self.pending: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        # The oldest pending block, being coloured slice by slice.
+        self._job: tuple[tuple[str, str, str], Highlighting] | None = None
 
     def now(self, code: str, lang: str, style: str) -> str:
         """Coloured at once (a finished reply)."""
         key = (code, lang, style)
         found = self.done.get(key)
         if found is None:
-            found = self.done[key] = highlighted(code, lang, style)
-            self.pending.pop(key, None)
-            while len(self.done) > HIGHLIGHTED:
-                self.done.popitem(last=False)
+            found = highlighted(code, lang, style)
+            self._keep(key, found)
         else:
             self.done.move_to_end(key)
         return found
+
+    def _keep(self, key: tuple[str, str, str], coloured: str) -> None:
+        self.done[key] = coloured
+        self.pending.pop(key, None)
+        if self._job is not None and self._job[0] == key:
+            self._job = None
+        while len(self.done) > HIGHLIGHTED:
+            self.done.popitem(last=False)
 
     def later(self, code: str, lang: str, style: str) -> str:
         """Coloured if it was before, else plain now and coloured at the next `colour_one`."""
@@ -596,16 +695,25 @@ class _Colours:
         self.pending[key] = None
         return html.escape(code.rstrip("\n"))
 
-    def colour_one(self) -> bool:
-        """Colour the oldest block shown plain; whether one was."""
+    def colour_one(self, budget: float) -> bool:
+        """Colour the oldest block shown plain for about `budget` seconds; whether one was
+        finished (it may take several calls: the rest waits in the job)."""
         if not self.pending:
             return False
-        self.now(*next(iter(self.pending)))
+        key = next(iter(self.pending))
+        if self._job is None or self._job[0] != key:
+            self._job = (key, Highlighting(*key))
+        job = self._job[1]
+        if not job.step(budget):
+            return False
+        assert job.html is not None
+        self._keep(key, job.html)
         return True
 
     def clear(self) -> None:
         self.done.clear()
         self.pending.clear()
+        self._job = None
 
 
 class MarkdownCache:
@@ -645,12 +753,23 @@ class MarkdownCache:
             head = [rendered(g, style, code_bg, code_fg) for g in done]
             return "".join(head) + fresh(last, style, code_bg, code_fg)
 
+        growing = GrowingPretest()
+
         def streamed(
-            text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
+            text: str,
+            style: str,
+            code_bg: str,
+            code_fg: str,
+            *,
+            open_fence: bool = False,
+            tail: bool = False,
         ) -> tuple[str, bool]:
             table = None if open_fence else self.tables.html(text)
             if table is not None:
                 return table, False
+            code = open_code_html(text, code_bg, code_fg) if open_fence else None
+            if code is not None:
+                return code, False
             plain: list[str] = []
 
             def later(code: str, lang: str, style: str) -> str:
@@ -660,16 +779,23 @@ class MarkdownCache:
                 return found
 
             html = render_markdown_fresh(
-                text, style, code_bg, code_fg, open_fence=open_fence, highlight=later
+                text,
+                style,
+                code_bg,
+                code_fg,
+                open_fence=open_fence,
+                highlight=later,
+                linkify=growing(text) if tail else None,
             )
             return html, bool(plain)
 
         self.fresh = fresh
         """`render_markdown_fresh` with this cache's coloured code: text rendered once."""
         self.streamed = streamed
-        """`fresh` for the block being written: its code blocks closed since the last idle
-        step are shown plain (not coloured on the frame's path: pygments takes milliseconds);
-        with whether any was (`colours.colour_one` colours them, then it is rendered again)."""
+        """`fresh` for the block being written (`tail`: a text that grows at its end, frame
+        after frame): its code blocks closed since the last idle step are shown plain (not
+        coloured on the frame's path: pygments takes milliseconds); with whether any was
+        (`colours.colour_one` colours them, then it is rendered again)."""
         self.render = rendered
         """`render_markdown`, cached."""
         self.render_finished = lru_cache(maxsize=RENDERED_FINISHED)(finished)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtTest import QTest
 
 from desktop.ui.chat.model import MESSAGE_ROLE
@@ -101,6 +101,9 @@ def test_streaming_reply_lays_out_finished_blocks_once(qtbot: Any, view: ChatVie
     reply.streaming = False
     with qtbot.wait_signal(view.chat_model.flushed):
         view.update_message(reply)
+    ended = view.bubbles.layout_for(index)
+    assert ended.head_docs[0][0] is before, "laid out again as it ended (the next reply waits)"
+    qtbot.wait_until(lambda: view.bubbles.layout_for(index).doc is not None)  # then, idle
     final = view.bubbles.layout_for(index)
     assert final.tail_doc is None and final.doc is not None
     assert final.doc.toPlainText().split() == ["done", "block", "tail", "one", "and", "two"]
@@ -151,6 +154,62 @@ def test_block_groups_never_cut_a_code_fence_or_a_loose_list() -> None:
 
 def _paragraph(n: int) -> str:
     return f"paragraph {n} " + "words " * 30 + "\n\n"
+
+
+_WORDS = st.sampled_from(["word", "**bold** text", "`code`", "a [link](http://x.org)", "~~gone~~"])
+_TEXT = st.lists(_WORDS, min_size=1, max_size=6).map(" ".join)
+# Blocks as replies write them (degenerate ones, an empty heading or quote, aside).
+_BLOCKS = st.one_of(
+    _TEXT,
+    st.tuples(st.integers(1, 4), _TEXT).map(lambda h: "#" * h[0] + " " + h[1]),
+    st.lists(_TEXT, min_size=1, max_size=3).map(lambda xs: "\n".join(f"- {x}" for x in xs)),
+    st.lists(_TEXT, min_size=1, max_size=3).map(
+        lambda xs: "\n".join(f"{i}. {x}" for i, x in enumerate(xs, 1))
+    ),
+    st.integers(1, 4).map(
+        lambda n: "```py\n" + "".join(f"x_{i} = {i}\n" for i in range(n)) + "```"
+    ),
+    st.integers(1, 3).map(
+        lambda n: "| a | b |\n|---|---|\n" + "\n".join(f"| {i} | `{i}` |" for i in range(n))
+    ),
+    _TEXT.map(lambda x: f"> {x}"),
+    st.just("---"),
+    st.tuples(_TEXT, _TEXT).map(lambda t: f"- [ ] {t[0]}\n- [x] {t[1]}"),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(_BLOCKS, min_size=2, max_size=6))
+def test_block_groups_sit_where_the_finished_reply_puts_their_blocks(
+    qtbot: Any, view: ChatView, blocks: list[str]
+) -> None:
+    # A streaming reply stacks its finished groups as documents of their own; spaced as the
+    # whole text spaces its blocks, the reply reads the same while it streams and does not
+    # move when it ends and is laid out whole.
+    text = "\n\n".join(blocks)
+    streamed = assistant("s", text + "\n\nmore", streaming=True)
+    whole = assistant("w", text + "\n\nmore")
+    view.show_messages([streamed, whole])
+    bubbles = view.bubbles
+    stacked = bubbles.layout_for(view.chat_model.index(0))
+    laid = bubbles.layout_for(view.chat_model.index(1))
+    assert stacked.doc is None and laid.doc is not None
+
+    def places(docs: list[tuple[Any, QPointF]]) -> list[tuple[str, float]]:
+        out = []
+        for doc, at in docs:
+            block = doc.begin()
+            while block.isValid():
+                if block.text().strip():
+                    y = doc.documentLayout().blockBoundingRect(block).y()
+                    out.append((block.text().strip(), at.y() + y))
+                block = block.next()
+        return out
+
+    assert places(stacked.text_docs()) == places(laid.text_docs())
+    assert stacked.height == laid.height
 
 
 def test_a_paragraph_break_renders_only_the_new_paragraph(
@@ -252,6 +311,13 @@ def test_finished_reply_looks_exactly_as_if_it_never_streamed(qtbot: Any, view: 
     with qtbot.wait_signal(view.chat_model.flushed):
         view.update_message(streamed)
     qtbot.wait_until(lambda: {0, 1} <= view.bubbles.painted_rows)
+    # As it ends it keeps the layout it streamed in, and already shows a plain reply's pixels.
+    assert view.bubbles.layout_for(view.chat_model.index(0)).doc is None
+    shot = view.viewport().grab()
+    a, b = (view.visualRect(view.chat_model.index(r)) for r in (0, 1))
+    assert shot.copy(a).toImage() == shot.copy(b).toImage(), "ended: not as a plain reply"
+    # Idle a moment later, it is laid out whole, as a plain reply is.
+    qtbot.wait_until(lambda: view.bubbles.layout_for(view.chat_model.index(0)).doc is not None)
     lay_a = view.bubbles.layout_for(view.chat_model.index(0))
     lay_b = view.bubbles.layout_for(view.chat_model.index(1))
     assert lay_a.head_docs == [] and lay_a.doc is not None and lay_b.doc is not None
@@ -477,6 +543,35 @@ def test_a_table_finished_with_its_last_rows_is_not_drawn_whole_again(
     assert drawn == bubbles._render_bubble(reply, lay, part)[0].toImage()
 
 
+def test_a_reply_that_ends_keeps_its_layout_and_copies_what_its_last_frame_drew(
+    qtbot: Any, view: ChatView
+) -> None:
+    # Laying a long reply out whole and drawing it again as it ends took ~15 ms, in the frame
+    # that shows its last words (and before the next reply's first ones).
+    rows = "".join(f"| {r} | `item{r}` |\n" for r in range(12))
+    text = "Intro\n\n| # | name |\n|---|---|\n" + rows + "\nDone, with a last line."
+    _stream_and_compare(qtbot, view, text, [len(text) - 8, len(text)])
+    bubbles, index = view.bubbles, view.chat_model.index(1)
+    reply = index.data(MESSAGE_ROLE)
+    before, built, kept = bubbles.layout_for(index), bubbles.layouts_built, bubbles.rows_kept
+    reply.streaming = False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(reply)
+    view.grab()
+    ended = bubbles.layout_for(index)
+    assert [d for d, _ in ended.head_docs] == [d for d, _ in before.head_docs], "laid out again"
+    assert bubbles.layouts_built == built + 1
+    assert bubbles.rows_kept > kept, "its last frame's rows were drawn again"
+    rev = view.chat_model.revision_of(reply.id)
+    drawn = {
+        k: pix for k, (pix, _) in view.render_cache.pixmaps.items() if k[:2] == (reply.id, rev)
+    }
+    assert drawn, "not drawn"
+    for key, pix in drawn.items():  # each part as if drawn whole, without a frame to copy
+        part = QRect(*key[3:]) if len(key) > 3 else bubbles._bubble_area(ended)
+        assert pix.toImage() == bubbles._render_bubble(reply, ended, part)[0].toImage()
+
+
 def test_a_reply_finishing_while_another_streams_is_laid_out_whole_after(
     qtbot: Any, view: ChatView
 ) -> None:
@@ -508,19 +603,29 @@ def test_a_reply_finishing_while_another_streams_is_laid_out_whole_after(
     assert final.doc.toHtml() == whole.doc.toHtml() and final.height == whole.height
 
 
-def test_a_code_block_that_closes_is_coloured_in_idle_time_not_on_the_frame(
-    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _count_colouring(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The code of every block coloured from now on, at once or a slice at a time."""
     from desktop.ui.render import markdown
 
     coloured: list[str] = []
-    real = markdown.highlighted
+    real, real_step = markdown.highlighted, markdown.Highlighting.step
 
-    def counting(code: str, lang: str, style: str) -> str:
-        coloured.append(code)
-        return real(code, lang, style)
+    def step(self: markdown.Highlighting, budget: float) -> bool:
+        before = self.html is not None
+        done = real_step(self, budget)
+        if done and not before:
+            coloured.append(self._code)
+        return done
 
-    monkeypatch.setattr(markdown, "highlighted", counting)
+    monkeypatch.setattr(markdown, "highlighted", lambda *a: coloured.append(a[0]) or real(*a))
+    monkeypatch.setattr(markdown.Highlighting, "step", step)
+    return coloured
+
+
+def test_a_code_block_that_closes_is_coloured_in_idle_time_not_on_the_frame(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    coloured = _count_colouring(monkeypatch)
     code = "Code:\n\n```python\ndef f():\n    return 1\n"
     reply = assistant("a1", code, streaming=True)
     view.show_messages([user("u1", "hi"), reply])
@@ -558,17 +663,27 @@ def test_a_code_block_that_closes_is_coloured_in_idle_time_not_on_the_frame(
     _stream_and_compare(qtbot, view, code + "```\n\nafter and more", [len(code) + 3, len(code) + 9])
 
 
+def test_a_long_code_block_is_coloured_a_slice_at_a_time_as_it_would_be_at_once() -> None:
+    # Lexing a screen of code takes ~10 ms: in one piece it would hold up the deltas of a reply
+    # streaming meanwhile, so each step stops when its time is up and the rest waits.
+    from desktop.ui.render.markdown import Highlighting, highlighted
+
+    code = "".join(f"total_{k} = compute({k}, scale=2)  # step {k}\n" for k in range(80))
+    job, steps = Highlighting(code, "python", "friendly"), 1
+    while not job.step(0.0):
+        steps += 1
+    assert steps > 10, "coloured in one go, not in slices"
+    assert job.html == highlighted(code, "python", "friendly"), "slices colour it differently"
+
+
 def test_a_closed_code_block_waits_for_the_stream_to_pause_before_its_colours(
     qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Colouring a block and laying it out again holds the UI thread ~10 ms: done while the
     # reply streams on, the next deltas would wait that long to show.
     from desktop.ui.chat import delegate
-    from desktop.ui.render import markdown
 
-    coloured: list[str] = []
-    real = markdown.highlighted
-    monkeypatch.setattr(markdown, "highlighted", lambda *a: coloured.append(a[0]) or real(*a))
+    coloured = _count_colouring(monkeypatch)
     monkeypatch.setattr(delegate, "COLOUR_QUIET_MS", 60_000)  # a pause that never comes
     code = "Code:\n\n```python\ndef f():\n    return 1\n```\n\nafter"
     reply = assistant("a1", code, streaming=True)
@@ -596,11 +711,8 @@ def test_a_stream_that_never_pauses_still_gets_its_colours_after_the_longest_wai
     # Real token pacing (a delta every 10-30 ms) may never leave a 120 ms pause: the closed
     # block is coloured COLOUR_LONGEST_WAIT_MS after it closed, while the reply still streams.
     from desktop.ui.chat import delegate
-    from desktop.ui.render import markdown
 
-    coloured: list[str] = []
-    real = markdown.highlighted
-    monkeypatch.setattr(markdown, "highlighted", lambda *a: coloured.append(a[0]) or real(*a))
+    coloured = _count_colouring(monkeypatch)
     monkeypatch.setattr(delegate, "COLOUR_QUIET_MS", 60_000)  # a pause that never comes
     clock = [100.0]
     view.bubbles._now = lambda: clock[0]
