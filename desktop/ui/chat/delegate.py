@@ -55,7 +55,7 @@ from desktop.ui.render.bubble_layout import (
     stable_top,
 )
 from desktop.ui.render.delivery import bubble_error_text
-from desktop.ui.render.document import only_table, used_width
+from desktop.ui.render.document import only_code, only_table, used_width
 from desktop.ui.render.markdown import code_blocks
 from desktop.ui.render.usage import footer_text
 from desktop.ui.theme import LIGHT, Colors
@@ -752,8 +752,8 @@ class BubbleDelegate(QStyledItemDelegate):
     def _draws_alike(self, doc: QTextDocument, at: QPointF, clip: QRectF) -> bool:
         """Whether a finished group not drawn into its pixmap yet may be drawn directly under
         `clip`, its pixels then the same as copied from that pixmap: `clip` leaves part of it
-        out, it sits on whole pixels and is a table alone (lines and text, no shapes drawn
-        smooth, nothing drawn past its width)."""
+        out, it sits on whole pixels and is a table or plain code alone (lines, fills and text,
+        no shapes drawn smooth, nothing drawn past its width)."""
         dpr = self._view.devicePixelRatioF()
         return (
             id(doc) not in self._cache.block_pixmaps
@@ -761,7 +761,7 @@ class BubbleDelegate(QStyledItemDelegate):
             and dpr == int(dpr)
             and at.x() == int(at.x())
             and at.y() == int(at.y())
-            and only_table(doc)
+            and (only_table(doc) or only_code(doc))
         )
 
     def _draw_finished_block(

@@ -17,17 +17,23 @@ from desktop.ui.render.delivery import bubble_error_text, has_note
 from desktop.ui.render.document import (
     SafeDocument,
     code_block_rects,
+    code_unchanged_above,
     group_gap,
     has_table,
+    only_code,
     only_table,
+    table_unchanged_above,
     unchanged_above,
     used_width,
 )
 from desktop.ui.render.markdown import (
     ChunkScan,
     MarkdownCache,
+    closed_code,
     closed_fences,
     ends_in_open_fence,
+    open_code,
+    table_lines,
 )
 from desktop.ui.render.usage import footer_text
 from desktop.ui.theme import Colors
@@ -295,6 +301,9 @@ class BubbleDocs:
             else:
                 # Laid out once, like the block being written (see _markdown_doc's `fit`).
                 doc = _markdown_doc(user, font, width, colors, html, fit=False)
+                closed = closed_code(chunk) if plain else None
+                if closed is not None:  # a code block that closed, plain like its frames
+                    doc.code_alone = (chunk[: chunk.index("\n") + 1], closed[1])
             group = (chunk, doc, plain)
             if i < len(groups):
                 groups[i] = group
@@ -307,6 +316,8 @@ class BubbleDocs:
             tail or "…", *style, open_fence=open_fence, tail=True
         )
         tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
+        tail_doc.code_alone = open_code(tail) if open_fence else None
+        tail_doc.table_lines = None if open_fence else table_lines(tail)
         tail_doc.open_fence = open_fence
         tail_doc.fences = closed_fences(tail)
         tail_doc.plain_code = plain
@@ -532,19 +543,28 @@ def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
         shared += 1
     if shared == len(old.head_docs) == len(new.head_docs) and old.tail_pos == new.tail_pos:
         # Comparing costs about a third of drawing, block for block: it pays for a table's
-        # rows (slow to draw), not for lines of text or code.
-        same = unchanged_above(old.tail_doc, new.tail_doc) if has_table(new.tail_doc) else 0.0
+        # rows (slow to draw), not for lines of text; a code block's are found from its code.
+        same = code_unchanged_above(old.tail_doc, new.tail_doc)
+        if same is None:
+            same = table_unchanged_above(old.tail_doc, new.tail_doc)
+        if same is None:
+            same = unchanged_above(old.tail_doc, new.tail_doc) if has_table(new.tail_doc) else 0.0
         top = min(top, new.tail_pos.y() + same)
     elif (
         shared == len(old.head_docs) == len(new.head_docs) - 1
         and new.head_docs[shared][1] == old.tail_pos
         and old.tail_pos == old.tail_pos.toPoint()
-        and only_table(new.head_docs[shared][0])
+        and (only_code(new.head_docs[shared][0]) or only_table(new.head_docs[shared][0]))
     ):
-        # The block being written was finished (a table, its last rows with it): it is a
-        # group now, laid out alike, whose rows above the last ones did not change (a table
-        # alone, on whole pixels, is drawn the same from its pixmap).
-        top = min(top, old.tail_pos.y() + unchanged_above(old.tail_doc, new.head_docs[shared][0]))
+        # The block being written was finished (a table, its last rows with it; a code block,
+        # its last lines and fence): it is a group now, laid out alike, whose rows above the
+        # last ones did not change (a table or plain code alone, on whole pixels, is drawn the
+        # same from its pixmap).
+        group = new.head_docs[shared][0]
+        same = code_unchanged_above(old.tail_doc, group)
+        if same is None:
+            same = unchanged_above(old.tail_doc, group) if only_table(group) else 0.0
+        top = min(top, old.tail_pos.y() + same)
     else:
         # A group finished (the block being written became one) or the text was replaced.
         firsts = [

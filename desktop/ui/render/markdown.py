@@ -279,11 +279,9 @@ def render_markdown_fresh(
 _OPENING_FENCE = re.compile(r"(`{3,})[^`\n]*\n|(~{3,})[^\n]*\n")
 
 
-def open_code_html(text: str, code_bg: str, code_fg: str) -> str | None:
-    """The HTML of a text that is one code block still being written, from its fence to its
-    end, as `render_markdown_fresh(text, open_fence=True)` makes it, without the parse (a
-    growing code block is the largest block a reply writes: parsing it each frame cost ~1 ms);
-    None for any other text."""
+def open_code(text: str) -> tuple[str, str] | None:
+    """A text that is one code block still being written, from its fence to its end, as (its
+    fence line, its code); None for any other text (or one that may close: it is parsed)."""
     m = _OPENING_FENCE.match(text)
     if m is None or "\r" in text or "\0" in text:
         return None
@@ -292,8 +290,40 @@ def open_code_html(text: str, code_bg: str, code_fg: str) -> str | None:
     for line in code.split("\n"):
         fence = _FENCE.match(line)
         if fence is not None and fence.group(1)[0] == mark[0] and len(fence.group(1)) >= len(mark):
-            return None  # (it may close here: parsed)
-    return _code_html(code, "", "", code_bg, code_fg)
+            return None
+    return text[: m.end()], code
+
+
+_CLOSING_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+
+
+def closed_code(text: str) -> tuple[str, str] | None:
+    """A text that is one closed code block and blank lines, as (its language, its code as
+    the parser hands it over); None for any other text (which is parsed)."""
+    m = _OPENING_FENCE.match(text)
+    if m is None or "\r" in text or "\0" in text:
+        return None
+    mark = m.group(1) or m.group(2)
+    lines = text[m.end() :].split("\n")
+    for i, line in enumerate(lines):
+        close = _CLOSING_FENCE.fullmatch(line)
+        if close is not None and close.group(1)[0] == mark[0] and len(close.group(1)) >= len(mark):
+            if any(rest.strip() for rest in lines[i + 1 :]):
+                return None
+            lang = text[len(mark) : m.end() - 1].strip().split(" ")[0]
+            return lang, "".join(f"{code}\n" for code in lines[:i])
+        if _FENCE.match(line) is not None:
+            return None  # a fence-like line the parser may read otherwise
+    return None
+
+
+def open_code_html(text: str, code_bg: str, code_fg: str) -> str | None:
+    """The HTML of a text that is one code block still being written (`open_code`), as
+    `render_markdown_fresh(text, open_fence=True)` makes it, without the parse (a growing code
+    block is the largest block a reply writes: parsing it each frame cost ~1 ms); None for
+    any other text."""
+    found = open_code(text)
+    return None if found is None else _code_html(found[1], "", "", code_bg, code_fg)
 
 
 def render_inline_fresh(text: str) -> str:
@@ -778,6 +808,12 @@ class MarkdownCache:
                     plain.append(code)
                 return found
 
+            block = None if open_fence else closed_code(text)
+            if block is not None:  # a code block just closed: as parsed, without the parse
+                lang, source = block
+                return _code_html(source, lang, style, code_bg, code_fg, highlight=later), bool(
+                    plain
+                )
             html = render_markdown_fresh(
                 text,
                 style,

@@ -23,6 +23,15 @@ from desktop.ui.window.pane.status_bar import ConnectionWidget
 SPOKEN_SOURCE = 3 * ANNOUNCE_CHARS
 
 
+def spoken_source(text: str) -> str:
+    """The start of a reply's markdown that its announcement is made from: up to the first
+    paragraph break past what is said (ANNOUNCE_CHARS), at most SPOKEN_SOURCE characters. A
+    table or code block after the reply's first words is not parsed at the turn's end (a
+    24-row table took ~3 ms, in the frame showing the reply's last words)."""
+    cut = text.find("\n\n", ANNOUNCE_CHARS, SPOKEN_SOURCE)
+    return text[: cut if cut >= 0 else SPOKEN_SOURCE]
+
+
 class Screen(Protocol):
     """What a profile view shows its profile on (the main window)."""
 
@@ -131,7 +140,7 @@ class ProfileView(QObject):
             # Said is the reply's start (`announce` keeps ANNOUNCE_CHARS): its markdown is read
             # that far and some way past, not all of a long reply (tens of ms parsing at the
             # turn's end, when the next reply may already stream).
-            spoken = plain_text(text[:SPOKEN_SOURCE])
+            spoken = plain_text(spoken_source(text))
             announce(view, f"Reply: {spoken}" if text else "Reply finished")
         elif self._shown:
             announce(view, f"New reply in {title}")

@@ -519,6 +519,37 @@ def test_a_code_block_coloured_as_the_next_one_opens_is_drawn_anew(
     _stream_and_compare(qtbot, view, text, [first, first + 7, len(text)])
 
 
+def test_a_growing_code_block_draws_its_new_lines_not_all_of_it_again(
+    qtbot: Any, view: ChatView
+) -> None:
+    # A code block being written can be a screen tall: drawing it all each frame took ~2 ms.
+    code = "Code:\n\n```python\n" + "".join(f"total_{k} = compute({k})\n" for k in range(24))
+    view.resize(640, 700)
+    cuts = list(range(len(code) - 60, len(code) + 1, 6))
+    kept = view.bubbles.rows_kept
+    _stream_and_compare(qtbot, view, code, cuts)  # each frame looks as if drawn whole
+    lines = 14 * 20  # rows of the block's first twenty lines, at the least
+    assert view.bubbles.rows_kept - kept > (len(cuts) - 1) * lines, "earlier lines drawn again"
+
+
+def test_a_growing_table_finds_its_unchanged_rows_without_comparing_every_cell(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Comparing every cell's block of two frames of a 24-row table took ~0.8 ms a frame.
+    from desktop.ui.render import document
+
+    compared: list[int] = []
+    real = document.block_keys
+    monkeypatch.setattr(document, "block_keys", lambda d: compared.append(1) or real(d))
+    rows = "".join(f"| {r} | `item{r}` | {r * 7} |\n" for r in range(16))
+    text = "Intro\n\n| # | name | value |\n|---|---|---|\n" + rows
+    start = text.index("| 4 |")
+    kept = view.bubbles.rows_kept
+    _stream_and_compare(qtbot, view, text, list(range(start, len(text) + 1, 5)))
+    assert view.bubbles.rows_kept > kept, "every frame drew the whole table again"
+    assert compared == [], "every cell of two frames was compared"
+
+
 def test_a_table_finished_with_its_last_rows_is_not_drawn_whole_again(
     qtbot: Any, view: ChatView
 ) -> None:
@@ -536,6 +567,42 @@ def test_a_table_finished_with_its_last_rows_is_not_drawn_whole_again(
     assert "item12" in table.toPlainText(), "the table is a finished group now"
     assert bubbles.rows_kept > kept, "its earlier rows were drawn again"
     assert id(table) not in view.render_cache.block_pixmaps, "the whole table was drawn again"
+    drawn = view.render_cache.pixmaps[view.render_cache.live_keys[reply.id]][0].toImage()
+    part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
+        -view.visualRect(index).topLeft()
+    )
+    assert drawn == bubbles._render_bubble(reply, lay, part)[0].toImage()
+
+
+def test_a_code_block_closed_with_its_last_lines_is_not_drawn_whole_again(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As its fence closes, a screen of code became a group drawn whole into its picture (~2 ms)
+    # though the last frame had drawn all but its last line.
+    from desktop.ui.render import markdown
+
+    parsed: list[str] = []
+    real = markdown.render_markdown_fresh
+    monkeypatch.setattr(
+        markdown, "render_markdown_fresh", lambda t, *a, **k: parsed.append(t) or real(t, *a, **k)
+    )
+    view.resize(640, 700)
+    lines = "".join(f"total_{k} = compute({k})\n" for k in range(20))
+    text = "Intro\n\n```python\n" + lines + "last = 1\n```\n\nafter"
+    _stream_and_compare(qtbot, view, text, [text.index("total_19")])
+    bubbles, index = view.bubbles, view.chat_model.index(1)
+    reply, kept = index.data(MESSAGE_ROLE), bubbles.rows_kept
+    parsed.clear()
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text = text  # its last lines, the fence that closes it, a new paragraph
+        view.update_message(reply)
+    view.grab()
+    lay = bubbles.layout_for(index)
+    code = lay.head_docs[1][0]
+    assert "last = 1" in code.toPlainText(), "the code block is a finished group now"
+    assert not [t for t in parsed if "```" in t], "the closed block was parsed"
+    assert bubbles.rows_kept - kept > 14 * 18, "its earlier lines were drawn again"
+    assert id(code) not in view.render_cache.block_pixmaps, "the whole block was drawn again"
     drawn = view.render_cache.pixmaps[view.render_cache.live_keys[reply.id]][0].toImage()
     part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
         -view.visualRect(index).topLeft()

@@ -429,6 +429,35 @@ def test_a_long_finished_reply_is_announced_by_its_start_without_reading_all_of_
     assert len(long) > 70_000 and sum(read) <= profile_view.SPOKEN_SOURCE < 1000, "all was read"
 
 
+def test_a_reply_is_announced_by_its_first_words_without_reading_the_table_after_them(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
+
+    from desktop.ui.window import profile_view
+
+    heard: list[str] = []
+    real = QAccessible.updateAccessibility
+
+    def update(event: Any) -> None:
+        if isinstance(event, QAccessibleAnnouncementEvent):
+            heard.append(event.message())
+        real(event)
+
+    read: list[str] = []  # markdown made into plain text for the announcement
+    plain = profile_view.plain_text
+    monkeypatch.setattr(QAccessible, "updateAccessibility", staticmethod(update))
+    monkeypatch.setattr(profile_view, "plain_text", lambda t: read.append(t) or plain(t))
+    _win, b = _window(make_window)
+    b.emit("on_running", "s1", True)
+    words = "Here is the **summary** of it all: " + " ".join(f"w{k}" for k in range(90))
+    table = "| # | name |\n|---|---|\n" + "".join(f"| {r} | `item{r}` |\n" for r in range(40))
+    b.emit("on_message_changed", "s1", assistant("a3", f"{words}\n\n{table}"))
+    b.emit("on_running", "s1", False)
+    assert heard and heard[-1].startswith("Reply: Here is the summary of it all: w0 w1 w2")
+    assert read == [words], "the table after the reply's first words was read"
+
+
 def test_branch_from_here_opens_a_new_chat_with_the_messages_up_to_that_one(
     make_window: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

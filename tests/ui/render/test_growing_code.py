@@ -12,6 +12,7 @@ from desktop.ui.render import markdown
 from desktop.ui.render.markdown import (
     GrowingPretest,
     MarkdownCache,
+    closed_code,
     open_code_html,
     render_markdown_fresh,
 )
@@ -34,6 +35,7 @@ _LINES = st.sampled_from(
     ]
 )
 _FENCES = st.sampled_from(["```\n", "```python\n", "````js\n", "~~~\n", "~~~ a`b\n", "``` a`b\n"])
+_CLOSES = st.sampled_from(["```", "````", "  ```", "```  ", "~~~", "```~", "``", "``` x"])
 
 
 @settings(max_examples=300, deadline=None)
@@ -46,6 +48,28 @@ def test_a_code_block_being_written_renders_as_parsed(
     fast = open_code_html(text, "#fff", "#000")
     if fast is not None:
         assert fast == render_markdown_fresh(text, "friendly", "#fff", "#000", open_fence=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _FENCES, st.lists(_LINES, max_size=8), _CLOSES, st.sampled_from(["", "\n", "\n\n", "\n  \n"])
+)
+@example("```python\n", ["x = 1"], "```", "\n\n")
+def test_a_code_block_that_just_closed_renders_as_parsed(
+    fence: str, lines: list[str], close: str, after: str
+) -> None:
+    text = fence + "".join(f"{line}\n" for line in lines) + close + after
+    found = closed_code(text)
+    if found is not None:
+        lang, code = found
+        mark = "plain" if lang == "" else f"<{lang}>"
+
+        def highlight(c: str, language: str, _style: str) -> str:
+            return f"{mark}{c!r}{language}"
+
+        parsed = render_markdown_fresh(text, "friendly", "#fff", "#000", highlight=highlight)
+        fast = markdown._code_html(code, lang, "friendly", "#fff", "#000", highlight=highlight)
+        assert fast == parsed
 
 
 def test_a_growing_code_block_is_not_parsed_each_frame(monkeypatch: pytest.MonkeyPatch) -> None:
