@@ -280,7 +280,8 @@ class BubbleDocs:
         groups = stream.groups
         waiting = bool(self.markdown.colours.pending)
         for i, chunk in enumerate(chunks):
-            if i < len(groups) and groups[i][0] == chunk:
+            again = i < len(groups) and groups[i][0] == chunk
+            if again:
                 if not groups[i][2] or waiting:
                     continue
                 # Its code was shown plain and has been coloured since: rendered again.
@@ -290,7 +291,7 @@ class BubbleDocs:
             plain = False
             if "```" in chunk or "~~~" in chunk:
                 # A code block closed in it is coloured in idle time (`colour_step`), not now.
-                html, plain = self.markdown.streamed(chunk, *style)
+                html, plain = self.markdown.streamed(chunk, *style, first=not again)
             else:
                 html = self.markdown.render(chunk, *style)
             last = stream.tail

@@ -715,11 +715,12 @@ class _Colours:
         while len(self.done) > HIGHLIGHTED:
             self.done.popitem(last=False)
 
-    def later(self, code: str, lang: str, style: str) -> str:
-        """Coloured if it was before, else plain now and coloured at the next `colour_one`."""
+    def later(self, code: str, lang: str, style: str, *, now: bool = True) -> str:
+        """Coloured if it was before (and `now`), else plain now and coloured at the next
+        `colour_one` (a block coloured before is just shown so then)."""
         key = (code, lang, style)
         found = self.done.get(key)
-        if found is not None:
+        if found is not None and now:
             self.done.move_to_end(key)
             return found
         self.pending[key] = None
@@ -731,6 +732,9 @@ class _Colours:
         if not self.pending:
             return False
         key = next(iter(self.pending))
+        if key in self.done:  # coloured before: shown plain only until now
+            del self.pending[key]
+            return True
         if self._job is None or self._job[0] != key:
             self._job = (key, Highlighting(*key))
         job = self._job[1]
@@ -793,6 +797,7 @@ class MarkdownCache:
             *,
             open_fence: bool = False,
             tail: bool = False,
+            first: bool = False,
         ) -> tuple[str, bool]:
             table = None if open_fence else self.tables.html(text)
             if table is not None:
@@ -803,7 +808,7 @@ class MarkdownCache:
             plain: list[str] = []
 
             def later(code: str, lang: str, style: str) -> str:
-                found = self.colours.later(code, lang, style)
+                found = self.colours.later(code, lang, style, now=not first)
                 if (code, lang, style) in self.colours.pending:
                     plain.append(code)
                 return found
@@ -829,8 +834,10 @@ class MarkdownCache:
         """`render_markdown_fresh` with this cache's coloured code: text rendered once."""
         self.streamed = streamed
         """`fresh` for the block being written (`tail`: a text that grows at its end, frame
-        after frame): its code blocks closed since the last idle step are shown plain (not
-        coloured on the frame's path: pygments takes milliseconds); with whether any was
+        after frame) or a group just finished (`first`): its code blocks closed since the last
+        idle step are shown plain (not coloured on the frame's path: pygments takes
+        milliseconds, and a block drawn anew in colours as it closes costs a layout and a
+        drawing of it all), even one coloured before when `first`; with whether any was
         (`colours.colour_one` colours them, then it is rendered again)."""
         self.render = rendered
         """`render_markdown`, cached."""

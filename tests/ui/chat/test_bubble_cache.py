@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -308,15 +309,20 @@ def test_finished_reply_looks_exactly_as_if_it_never_streamed(qtbot: Any, view: 
             view.update_message(streamed)
         view.grab()
     streamed.text, streamed.streaming = text, False
+    view.bubbles._settle.setInterval(60_000)  # (laid out whole only when this test says)
     with qtbot.wait_signal(view.chat_model.flushed):
         view.update_message(streamed)
     qtbot.wait_until(lambda: {0, 1} <= view.bubbles.painted_rows)
-    # As it ends it keeps the layout it streamed in, and already shows a plain reply's pixels.
+    # As it ends it keeps the layout it streamed in; with its code's colours (idle time) it
+    # shows a plain reply's pixels.
+    qtbot.wait_until(lambda: not view.render_cache.docs.colours_waiting())
+    view.viewport().repaint()
     assert view.bubbles.layout_for(view.chat_model.index(0)).doc is None
     shot = view.viewport().grab()
     a, b = (view.visualRect(view.chat_model.index(r)) for r in (0, 1))
     assert shot.copy(a).toImage() == shot.copy(b).toImage(), "ended: not as a plain reply"
     # Idle a moment later, it is laid out whole, as a plain reply is.
+    view.bubbles._settle.start(0)
     qtbot.wait_until(lambda: view.bubbles.layout_for(view.chat_model.index(0)).doc is not None)
     lay_a = view.bubbles.layout_for(view.chat_model.index(0))
     lay_b = view.bubbles.layout_for(view.chat_model.index(1))
@@ -728,6 +734,32 @@ def test_a_code_block_that_closes_is_coloured_in_idle_time_not_on_the_frame(
     assert now.toHtml() == whole.toHtml()
     # Each frame on the way (plain, then coloured) is drawn as the bubble drawn whole.
     _stream_and_compare(qtbot, view, code + "```\n\nafter and more", [len(code) + 3, len(code) + 9])
+
+
+def test_code_coloured_before_is_shown_plain_as_it_closes_and_coloured_in_idle_time(
+    qtbot: Any, view: ChatView
+) -> None:
+    # Drawn anew in colours on the frame its fence closes, a screen of code cost a layout and a
+    # drawing of all of it in that frame, though its colours were known.
+    code = "```python\ndef f():\n    return 1\n```"
+    view.show_messages([assistant("a0", code)])  # its colours are known from now on
+    qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
+    reply = assistant("a1", "Code:\n\n```python\ndef f():\n    return 1\n", streaming=True)
+    view.show_messages([assistant("a0", code), reply])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    view.bubbles._colour.stop()
+    docs, index = view.render_cache.docs, view.chat_model.index(1)
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += "```\n\nafter"
+        view.update_message(reply)
+
+    def colours(doc: Any) -> int:
+        return len(set(re.findall(r"color:(#[0-9a-f]{6})", doc.toHtml())))
+
+    block = view.bubbles.layout_for(index).head_docs[1][0]
+    assert colours(block) == 1, "coloured on the frame it closed"
+    assert docs.colours_waiting()
+    qtbot.wait_until(lambda: colours(view.bubbles.layout_for(index).head_docs[1][0]) > 1)
 
 
 def test_a_long_code_block_is_coloured_a_slice_at_a_time_as_it_would_be_at_once() -> None:
