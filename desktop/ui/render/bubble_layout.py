@@ -305,6 +305,7 @@ class BubbleDocs:
                 closed = closed_code(chunk) if plain else None
                 if closed is not None:  # a code block that closed, plain like its frames
                     doc.code_alone = (chunk[: chunk.index("\n") + 1], closed[1])
+                doc.table_lines = table_lines(chunk)  # a table alone, or None
             group = (chunk, doc, plain)
             if i < len(groups):
                 groups[i] = group
@@ -563,6 +564,8 @@ def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
         # same from its pixmap).
         group = new.head_docs[shared][0]
         same = code_unchanged_above(old.tail_doc, group)
+        if same is None:
+            same = table_unchanged_above(old.tail_doc, group)
         if same is None:
             same = unchanged_above(old.tail_doc, group) if only_table(group) else 0.0
         top = min(top, old.tail_pos.y() + same)

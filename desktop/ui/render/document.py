@@ -120,6 +120,8 @@ def only_table(doc: QTextDocument) -> bool:
     """Whether a document is one markdown table and nothing else (no list, rule or code);
     cached per document (a finished table is asked at every frame of the reply after it)."""
     known = doc.table_alone if isinstance(doc, SafeDocument) else None
+    if known is None and isinstance(doc, SafeDocument) and doc.table_lines is not None:
+        known = _table_alone(doc, doc.table_lines) is not None  # (no walk over its blocks)
     if known is None:
         known = _only_table(doc)
         if isinstance(doc, SafeDocument):
