@@ -258,6 +258,13 @@ class BubbleDelegate(QStyledItemDelegate):
             self._cache.layouts.popitem(last=False)
         return lay
 
+    def is_laid_out(self, index: _Index) -> bool:
+        """Whether a row's layout at the current width is at hand (no layout to build)."""
+        msg: ChatMessage | None = index.data(MESSAGE_ROLE)
+        if msg is None:
+            return False
+        return (msg.id, index.data(REVISION_ROLE) or 0, self._width()) in self._cache.layouts
+
     def _colour_code(self) -> None:
         """Idle time: colour the code blocks shown plain, a slice at a time, then lay out again
         the replies that streamed here (each shows its colours on its next frame)."""

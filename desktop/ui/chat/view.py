@@ -364,6 +364,22 @@ class ChatView(QListView):
         """Replies came at the live end while its rows are let go: the button counts them."""
         self.jump_button.set_replies(replies)
 
+    def shown_text(self, message_id: str, chars: int) -> str | None:
+        """About the first `chars` characters of a message's text as it is shown (laid out
+        already: read from its documents, no markdown parsed), or None when it is not laid
+        out (a screen reader's announcement of a reply that just finished: parsing its start
+        took milliseconds in the frame showing its last words)."""
+        row = self.chat_model.row_of(message_id)
+        if row is None or not self.bubbles.is_laid_out(self.chat_model.index(row)):
+            return None
+        lay = self.bubbles.layout_for(self.chat_model.index(row))
+        parts: list[str] = []
+        for doc, _at in lay.text_docs():
+            parts.append(doc.toPlainText().strip())
+            if sum(map(len, parts)) >= chars:
+                break
+        return "\n".join(p for p in parts if p)
+
     @property
     def drawing_ahead(self) -> bool:
         """Whether bubbles near the view are still being drawn in idle slices (a timer runs)."""

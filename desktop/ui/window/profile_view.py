@@ -8,7 +8,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject, QSettings, SignalInstance
 
 from desktop.core.chats.turns import finished_reply
-from desktop.core.models import ChatMessage, SessionSummary
+from desktop.core.models import ChatMessage, Role, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import Composer
@@ -21,6 +21,11 @@ from desktop.ui.window.pane.status_bar import ConnectionWidget
 # Markdown characters read for a finished reply's announcement: its marks and a table's pipes
 # take room, so past what is said (a 7 KB reply's plain text took ~3 ms, 900 characters ~1).
 SPOKEN_SOURCE = 3 * ANNOUNCE_CHARS
+
+
+def _newest_reply(messages: Sequence[ChatMessage]) -> str:
+    """The id of the newest reply shown (as `finished_reply` picks its text), or ""."""
+    return next((m.id for m in reversed(messages) if m.role is Role.ASSISTANT), "")
 
 
 def spoken_source(text: str) -> str:
@@ -140,7 +145,9 @@ class ProfileView(QObject):
             # Said is the reply's start (`announce` keeps ANNOUNCE_CHARS): its markdown is read
             # that far and some way past, not all of a long reply (tens of ms parsing at the
             # turn's end, when the next reply may already stream).
-            spoken = plain_text(spoken_source(text))
+            spoken = view.shown_text(_newest_reply(view.messages()), ANNOUNCE_CHARS)
+            if spoken is None:
+                spoken = plain_text(spoken_source(text))
             announce(view, f"Reply: {spoken}" if text else "Reply finished")
         elif self._shown:
             announce(view, f"New reply in {title}")

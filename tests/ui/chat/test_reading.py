@@ -448,14 +448,24 @@ def test_a_reply_is_announced_by_its_first_words_without_reading_the_table_after
     plain = profile_view.plain_text
     monkeypatch.setattr(QAccessible, "updateAccessibility", staticmethod(update))
     monkeypatch.setattr(profile_view, "plain_text", lambda t: read.append(t) or plain(t))
-    _win, b = _window(make_window)
+    win, b = _window(make_window)
     b.emit("on_running", "s1", True)
     words = "Here is the **summary** of it all: " + " ".join(f"w{k}" for k in range(90))
     table = "| # | name |\n|---|---|\n" + "".join(f"| {r} | `item{r}` |\n" for r in range(40))
     b.emit("on_message_changed", "s1", assistant("a3", f"{words}\n\n{table}"))
-    b.emit("on_running", "s1", False)
+    b.emit("on_running", "s1", False)  # not on screen yet: its markdown is read
     assert heard and heard[-1].startswith("Reply: Here is the summary of it all: w0 w1 w2")
     assert read == [words], "the table after the reply's first words was read"
+    # On screen (laid out), it is said as shown, read from its documents: nothing parsed.
+    read.clear()
+    b.emit("on_running", "s1", True)
+    b.emit("on_message_changed", "s1", assistant("a3", f"{words}\n\n{table} more"))
+    view = win.chat_view
+    view.chat_model.flush()
+    view.viewport().repaint()
+    b.emit("on_running", "s1", False)
+    assert heard[-1].startswith("Reply: Here is the summary of it all: w0 w1 w2"), heard[-1]
+    assert read == [], "the shown reply's markdown was parsed again to be said"
 
 
 def test_branch_from_here_opens_a_new_chat_with_the_messages_up_to_that_one(
