@@ -302,8 +302,9 @@ class BubbleDocs:
             else:
                 # Laid out once, like the block being written (see _markdown_doc's `fit`).
                 doc = _markdown_doc(user, font, width, colors, html, fit=False)
-                closed = closed_code(chunk) if plain else None
-                if closed is not None:  # a code block that closed, plain like its frames
+                closed = closed_code(chunk) if "```" in chunk or "~~~" in chunk else None
+                doc.code_block = closed is not None
+                if closed is not None and plain:  # a code block that closed, plain like its frames
                     doc.code_alone = (chunk[: chunk.index("\n") + 1], closed[1])
                 doc.table_lines = table_lines(chunk)  # a table alone, or None
             group = (chunk, doc, plain)

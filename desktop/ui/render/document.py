@@ -47,6 +47,8 @@ class SafeDocument(QTextDocument):
         # A code block alone, shown plain (being written, or closed and not coloured yet):
         # (its fence line, its code) (see code_unchanged_above).
         self.code_alone: tuple[str, str] | None = None
+        # A closed code block alone, plain or coloured (see only_code).
+        self.code_block = False
         # A table being written, alone: its lines (see table_unchanged_above).
         self.table_lines: list[str] | None = None
 
@@ -112,8 +114,9 @@ def has_table(doc: QTextDocument) -> bool:
 
 
 def only_code(doc: QTextDocument) -> bool:
-    """Whether a document is one code block shown plain and nothing else (see code_alone)."""
-    return isinstance(doc, SafeDocument) and doc.code_alone is not None
+    """Whether a document is one code block and nothing else (a closed one, or one being
+    written: see code_block and code_alone)."""
+    return isinstance(doc, SafeDocument) and (doc.code_block or doc.code_alone is not None)
 
 
 def only_table(doc: QTextDocument) -> bool:

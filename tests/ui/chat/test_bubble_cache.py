@@ -768,6 +768,31 @@ def test_code_coloured_before_is_shown_plain_as_it_closes_and_coloured_in_idle_t
     qtbot.wait_until(lambda: colours(view.bubbles.layout_for(index).head_docs[1][0]) > 1)
 
 
+def test_code_coloured_in_idle_time_draws_only_what_shows_of_it(qtbot: Any, view: ChatView) -> None:
+    # Its colours change every pixel of it: drawn whole into its picture, a block taller than
+    # the view cost a drawing of all of it, though a screen of it shows.
+    lines = "".join(f"total_{k} = compute({k})\n" for k in range(60))
+    reply = assistant("a1", "Code:\n\n```python\n" + lines, streaming=True)
+    view.show_messages([user("u1", "hi"), reply])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    docs, index = view.render_cache.docs, view.chat_model.index(1)
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += "```\n\nafter"
+        view.update_message(reply)
+    view.grab()
+    qtbot.wait_until(lambda: not docs.colours_waiting())
+    view.grab()
+    lay = view.bubbles.layout_for(index)
+    code = lay.head_docs[1][0]
+    assert code.size().height() > view.viewport().height(), "the block is taller than the view"
+    assert id(code) not in view.render_cache.block_pixmaps, "all of it was drawn"
+    drawn = view.render_cache.pixmaps[view.render_cache.live_keys[reply.id]][0].toImage()
+    part = view.bubbles._bubble_area(lay) & view.viewport().rect().translated(
+        -view.visualRect(index).topLeft()
+    )
+    assert drawn == view.bubbles._render_bubble(reply, lay, part)[0].toImage()
+
+
 def test_a_long_code_block_is_coloured_a_slice_at_a_time_as_it_would_be_at_once() -> None:
     # Lexing a screen of code takes ~10 ms: in one piece it would hold up the deltas of a reply
     # streaming meanwhile, so each step stops when its time is up and the rest waits.
