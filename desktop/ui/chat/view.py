@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from itertools import zip_longest
 
 from PySide6.QtCore import (
+    QEvent,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
@@ -46,6 +47,7 @@ from PySide6.QtWidgets import (
 
 from desktop.common.memory import release_freed_memory
 from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.ui.chat.backdrop import Backdrop
 from desktop.ui.chat.delegate import BubbleDelegate
 from desktop.ui.chat.jump_button import MARGIN, JumpButton
 from desktop.ui.chat.message_actions import MessageActions
@@ -181,6 +183,9 @@ class ChatView(QListView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # A scroll bar that comes and goes changes the width, and so every row's height.
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        # The view paints its own background: its viewport and scroll bar are opaque (and the
+        # bar is its own: set up below).
+        self._backdrop = Backdrop(self)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setUniformItemSizes(False)
@@ -233,6 +238,7 @@ class ChatView(QListView):
 
     def set_colors(self, colors: Colors) -> None:
         """Repaint bubbles in another theme."""
+        self._backdrop.forget()
         self.bubbles.set_colors(colors)
         self.render_cache.invalidate(Change.LOOK)
         self.jump_button.set_colors(colors)
@@ -1090,14 +1096,10 @@ class ChatView(QListView):
 
     EMPTY_HINT = "Type below to start a conversation.\nCtrl+N new chat  ·  F1 shortcuts"
 
-    def _paint_empty(self) -> None:
+    def _paint_empty(self, painter: QPainter) -> None:
         """An empty chat says what to do, in the muted text colour; nothing is animated."""
-        painter = QPainter(self.viewport())
-        try:
-            painter.setPen(QColor(self.bubbles.colors.muted))
-            painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter, self.EMPTY_HINT)
-        finally:
-            painter.end()
+        painter.setPen(QColor(self.bubbles.colors.muted))
+        painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter, self.EMPTY_HINT)
 
     def paintEvent(self, e: QPaintEvent) -> None:
         before = self.verticalScrollBar().value()
@@ -1109,17 +1111,19 @@ class ChatView(QListView):
         if self.verticalScrollBar().value() != before and e.rect() != self.viewport().rect():
             self.viewport().update()  # the rows moved outside the region this paint may touch
         n = len(self.render_cache.rows)
+        clip = e.rect()
+        painter = QPainter(self.viewport())
+        self._backdrop.paint(painter, clip)
         if n == 0:
-            self._paint_empty()
+            self._paint_empty(painter)
+            painter.end()
             return
         option = QStyleOptionViewItem()
         self.initViewItemOption(option)
         value = self.verticalScrollBar().value()
         left, width = self.column()
-        clip = e.rect()
         row = self.render_cache.rows.row_at(value + clip.top())
         top = self.render_cache.rows.top(row) - value
-        painter = QPainter(self.viewport())
         try:
             while row < n and top < clip.bottom() + 1:
                 height = self.render_cache.rows.height(row)
@@ -1285,11 +1289,24 @@ class ChatView(QListView):
 
     def focusInEvent(self, e: QFocusEvent) -> None:
         super().focusInEvent(e)
+        self._restyled()
         self._update_focus_row()
 
     def focusOutEvent(self, e: QFocusEvent) -> None:
         super().focusOutEvent(e)
+        self._restyled()
         self._update_focus_row()
+
+    def changeEvent(self, e: QEvent) -> None:
+        super().changeEvent(e)
+        if e.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
+            self._restyled()
+
+    def _restyled(self) -> None:
+        """The frame's look changed (the theme's focus border): the background under the
+        rows takes its corners again."""
+        self._backdrop.forget()
+        self.viewport().update()
 
     def _update_focus_row(self) -> None:
         row = self.currentIndex().row() if self.hasFocus() else -1
@@ -1299,6 +1316,7 @@ class ChatView(QListView):
 
     def resizeEvent(self, e: QResizeEvent) -> None:
         QAbstractItemView.resizeEvent(self, e)
+        self._backdrop.forget()
         if e.size().width() != e.oldSize().width():
             self.render_cache.rows_stale = True
         self.viewport().update()
