@@ -173,6 +173,11 @@ class BubbleDelegate(QStyledItemDelegate):
         self._colour.setSingleShot(True)
         self._colour.timeout.connect(self._colour_code)
         self._colour_since: float | None = None  # when a closed block began to wait (s)
+        # Replies to lay out again with the colours their code got (see _recolour_one).
+        self._recoloured: list[str] = []
+        self._recolour = QTimer(self)
+        self._recolour.setSingleShot(True)
+        self._recolour.timeout.connect(self._recolour_one)
         self._now = time.monotonic
         # Armed only when a painted row's real height differs from its estimate.
         self._resize_timer = QTimer(self)
@@ -276,9 +281,20 @@ class BubbleDelegate(QStyledItemDelegate):
             self._colour.start(0)  # the next slice, after the events waiting
         else:
             self._colour_since = None
-            for message_id in docs.streaming():
-                if self._model.row_of(message_id) is not None:
-                    self._model.touch(message_id)
+            self._recoloured.extend(docs.showing_plain())
+            self._recolour.start(0)
+
+    def _recolour_one(self) -> None:
+        """A reply that showed a code block plain is laid out again with its colours, one per
+        turn of the loop: each may lay out and draw a screen of code (a few ms), and all at
+        once held up the deltas of a reply streaming meanwhile."""
+        while self._recoloured:
+            message_id = self._recoloured.pop(0)
+            if self._model.row_of(message_id) is not None:
+                self._model.touch(message_id)
+                break
+        if self._recoloured:
+            self._recolour.start(0)
 
     def _streaming_besides(self, message_id: str) -> bool:
         """Whether a reply other than `message_id` is streaming (they are the last rows)."""

@@ -232,6 +232,15 @@ class BubbleDocs:
         """The replies whose block groups are kept, least recently laid out first."""
         return list(self._streams)
 
+    def showing_plain(self) -> list[str]:
+        """Those of `streaming` that show a code block plain (its colours came since or will),
+        most recently laid out first."""
+        return [
+            message_id
+            for message_id, stream in reversed(self._streams.items())
+            if any(plain for _text, _doc, plain in stream.groups)
+        ]
+
     def forget(self, message_ids: set[str] | None = None) -> None:
         """Drop the block groups of these replies, or of all, every markdown result and every
         thumbnail (None)."""

@@ -793,6 +793,30 @@ def test_code_coloured_in_idle_time_draws_only_what_shows_of_it(qtbot: Any, view
     assert drawn == view.bubbles._render_bubble(reply, lay, part)[0].toImage()
 
 
+def test_replies_get_their_code_colours_one_per_turn_of_the_loop(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each reply laid out again in colours may lay out and draw a screen of code: all at once
+    # (7 ms in bench._timeline) held up the deltas of a reply streaming meanwhile.
+    code = "```python\ndef f():\n    return 1\n```\n\n"
+    first = assistant("a1", "One:\n\n" + code + "end", streaming=True)
+    second = assistant("a2", "Two:\n\n" + code + "more", streaming=True)
+    view.show_messages([first, second])
+    qtbot.wait_until(lambda: {0, 1} <= view.bubbles.painted_rows)
+    view.bubbles._colour.stop()
+    docs = view.render_cache.docs
+    assert docs.colours_waiting() and set(docs.showing_plain()) == {"a1", "a2"}
+    touched: list[str] = []
+    real = view.chat_model.touch
+    monkeypatch.setattr(view.chat_model, "touch", lambda i: touched.append(i) or real(i))
+    while docs.colours_waiting():
+        view.bubbles._colour_code()
+    assert touched == [], "laid out again before the loop turned"
+    view.bubbles._recolour_one()
+    assert touched == ["a2"], "more than one reply in one turn (the newest goes first)"
+    qtbot.wait_until(lambda: touched == ["a2", "a1"])
+
+
 def test_a_long_code_block_is_coloured_a_slice_at_a_time_as_it_would_be_at_once() -> None:
     # Lexing a screen of code takes ~10 ms: in one piece it would hold up the deltas of a reply
     # streaming meanwhile, so each step stops when its time is up and the rest waits.
