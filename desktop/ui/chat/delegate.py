@@ -55,7 +55,7 @@ from desktop.ui.render.bubble_layout import (
     stable_top,
 )
 from desktop.ui.render.delivery import bubble_error_text
-from desktop.ui.render.document import only_code, only_table, used_width
+from desktop.ui.render.document import draws_within, used_width
 from desktop.ui.render.markdown import code_blocks
 from desktop.ui.render.usage import footer_text
 from desktop.ui.theme import LIGHT, Colors
@@ -283,6 +283,11 @@ class BubbleDelegate(QStyledItemDelegate):
             self._colour_since = None
             self._recoloured.extend(docs.showing_plain())
             self._recolour.start(0)
+
+    @property
+    def colouring(self) -> bool:
+        """Whether code shown plain waits for its colours (or a reply to be laid out in them)."""
+        return self._cache.docs.colours_waiting() or bool(self._recoloured)
 
     def _recolour_one(self) -> None:
         """A reply that showed a code block plain is laid out again with its colours, one per
@@ -564,7 +569,7 @@ class BubbleDelegate(QStyledItemDelegate):
                 for band in (above, below):
                     if band.height() > 0:
                         painter.setClipRect(band)  # a document lays out what its clip touches
-                        self._draw_bubble(painter, msg, lay)
+                        self._draw_bubble(painter, msg, lay, banded=True)
             else:
                 if part != self._bubble_area(lay):
                     painter.setClipRect(part)  # documents lay out and draw only what shows
@@ -617,8 +622,10 @@ class BubbleDelegate(QStyledItemDelegate):
         *,
         find_term: str = "",
         current_match: int = -1,
+        banded: bool = False,
     ) -> None:
-        """Paint a bubble with the row's top-left at the painter's origin."""
+        """Paint a bubble with the row's top-left at the painter's origin (`banded`: the part
+        of a growing reply's frame that changed, the rest copied from its last frame)."""
         c = self.colors
         user = msg.role is Role.USER
         painter.save()
@@ -666,7 +673,7 @@ class BubbleDelegate(QStyledItemDelegate):
                 if cursor is not None:
                     marks.append(self._highlight(cursor, user))
                 if not marks and doc is not lay.doc and doc is not lay.tail_doc:
-                    if clip is not None and self._draws_alike(doc, at, clip):
+                    if clip is not None and self._draws_alike(doc, at, clip, banded):
                         # Only its last rows show in this part, and it was never drawn whole:
                         # those rows drawn now, not all of it into its pixmap.
                         self._draw_doc(painter, doc, at, fg)
@@ -772,19 +779,20 @@ class BubbleDelegate(QStyledItemDelegate):
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
 
-    def _draws_alike(self, doc: QTextDocument, at: QPointF, clip: QRectF) -> bool:
+    def _draws_alike(self, doc: QTextDocument, at: QPointF, clip: QRectF, banded: bool) -> bool:
         """Whether a finished group not drawn into its pixmap yet may be drawn directly under
-        `clip`, its pixels then the same as copied from that pixmap: `clip` leaves part of it
-        out, it sits on whole pixels and is a table or plain code alone (lines, fills and text,
-        no shapes drawn smooth, nothing drawn past its width)."""
+        `clip`, its pixels then the same as copied from that pixmap: it sits on whole pixels,
+        draws nothing past its width (no rule) and `clip` leaves part of it out, or is the part
+        of a frame that changed (`banded`: the frames after copy it; a picture of it all would
+        cost drawing it all, ~1 ms for a paragraph, in that frame)."""
         dpr = self._view.devicePixelRatioF()
         return (
             id(doc) not in self._cache.block_pixmaps
-            and (clip.top() > at.y() or clip.bottom() < at.y() + doc.size().height())
+            and (banded or clip.top() > at.y() or clip.bottom() < at.y() + doc.size().height())
             and dpr == int(dpr)
             and at.x() == int(at.x())
             and at.y() == int(at.y())
-            and (only_table(doc) or only_code(doc))
+            and draws_within(doc)
         )
 
     def _draw_finished_block(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import QObject, QRectF, QUrl
@@ -49,6 +50,8 @@ class SafeDocument(QTextDocument):
         self.code_alone: tuple[str, str] | None = None
         # A closed code block alone, plain or coloured (see only_code).
         self.code_block = False
+        # Whether it draws nothing past its used width, once looked at (see draws_within).
+        self.within: bool | None = None
         # A table being written, alone: its lines (see table_unchanged_above).
         self.table_lines: list[str] | None = None
 
@@ -113,6 +116,22 @@ def has_table(doc: QTextDocument) -> bool:
     return found
 
 
+def draws_within(doc: QTextDocument) -> bool:
+    """Whether a document draws nothing past its used width (see used_width): no rule (drawn
+    across the whole text width) and no line longer than it has room for; once per document."""
+    known = doc.within if isinstance(doc, SafeDocument) else None
+    if known is None:
+        rule = QTextFormat.Property.BlockTrailingHorizontalRulerWidth
+        known = doc.size().width() <= doc.textWidth() + 0.5 and (
+            only_code(doc)
+            or only_table(doc)  # (a table's cells hold no rule: no walk over its blocks)
+            or not any(_blocks_with(doc, rule))
+        )
+        if isinstance(doc, SafeDocument):
+            doc.within = known
+    return known
+
+
 def only_code(doc: QTextDocument) -> bool:
     """Whether a document is one code block and nothing else (a closed one, or one being
     written: see code_block and code_alone)."""
@@ -146,6 +165,15 @@ def _only_table(doc: QTextDocument) -> bool:
     return all(not text and not fmt.hasProperty(rule) for text, _r, fmt, _c, _l in outside) and all(
         listed is None for *_rest, listed in block_keys(doc)
     )
+
+
+def _blocks_with(doc: QTextDocument, prop: QTextFormat.Property) -> Iterator[QTextBlock]:
+    """The blocks of a document whose format sets `prop`."""
+    block = doc.begin()
+    while block.isValid():
+        if block.blockFormat().hasProperty(prop):
+            yield block
+        block = block.next()
 
 
 def _blocks(doc: QTextDocument) -> list[QTextBlock]:

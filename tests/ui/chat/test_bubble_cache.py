@@ -290,12 +290,15 @@ def test_a_paragraph_break_draws_only_the_new_group(qtbot: Any, view: ChatView) 
     view.show_messages([reply])
     qtbot.wait_until(lambda: 0 in view.bubbles.painted_rows)
     view.grab()
-    drawn = view.bubbles.blocks_drawn
+    drawn, kept = view.bubbles.blocks_drawn, view.bubbles.rows_kept
     with qtbot.wait_signal(view.chat_model.flushed):
         reply.text += "ing the tenth\n\nnext"
         view.update_message(reply)
     view.grab()
-    assert view.bubbles.blocks_drawn == drawn + 1, "only the newly finished paragraph is drawn"
+    # The paragraphs before are copied from the last frame; the new one is drawn where it
+    # changed, not into a picture of it all (nor any other paragraph into theirs).
+    assert view.bubbles.rows_kept > kept
+    assert view.bubbles.blocks_drawn == drawn, "a finished paragraph was drawn into its picture"
 
 
 def test_finished_reply_looks_exactly_as_if_it_never_streamed(qtbot: Any, view: ChatView) -> None:
@@ -315,7 +318,7 @@ def test_finished_reply_looks_exactly_as_if_it_never_streamed(qtbot: Any, view: 
     qtbot.wait_until(lambda: {0, 1} <= view.bubbles.painted_rows)
     # As it ends it keeps the layout it streamed in; with its code's colours (idle time) it
     # shows a plain reply's pixels.
-    qtbot.wait_until(lambda: not view.render_cache.docs.colours_waiting())
+    qtbot.wait_until(lambda: not view.bubbles.colouring)
     view.viewport().repaint()
     assert view.bubbles.layout_for(view.chat_model.index(0)).doc is None
     shot = view.viewport().grab()
