@@ -173,8 +173,7 @@ class BubbleDelegate(QStyledItemDelegate):
         self._colour.setSingleShot(True)
         self._colour.timeout.connect(self._colour_code)
         self._colour_since: float | None = None  # when a closed block began to wait (s)
-        # Replies to lay out again with the colours their code got (see _recolour_one).
-        self._recoloured: list[str] = []
+        # Lays out again in colours the groups replies showed plain (see _recolour_one).
         self._recolour = QTimer(self)
         self._recolour.setSingleShot(True)
         self._recolour.timeout.connect(self._recolour_one)
@@ -249,6 +248,8 @@ class BubbleDelegate(QStyledItemDelegate):
             self._settle.start()
         if not self._cache.docs.colours_waiting():
             self._colour_since = None
+            if not self._recolour.isActive() and self._cache.docs.showing_plain():
+                self._recolour.start(0)  # (their colours came another way: a finished reply)
         else:
             now = self._now()
             if self._colour_since is None:
@@ -281,25 +282,25 @@ class BubbleDelegate(QStyledItemDelegate):
             self._colour.start(0)  # the next slice, after the events waiting
         else:
             self._colour_since = None
-            self._recoloured.extend(docs.showing_plain())
             self._recolour.start(0)
 
     @property
     def colouring(self) -> bool:
         """Whether code shown plain waits for its colours (or a reply to be laid out in them)."""
-        return self._cache.docs.colours_waiting() or bool(self._recoloured)
+        docs = self._cache.docs
+        return docs.colours_waiting() or self._recolour.isActive() or bool(docs.showing_plain())
 
     def _recolour_one(self) -> None:
-        """A reply that showed a code block plain is laid out again with its colours, one per
-        turn of the loop: each may lay out and draw a screen of code (a few ms), and all at
-        once held up the deltas of a reply streaming meanwhile."""
-        while self._recoloured:
-            message_id = self._recoloured.pop(0)
-            if self._model.row_of(message_id) is not None:
-                self._model.touch(message_id)
-                break
-        if self._recoloured:
-            self._recolour.start(0)
+        """A group a reply showed plain is laid out again in the colours its code got, one per
+        turn of the loop (the reply's next frame only draws it): each may be a screen of code
+        (a few ms to lay out, a few to draw), and all at once, in the frame after, held up the
+        deltas of a reply streaming meanwhile."""
+        message_id = self._cache.docs.recolour_one()
+        if message_id is None:
+            return
+        if self._model.row_of(message_id) is not None:
+            self._model.touch(message_id)
+        self._recolour.start(0)
 
     def _streaming_besides(self, message_id: str) -> bool:
         """Whether a reply other than `message_id` is streaming (they are the last rows)."""

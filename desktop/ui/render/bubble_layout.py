@@ -191,6 +191,9 @@ class _Stream:
 
     width: float
     look: str
+    font: QFont
+    colors: Colors
+    user: bool
     groups: list[tuple[str, QTextDocument, bool]] = field(default_factory=list)
     """(its text, its document, whether a code block in it is shown plain for now)"""
     chunks: ChunkScan = field(default_factory=ChunkScan)
@@ -265,6 +268,46 @@ class BubbleDocs:
             html = self.markdown.render(text, *style)
         return _markdown_doc(msg.role is Role.USER, font, width, colors, html)
 
+    def _group(
+        self, stream: _Stream, chunk: str, *, first: bool
+    ) -> tuple[str, QTextDocument, bool]:
+        """A finished block group of a streaming reply, rendered and laid out (`first`: it
+        just finished, its code shown plain; else shown with the colours its code has)."""
+        colors, font = stream.colors, stream.font
+        style = (colors.pygments_style, colors.code_bg, colors.text)
+        plain = False
+        if "```" in chunk or "~~~" in chunk:
+            # A code block closed in it is coloured in idle time (`colour_step`), not now.
+            html, plain = self.markdown.streamed(chunk, *style, first=first)
+        else:
+            html = self.markdown.render(chunk, *style)
+        last = stream.tail
+        if last is not None and last[0] == html and not plain:
+            # The block being written finished as the last frame showed it (a table's last
+            # row): that document, laid out already, is the group.
+            return chunk, last[1], plain
+        # Laid out once, like the block being written (see _markdown_doc's `fit`).
+        doc = _markdown_doc(stream.user, font, stream.width, colors, html, fit=False)
+        closed = closed_code(chunk) if "```" in chunk or "~~~" in chunk else None
+        doc.code_block = closed is not None
+        if closed is not None and plain:  # a code block that closed, plain like its frames
+            doc.code_alone = (chunk[: chunk.index("\n") + 1], closed[1])
+        doc.table_lines = table_lines(chunk)  # a table alone, or None
+        return chunk, doc, plain
+
+    def recolour_one(self) -> str | None:
+        """Idle time: one group a streaming reply shows plain whose code has its colours now,
+        rendered and laid out again in them (the newest reply first); the reply's id, or None
+        when none is left. Its next frame shows the group as it is, with no layout to make."""
+        if self.markdown.colours.pending:
+            return None
+        for message_id, stream in reversed(self._streams.items()):
+            for i, (chunk, _doc, plain) in enumerate(stream.groups):
+                if plain:
+                    stream.groups[i] = self._group(stream, chunk, first=False)
+                    return message_id
+        return None
+
     def streaming_docs(
         self, msg: ChatMessage, font: QFont, width: float, colors: Colors
     ) -> tuple[list[QTextDocument], QTextDocument]:
@@ -280,43 +323,20 @@ class BubbleDocs:
         stream = streams.get(msg.id)
         if stream is None or stream.width != width or stream.look != look:
             scan = stream.chunks if stream is not None else ChunkScan()
-            stream = _Stream(width, look, chunks=scan)
+            stream = _Stream(width, look, QFont(font), colors, user, chunks=scan)
         chunks, tail = stream.chunks.scan(msg.text)
         streams[msg.id] = stream
         streams.move_to_end(msg.id)
         while len(streams) > STREAMS:
             streams.popitem(last=False)
         groups = stream.groups
-        waiting = bool(self.markdown.colours.pending)
         for i, chunk in enumerate(chunks):
-            again = i < len(groups) and groups[i][0] == chunk
-            if again:
-                if not groups[i][2] or waiting:
-                    continue
-                # Its code was shown plain and has been coloured since: rendered again.
-            else:
-                # The last group grew (a list went on) or the text was replaced: redo from here.
-                del groups[i:]
-            plain = False
-            if "```" in chunk or "~~~" in chunk:
-                # A code block closed in it is coloured in idle time (`colour_step`), not now.
-                html, plain = self.markdown.streamed(chunk, *style, first=not again)
-            else:
-                html = self.markdown.render(chunk, *style)
-            last = stream.tail
-            if last is not None and last[0] == html and not plain:
-                # The block being written finished as the last frame showed it (a table's last
-                # row): that document, laid out already, is the group.
-                doc = last[1]
-            else:
-                # Laid out once, like the block being written (see _markdown_doc's `fit`).
-                doc = _markdown_doc(user, font, width, colors, html, fit=False)
-                closed = closed_code(chunk) if "```" in chunk or "~~~" in chunk else None
-                doc.code_block = closed is not None
-                if closed is not None and plain:  # a code block that closed, plain like its frames
-                    doc.code_alone = (chunk[: chunk.index("\n") + 1], closed[1])
-                doc.table_lines = table_lines(chunk)  # a table alone, or None
-            group = (chunk, doc, plain)
+            if i < len(groups) and groups[i][0] == chunk:
+                # (one shown plain gets its colours in idle time: `recolour_one`)
+                continue
+            # The last group grew (a list went on) or the text was replaced: redo from here.
+            del groups[i:]
+            group = self._group(stream, chunk, first=True)
             if i < len(groups):
                 groups[i] = group
             else:

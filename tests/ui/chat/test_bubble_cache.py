@@ -820,6 +820,47 @@ def test_replies_get_their_code_colours_one_per_turn_of_the_loop(
     qtbot.wait_until(lambda: touched == ["a2", "a1"])
 
 
+def test_a_frame_of_a_streaming_reply_never_lays_out_its_code_in_colours(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A group laid out again in colours is a screen of code: done in the frame that shows the
+    # reply's next words (its colours had come between two frames), that frame took ~6 ms.
+    from desktop.ui.render import bubble_layout as layout_module
+
+    reply = assistant(
+        "a1", "Code:\n\n```python\ndef f():\n    return 1\n```\n\nafter", streaming=True
+    )
+    view.show_messages([user("u1", "hi"), reply])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    view.bubbles._colour.stop()
+    docs, index = view.render_cache.docs, view.chat_model.index(1)
+    plain = view.bubbles.layout_for(index).head_docs[1][0]
+    while docs.colours_waiting():
+        view.bubbles._colour_code()
+    view.bubbles._recolour.stop()  # (its idle step held back: a frame comes first)
+    made: list[str] = []
+    real = layout_module._markdown_doc
+    monkeypatch.setattr(
+        layout_module, "_markdown_doc", lambda *a, **k: made.append(a[4]) or real(*a, **k)
+    )
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += " more words"
+        view.update_message(reply)
+    view.grab()
+    assert view.bubbles.layout_for(index).head_docs[1][0] is plain, "coloured in the frame"
+    assert not [html for html in made if "return" in html], "the code was laid out in a frame"
+    view.bubbles._recolour_one()  # idle time: laid out in colours
+    coloured = view.bubbles.layout_for(index).head_docs[1][0]
+    assert coloured is not plain
+    made.clear()
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text += " and more"
+        view.update_message(reply)
+    view.grab()
+    assert view.bubbles.layout_for(index).head_docs[1][0] is coloured
+    assert not [html for html in made if "return" in html], "the code was laid out in a frame"
+
+
 def test_a_long_code_block_is_coloured_a_slice_at_a_time_as_it_would_be_at_once() -> None:
     # Lexing a screen of code takes ~10 ms: in one piece it would hold up the deltas of a reply
     # streaming meanwhile, so each step stops when its time is up and the rest waits.
