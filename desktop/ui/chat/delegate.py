@@ -173,7 +173,9 @@ class BubbleDelegate(QStyledItemDelegate):
         self._colour.setSingleShot(True)
         self._colour.timeout.connect(self._colour_code)
         self._colour_since: float | None = None  # when a closed block began to wait (s)
-        # Lays out again in colours the groups replies showed plain (see _recolour_one).
+        # Lays out again in colours the groups replies showed plain (see _recolour_one); the
+        # finished replies to mark for it.
+        self._recoloured: list[str] = []
         self._recolour = QTimer(self)
         self._recolour.setSingleShot(True)
         self._recolour.timeout.connect(self._recolour_one)
@@ -248,8 +250,10 @@ class BubbleDelegate(QStyledItemDelegate):
             self._settle.start()
         if not self._cache.docs.colours_waiting():
             self._colour_since = None
-            if not self._recolour.isActive() and self._cache.docs.showing_plain():
-                self._recolour.start(0)  # (their colours came another way: a finished reply)
+            if not self._recolour.isActive() and msg.streaming:
+                live = {msg.id}
+                if any(i in live for i in self._cache.docs.showing_plain()):
+                    self._recolour.start(0)  # (its colours came another way: a finished reply)
         else:
             now = self._now()
             if self._colour_since is None:
@@ -282,20 +286,34 @@ class BubbleDelegate(QStyledItemDelegate):
             self._colour.start(0)  # the next slice, after the events waiting
         else:
             self._colour_since = None
+            live = self._live()
+            self._recoloured = [i for i in docs.showing_plain() if i not in live]
             self._recolour.start(0)
+
+    def _live(self) -> set[str]:
+        """The replies streaming now (they are the last rows)."""
+        return {m.id for m in self._model.messages()[-LIVE_DRAWINGS:] if m.streaming}
 
     @property
     def colouring(self) -> bool:
         """Whether code shown plain waits for its colours (or a reply to be laid out in them)."""
         docs = self._cache.docs
-        return docs.colours_waiting() or self._recolour.isActive() or bool(docs.showing_plain())
+        live = self._live()
+        return (
+            docs.colours_waiting()
+            or self._recolour.isActive()
+            or any(i in live for i in docs.showing_plain())
+        )
 
     def _recolour_one(self) -> None:
-        """A group a reply showed plain is laid out again in the colours its code got, one per
-        turn of the loop (the reply's next frame only draws it): each may be a screen of code
-        (a few ms to lay out, a few to draw), and all at once, in the frame after, held up the
-        deltas of a reply streaming meanwhile."""
-        message_id = self._cache.docs.recolour_one()
+        """Code shown plain gets the colours it has now, one reply per turn of the loop: a
+        streaming reply's group is laid out again here (its next frame only draws it), a
+        finished reply is marked to be laid out again (when it shows). Each may be a screen
+        of code (a few ms to lay out, a few to draw); all at once, or in the frame after, they
+        held up the deltas of a reply streaming meanwhile."""
+        message_id = self._cache.docs.recolour_one(self._live())
+        if message_id is None and self._recoloured:
+            message_id = self._recoloured.pop(0)
         if message_id is None:
             return
         if self._model.row_of(message_id) is not None:

@@ -295,13 +295,15 @@ class BubbleDocs:
         doc.table_lines = table_lines(chunk)  # a table alone, or None
         return chunk, doc, plain
 
-    def recolour_one(self) -> str | None:
-        """Idle time: one group a streaming reply shows plain whose code has its colours now,
-        rendered and laid out again in them (the newest reply first); the reply's id, or None
-        when none is left. Its next frame shows the group as it is, with no layout to make."""
+    def recolour_one(self, live: set[str]) -> str | None:
+        """Idle time: one group a reply still streaming (`live`) shows plain whose code has its
+        colours now, rendered and laid out again in them; the reply's id, or None when none
+        is left. Its next frame shows the group as it is, with no layout to make (a finished
+        reply's are rendered again when it is laid out next, see `streaming_docs`)."""
         if self.markdown.colours.pending:
             return None
-        for message_id, stream in reversed(self._streams.items()):
+        for message_id in [m for m in reversed(self._streams) if m in live]:
+            stream = self._streams[message_id]
             for i, (chunk, _doc, plain) in enumerate(stream.groups):
                 if plain:
                     stream.groups[i] = self._group(stream, chunk, first=False)
@@ -330,9 +332,15 @@ class BubbleDocs:
         while len(streams) > STREAMS:
             streams.popitem(last=False)
         groups = stream.groups
+        waiting = bool(self.markdown.colours.pending)
         for i, chunk in enumerate(chunks):
             if i < len(groups) and groups[i][0] == chunk:
-                # (one shown plain gets its colours in idle time: `recolour_one`)
+                if not groups[i][2] or waiting or msg.streaming:
+                    # (a streaming reply's gets its colours in idle time: `recolour_one`)
+                    continue
+                # Its code was shown plain and has been coloured since (a reply that finished,
+                # laid out again when it shows): rendered again.
+                groups[i] = self._group(stream, chunk, first=False)
                 continue
             # The last group grew (a list went on) or the text was replaced: redo from here.
             del groups[i:]
