@@ -400,9 +400,8 @@ def test_shortcuts_act_on_the_current_message_whatever_menu_was_open_before(
     ]
 
 
-def test_a_long_finished_reply_is_announced_by_its_start_without_reading_all_of_it(
-    make_window: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _announcements(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
+    """What screen readers are told from now on, and the markdown made into plain text for it."""
     from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
 
     from desktop.ui.window import profile_view
@@ -415,10 +414,19 @@ def test_a_long_finished_reply_is_announced_by_its_start_without_reading_all_of_
             heard.append(event.message())
         real(event)
 
-    read: list[int] = []  # markdown characters made into plain text for the announcement
+    read: list[str] = []
     plain = profile_view.plain_text
     monkeypatch.setattr(QAccessible, "updateAccessibility", staticmethod(update))
-    monkeypatch.setattr(profile_view, "plain_text", lambda t: read.append(len(t)) or plain(t))
+    monkeypatch.setattr(profile_view, "plain_text", lambda t: read.append(t) or plain(t))
+    return heard, read
+
+
+def test_a_long_finished_reply_is_announced_by_its_start_without_reading_all_of_it(
+    make_window: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.ui.window import profile_view
+
+    heard, read = _announcements(monkeypatch)
     _win, b = _window(make_window)
     b.emit("on_running", "s1", True)
     long = "It is **very** happy. " + "More about quokkas and `their` days. " * 2000
@@ -426,28 +434,14 @@ def test_a_long_finished_reply_is_announced_by_its_start_without_reading_all_of_
     b.emit("on_running", "s1", False)
     assert heard and heard[-1].startswith("Reply: It is very happy. More about quokkas and their")
     assert heard[-1].endswith("…") and len(heard[-1]) < 400
-    assert len(long) > 70_000 and sum(read) <= profile_view.SPOKEN_SOURCE < 1000, "all was read"
+    read_chars = sum(map(len, read))
+    assert len(long) > 70_000 and read_chars <= profile_view.SPOKEN_SOURCE < 1000, "all was read"
 
 
 def test_a_reply_is_announced_by_its_first_words_without_reading_the_table_after_them(
     make_window: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
-
-    from desktop.ui.window import profile_view
-
-    heard: list[str] = []
-    real = QAccessible.updateAccessibility
-
-    def update(event: Any) -> None:
-        if isinstance(event, QAccessibleAnnouncementEvent):
-            heard.append(event.message())
-        real(event)
-
-    read: list[str] = []  # markdown made into plain text for the announcement
-    plain = profile_view.plain_text
-    monkeypatch.setattr(QAccessible, "updateAccessibility", staticmethod(update))
-    monkeypatch.setattr(profile_view, "plain_text", lambda t: read.append(t) or plain(t))
+    heard, read = _announcements(monkeypatch)
     win, b = _window(make_window)
     b.emit("on_running", "s1", True)
     words = "Here is the **summary** of it all: " + " ".join(f"w{k}" for k in range(90))
