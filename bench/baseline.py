@@ -8,11 +8,12 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from bench.inapp import RESULT, cpu_seconds, tree, tree_rss_mb
+from bench.inapp import REPORT_DIR_ENV, RESULT, cpu_seconds, tree, tree_rss_mb
 
 
-async def measure(data: Path, idle: float) -> dict[str, float]:
+async def measure(data: Path, idle: float) -> dict[str, Any]:
     from desktop.core.link.launcher import EmbeddedGatewayLauncher
 
     gateway_dir = data / "data" / "gateway"
@@ -27,7 +28,16 @@ async def measure(data: Path, idle: float) -> dict[str, float]:
         before = cpu_seconds(procs)
         await asyncio.sleep(idle)
         used = cpu_seconds(procs) - before
-        return {"rss": tree_rss_mb(), "cpu": used, "window": idle}
+        figures: dict[str, Any] = {"rss": tree_rss_mb(), "cpu": used, "window": idle}
+        if os.environ.get(REPORT_DIR_ENV):  # a profiling run (bench/memory.py): the split
+            from bench.heap import ask, report
+
+            gateway = [pid for pid in tree() if pid != os.getpid()]
+            figures["heap"] = {
+                "app": report(),
+                "gateway": await ask(gateway[0]) if gateway else {},
+            }
+        return figures
     finally:
         await launcher.close()
 

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 RESULT = "BENCH_CHILD "
+# Set in a profiling run: where processes started with bench/heap_site answer with their
+# heap report (bench/heap.py). Read here, so that only such a run imports bench.heap.
+REPORT_DIR_ENV = "HERMES_QT_BENCH_HEAP_DIR"
 
 
 async def until(predicate: Callable[[], bool], timeout: float, what: str) -> None:

@@ -2,7 +2,9 @@
 
 Everything runs as users run it: `python -m desktop` (real window, store, embedded gateway
 child), the sessions seeded in the gateway's store and opened from the window. The baseline
-is a bare QApplication with the same gateway child, measured in the same run.
+is a bare QApplication with the same gateway child, measured in the same run. Every case also
+writes docs/bench-profiles/memory.txt (memory-long.txt): where that memory goes, from two more
+runs of it (bench/heap.py, bench/memory_profile.py).
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import gc
 import os
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench.inapp import (
+    REPORT_DIR_ENV,
     PaintClock,
     finish,
     forget_driver_sources,
@@ -34,7 +38,6 @@ from bench.inapp import (
 BENCH = "memory"
 TARGET_MB = 120.0
 KEYS_ENV = "HERMES_QT_BENCH_KEYS"
-PROFILE_ENV = "HERMES_QT_BENCH_MEMORY_PROFILE"
 CASES = {
     "5 sessions x 2,000 messages": {f"bench-{k}": 2000 for k in range(5)},
     "one 100,000-message session": {"bench-long": 100_000},
@@ -74,53 +77,49 @@ async def drive(app: Any) -> None:
         await until(lambda t=started: clock.painted_since(t), 30, "top painted")
     gc.collect()
     await asyncio.sleep(1.0)
-    app_rss = rss_mb(os.getpid())
-    if os.environ.get(PROFILE_ENV):
-        write_memory_profile(os.environ[PROFILE_ENV])
-    finish(app, {"rss": tree_rss_mb(), "app_rss": app_rss, "rows": rows})
+    data: dict[str, Any] = {"rss": tree_rss_mb(), "app_rss": rss_mb(os.getpid()), "rows": rows}
+    if os.environ.get(REPORT_DIR_ENV):  # a profiling run: the split, after the figures
+        data["heap"] = await heap_reports(app)
+    finish(app, data)
 
 
-def smaps_summary(pid: int, top: int = 25) -> list[str]:
-    """Resident kB per mapping (file name, [heap], [anon]) of one process, largest first."""
-    sizes: dict[str, int] = {}
-    name = "[anon]"
-    with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as f:
-        for line in f:
-            parts = line.split()
-            if parts and not parts[0].endswith(":"):
-                name = parts[5] if len(parts) > 5 else "[anon]"
-                name = os.path.basename(name) if name.startswith("/") else name
-            elif parts and parts[0] == "Rss:":
-                sizes[name] = sizes.get(name, 0) + int(parts[1])
-    ordered = sorted(sizes.items(), key=lambda kv: -kv[1])[:top]
-    return [f"  {kb / 1024:8.1f} MB  {n}" for n, kb in ordered]
+async def heap_reports(app: Any) -> dict[str, Any]:
+    """bench.heap's report of the app (with what its chat view and window hold) and of its
+    gateway child (asked by signal)."""
+    from PySide6.QtGui import QFontDatabase
+
+    from bench.heap import ask, report
+
+    window = app.window
+    cache = window.chat_view.render_cache
+    dpr = window.devicePixelRatioF()
+    held = {
+        "bubble pixmaps": (cache.pixmap_bytes / 2**20, len(cache.pixmaps)),
+        "streamed block pixmaps": (cache.block_bytes / 2**20, len(cache.block_pixmaps)),
+        "window backing store": (window.width() * window.height() * 4 * dpr * dpr / 2**20, 1),
+    }
+    counts = {
+        "bubble layouts": len(cache.layouts),
+        "rendered markdown": len(cache.docs.markdown),
+        "row heights": len(cache.exact) + len(cache.estimates),
+        "font families known to Qt": len(QFontDatabase.families()),
+    }
+    gateway = [pid for pid in tree() if pid != os.getpid()]
+    return {
+        "app": report(held=held, counts=counts),
+        "gateway": await ask(gateway[0]) if gateway else {},
+    }
 
 
-def write_memory_profile(case_name: str, slug: str = "") -> None:
-    """Where the tree's resident memory is: per mapping, and the Python heap by line."""
-    import tracemalloc
-
-    from bench.common import PROFILES
-
-    lines = [f"memory profile: {case_name}", ""]
-    for pid in tree():
-        command = b" ".join(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:4])
-        head = f"{command.decode(errors='replace')} (pid {pid}): RSS {rss_mb(pid):.1f} MB"
-        lines += [head, *smaps_summary(pid), ""]
-    if tracemalloc.is_tracing():
-        snapshot = tracemalloc.take_snapshot()
-        lines.append("Python heap of the app by file (tracemalloc, PYTHONTRACEMALLOC=1):")
-        lines += [f"  {stat}" for stat in snapshot.statistics("filename")[:25]]
-    PROFILES.mkdir(parents=True, exist_ok=True)
-    slug = slug or ("memory-long" if "100,000" in case_name else "memory")
-    (PROFILES / f"{slug}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def case(sessions: dict[str, int], profile: str = "") -> dict[str, Any]:
+def case(sessions: dict[str, int], heap_dir: str = "", traced: bool = False) -> dict[str, Any]:
+    """One run of the app on `sessions`; with `heap_dir`, a profiling run (see `profile`)."""
     from bench.apprun import run_app
+    from bench.heap import site_env
     from bench.seed import seed
 
-    env = {PROFILE_ENV: profile, "PYTHONTRACEMALLOC": "1"} if profile else {}
+    env = site_env(heap_dir) if heap_dir else {}
+    if traced:
+        env["PYTHONTRACEMALLOC"] = "1"
     return run_app(
         "bench.memory",
         timeout=300,
@@ -130,10 +129,56 @@ def case(sessions: dict[str, int], profile: str = "") -> dict[str, Any]:
     )
 
 
+def baseline_heap(heap_dir: str, traced: bool = False) -> dict[str, Any]:
+    """bench.heap's reports of the baseline (bare Qt) and of its gateway child."""
+    from bench.common import run_child
+    from bench.heap import site_env
+
+    env = site_env(heap_dir)
+    if traced:
+        env["PYTHONTRACEMALLOC"] = "1"
+    heap: dict[str, Any] = run_child(["-m", "bench.baseline"], 90, **env)["heap"]
+    return heap
+
+
+def profile(
+    title: str,
+    slug: str,
+    measured: dict[str, float],
+    runs: Callable[[str, bool], dict[str, Any]],
+    base: dict[str, dict[str, Any]],
+) -> str:
+    """Write docs/bench-profiles/<slug>.txt: the split of a profiling run and of a traced one
+    (`runs(heap_dir, traced)` makes each; its figures are not reported), beside the
+    baseline's (`base`: untraced and traced). Returns the file's name."""
+    import tempfile
+
+    from bench.common import PROFILES
+    from bench.memory_profile import render
+
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-heap-") as heap_dir:
+        split = dict(runs(heap_dir, False)["heap"])
+        traced = dict(runs(heap_dir, True)["heap"])
+    split.update(base=base["split"]["app"], base_gw=base["split"]["gateway"])
+    traced.update(base=base["traced"]["app"], base_gw=base["traced"]["gateway"])
+    PROFILES.mkdir(parents=True, exist_ok=True)
+    path = PROFILES / f"{slug}.txt"
+    path.write_text("\n".join(render(title, measured, split, traced)), encoding="utf-8")
+    return path.name
+
+
+def baseline_split() -> dict[str, dict[str, Any]]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-heap-") as heap_dir:
+        return {"split": baseline_heap(heap_dir), "traced": baseline_heap(heap_dir, True)}
+
+
 def main() -> int:
     from bench.common import Result, emit, run_child
 
     base = run_child(["-m", "bench.baseline"], 90)["rss"]
+    base_heap = baseline_split()
     rows = []
     for name, sessions in CASES.items():
         try:
@@ -153,10 +198,11 @@ def main() -> int:
                 )
             )
             continue
-        note = ""
-        if got["rss"] > TARGET_MB:
-            case(sessions, profile=name)  # a second run, traced: its figures are not reported
-            note = "; profile " + ("memory-long.txt" if "100,000" in name else "memory.txt")
+        # Where the memory goes, for every case (met or not): the issue keeps this profile.
+        slug = "memory-long" if "100,000" in name else "memory"
+        measured = {"tree": got["rss"], "app": got["app_rss"], "base": base}
+        runs = partial(case, sessions)
+        note = "; profile " + profile(name, slug, measured, runs, base_heap)
         rows.append(
             Result(
                 BENCH,
@@ -174,7 +220,7 @@ def main() -> int:
         )
     from bench.scroll_memory import results as scrolled
 
-    emit(rows + scrolled(base))
+    emit(rows + scrolled(base, base_heap))
     return 0
 
 

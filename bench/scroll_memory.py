@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from bench.inapp import (
+    REPORT_DIR_ENV,
     PaintClock,
     finish,
     forget_driver_sources,
@@ -34,7 +35,6 @@ TARGET_MB = 150.0
 N = 100_000
 BACK = 20_000  # messages back from the end the reader goes
 KEY = "bench-long"
-PROFILE_ENV = "HERMES_QT_BENCH_SCROLL_PROFILE"
 
 
 def first_shown(app: Any) -> int:
@@ -91,33 +91,42 @@ async def drive(app: Any) -> None:
     await settle()
     far = {"rss": tree_rss_mb(), "app_rss": rss_mb(os.getpid()), "rows": model.rowCount()}
     far["at"] = first_shown(app)
-    if os.environ.get(PROFILE_ENV):
-        from bench.memory import write_memory_profile
+    if os.environ.get(REPORT_DIR_ENV):  # a profiling run: the split far back, then stop
+        from bench.memory import heap_reports
 
-        write_memory_profile("100,000-message session scrolled 20,000 back", "memory-scrolled")
+        finish(app, {"far": far, "heap": await heap_reports(app)})
+        return
     down = await drag(app, clock, False, lambda: newest_shown(app), "the newest message")
     await settle()
     back = {"rss": tree_rss_mb(), "app_rss": rss_mb(os.getpid()), "rows": model.rowCount()}
     finish(app, {"opened": opened, "far": far, "back": back, "up_drags": up, "down_drags": down})
 
 
-def run(profile: bool = False) -> dict[str, Any]:
+def run(heap_dir: str = "", traced: bool = False) -> dict[str, Any]:
+    """One run; with `heap_dir`, a profiling one that stops far back (bench/memory.py)."""
     from bench.apprun import run_app
+    from bench.heap import site_env
     from bench.seed import seed
 
-    env = {PROFILE_ENV: "1", "PYTHONTRACEMALLOC": "1"} if profile else {}
+    env = site_env(heap_dir) if heap_dir else {}
+    if traced:
+        env["PYTHONTRACEMALLOC"] = "1"
     return run_app("bench.scroll_memory", timeout=400, seed=partial(seed, sessions={KEY: N}), **env)
 
 
-def results(base: float) -> list[Any]:
-    """The two rows (far back, back down) against the same-run baseline `base` (MB)."""
+def results(base: float, base_heap: dict[str, Any] | None = None) -> list[Any]:
+    """The two rows (far back, back down) against the same-run baseline `base` (MB);
+    `base_heap`: the baseline's split for a profile (bench/memory.py's `baseline_split`)."""
     from bench.common import Result
+    from bench.memory import baseline_split, profile
 
     got = run()
     note = ""
     if max(got["far"]["rss"], got["back"]["rss"]) > TARGET_MB:
-        run(profile=True)  # a second run, traced: its figures are not reported
-        note = "; profile memory-scrolled.txt"
+        measured = {"tree": got["far"]["rss"], "app": got["far"]["app_rss"], "base": base}
+        title = f"{N:,}-message session scrolled {BACK:,} back"
+        name = profile(title, "memory-scrolled", measured, run, base_heap or baseline_split())
+        note = f"; profile {name}"
     how = (
         "python -m desktop and its gateway child, the session seeded in the gateway's store "
         "and opened from the window; the scroll bar dragged to the top again and again "
