@@ -40,7 +40,8 @@ _PLATFORM_PLUGINS: dict[str, dict[str, frozenset[str]]] = {
 }
 
 # Qt Python modules the app never imports (PySide6-Essentials and -Addons names). QtNetwork
-# (single instance: QLocalServer) and QtDBus (network-change and sleep signals) are used.
+# (network changes with a remote profile; single instance where Python has no AF_UNIX) and
+# QtDBus (sleep signals) are used.
 UNUSED_QT_MODULES: tuple[str, ...] = (
     "PySide6.Qt3DAnimation",
     "PySide6.Qt3DCore",

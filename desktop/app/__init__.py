@@ -1,3 +1,4 @@
-"""The composition root and the process around it: start-up (`main`, `Core`), display checks, fatal
-errors, settings persistence and live application, notifications, the self-test and bench hooks.
+"""The composition root and the process around it: start-up (`main`, `Core`), one instance per
+data dir, display checks, fatal errors, settings persistence and live application,
+notifications, the self-test and bench hooks.
 """

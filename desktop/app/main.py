@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from PySide6.QtWidgets import QApplication
 
+    from desktop.app.single_instance import SingleInstance
     from desktop.core.link.profiles import Profile
-    from desktop.ui.platform.single_instance import SingleInstance
     from desktop.ui.theme import ThemeMode
 
 GATEWAY_SUBCOMMAND = "gateway"
@@ -166,8 +166,8 @@ def _run(paths: AppPaths, *, self_test: bool) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from desktop.app.single_instance import SingleInstance, ask_running_instance
     from desktop.ui.platform.errors import install_log_file
-    from desktop.ui.platform.single_instance import SingleInstance, ask_running_instance
 
     install_log_file(paths.state / "logs")
     existing = QApplication.instance()

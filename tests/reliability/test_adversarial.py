@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.app.test_single_instance import gateway_starts, launch_again, running_app
 from tests.gateway.wsclient import TOKEN as GATEWAY_TOKEN
 from tests.gateway.wsclient import client
 from tests.reliability.conftest import RecordFigure
@@ -30,7 +31,6 @@ from tests.support.gateway_process import (
     gateway_process,
     rss_mb,
 )
-from tests.ui.platform.test_single_instance import gateway_starts, launch_again, running_app
 
 # Real app and gateway processes and a 1,000-cycle soak: slower than most on a busy machine.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from desktop.ui.platform.single_instance import SingleInstance
+from desktop.app.single_instance import SingleInstance, ask_running_instance, socket_path
 from tests.reliability.rig import until
 
 # Real app processes: slower than most tests on a busy machine.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def app_env() -> dict[str, str]:
@@ -111,3 +112,53 @@ def test_a_second_claim_names_the_pid_that_holds_the_data_dir(qapp: Any, tmp_pat
     finally:
         first.release()
         second.release()
+
+
+def test_a_second_launch_rings_the_first_over_its_socket(qtbot: Any, tmp_path: Path) -> None:
+    """What the second launch does, in one process: the first hears it and raises its window."""
+    first = SingleInstance(tmp_path)
+    assert first.claim()
+    try:
+        with qtbot.wait_signal(first.activation_requested, timeout=5000):
+            assert ask_running_instance(tmp_path)
+        mode = os.stat(socket_path(tmp_path)).st_mode & 0o777
+        assert mode == 0o600, oct(mode)  # no other user can ring it
+    finally:
+        first.release()
+    assert not os.path.exists(socket_path(tmp_path))
+    assert not ask_running_instance(tmp_path)  # nobody listens any more
+
+
+def test_the_socket_a_killed_app_left_does_not_stop_the_next_one(qapp: Any, tmp_path: Path) -> None:
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(socket_path(tmp_path))  # bound, never listening: what SIGKILL leaves
+    stale.close()
+    app = SingleInstance(tmp_path)
+    try:
+        assert app.claim()
+        assert ask_running_instance(tmp_path)
+    finally:
+        app.release()
+
+
+def test_the_app_starts_without_qtnetwork(tmp_path: Path) -> None:
+    """Qt's network module (~2.7 MB resident) is not loaded for a loopback gateway."""
+    probe = (
+        "import sys\n"
+        "import desktop.app.main as m\n"
+        "async def probe(app, loop, paths, instance, running, *, self_test):\n"
+        "    import desktop.ui.window.main_window\n"
+        "    print('QTNETWORK', 'PySide6.QtNetwork' in sys.modules)\n"
+        "    return 0\n"
+        "m._run_window = probe\n"
+        "sys.exit(m.main(['--data-dir', sys.argv[1]]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "app")],
+        capture_output=True,
+        text=True,
+        env=app_env(),
+        timeout=120,
+        check=True,
+    )
+    assert "QTNETWORK False" in out.stdout, out.stdout + out.stderr
