@@ -40,8 +40,8 @@ _PLATFORM_PLUGINS: dict[str, dict[str, frozenset[str]]] = {
 }
 
 # Qt Python modules the app never imports (PySide6-Essentials and -Addons names). QtNetwork
-# (network changes with a remote profile; single instance where Python has no AF_UNIX) and
-# QtDBus (sleep signals) are used.
+# (network changes with a remote profile; single instance where Python has no AF_UNIX) is
+# used; QtDBus is kept (sleep notices now come through jeepney).
 UNUSED_QT_MODULES: tuple[str, ...] = (
     "PySide6.Qt3DAnimation",
     "PySide6.Qt3DCore",

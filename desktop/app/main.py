@@ -302,8 +302,7 @@ async def _run_window(
     theme.theme_changed.connect(window.set_colors)  # apply_preferences() below applies it
 
     # Network changes matter to remote links only (a loopback socket has no route to lose).
-    system = SystemEvents(app, watch_network=False, watch_sleep=False)
-    window.after_paint.call(system.watch_sleep)
+    system = SystemEvents(app, watch_network=False)
     from desktop.app.keep_awake import KeepAwake, LogindInhibitor
     from desktop.common.clock import AsyncioClock
 
@@ -383,8 +382,19 @@ async def _run_window(
     notifier = FreedesktopNotifier(APP_NAME, tray.open_chat)
     tray.set_desktop_notifier(notifier)
     # Connecting to the session bus (jeepney imported first) once the window is painted.
-    notifier_start: list[asyncio.Task[bool]] = []
-    window.after_paint.call(lambda: notifier_start.append(loop.create_task(notifier.start())))
+    bus_starts: list[asyncio.Task[bool]] = []  # the notifier's and the sleep watch's
+    window.after_paint.call(lambda: bus_starts.append(loop.create_task(notifier.start())))
+    from desktop.app.sleep_watch import SleepWatch
+
+    def woke() -> None:
+        log.info("the computer woke up: reconnecting")
+        system.on_prepare_for_sleep(False)
+
+    # A wake from sleep reconnects every link at once (logind says so on the system bus),
+    # followed once the window is painted (connecting to the bus is not worth a later window).
+    sleep_watch = SleepWatch(woke)
+    if sys.platform.startswith("linux"):
+        window.after_paint.call(lambda: bus_starts.append(loop.create_task(sleep_watch.start())))
     global _started
     _started = True
     window.after_paint.call(_settle)
@@ -402,10 +412,11 @@ async def _run_window(
         window.save_state()
         await live.aclose()
         await keep_awake.aclose()
-        for task in notifier_start:
+        for task in bus_starts:
             task.cancel()
-        await asyncio.gather(*notifier_start, return_exceptions=True)
+        await asyncio.gather(*bus_starts, return_exceptions=True)
         await notifier.aclose()
+        await sleep_watch.aclose()
         await core.aclose()
         restore_hooks()
         stop_signals()

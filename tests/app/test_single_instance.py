@@ -23,19 +23,19 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def app_env() -> dict[str, str]:
+def app_env(**extra: str) -> dict[str, str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HERMES_QT_BENCH_STARTUP": "1"}
     env["PYTHONPATH"] = str(ROOT)
-    return env
+    return {**env, **extra}
 
 
 @contextmanager
-def running_app(root: Path) -> Iterator[subprocess.Popen[str]]:
-    """The real app on `root`, returned once its embedded profile is online."""
+def running_app(root: Path, **env: str) -> Iterator[subprocess.Popen[str]]:
+    """The real app on `root` (with `env` added), returned once its embedded profile is online."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "desktop", "--data-dir", str(root)],
         cwd=ROOT,
-        env=app_env(),
+        env=app_env(**env),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

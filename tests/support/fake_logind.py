@@ -9,12 +9,13 @@ blocking connection, the only one of jeepney's that passes descriptors.
 from __future__ import annotations
 
 import os
+import queue
 import select
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-from jeepney import HeaderFields, MessageType, new_error, new_method_return
+from jeepney import DBusAddress, HeaderFields, MessageType, new_error, new_method_return, new_signal
 from jeepney.bus_messages import message_bus
 from jeepney.io.blocking import Proxy, open_dbus_connection
 
@@ -47,6 +48,7 @@ class FakeLogind:
         self._thread: threading.Thread | None = None
         self._conn: Any = None
         self.locks: list[Lock] = []
+        self._signals: queue.Queue[Any] = queue.Queue()
 
     @property
     def held(self) -> list[Lock]:
@@ -67,8 +69,15 @@ class FakeLogind:
         for lock in self.locks:
             os.close(lock.read_end)
 
+    def announce_sleep(self, going_to_sleep: bool) -> None:
+        """Emit Manager.PrepareForSleep(going_to_sleep), as logind does around a suspend."""
+        manager = DBusAddress("/org/freedesktop/login1", interface=MANAGER)
+        self._signals.put(new_signal(manager, "PrepareForSleep", "b", (going_to_sleep,)))
+
     def _serve(self) -> None:
         while not self._stop.is_set():
+            while not self._signals.empty():  # sent from this thread, the connection's only user
+                self._conn.send(self._signals.get())
             try:
                 msg = self._conn.receive(timeout=0.05)
             except TimeoutError:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import logging
-import sys
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 log = logging.getLogger(__name__)
 
-_LOGIND = ("org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager")
-
 
 class SystemEvents(QObject):
-    """Listens to QNetworkInformation and (on Linux) logind's PrepareForSleep.
+    """Listens to QNetworkInformation; hears logind's PrepareForSleep from the app (on Linux,
+    desktop/app/sleep_watch.py calls `on_prepare_for_sleep`).
 
     Both are pushed by the OS; nothing here runs a timer, so an idle app stays idle.
 
@@ -25,26 +23,12 @@ class SystemEvents(QObject):
     network_changed = Signal()
     woke_up = Signal()
 
-    def __init__(
-        self, parent: QObject | None = None, *, watch_network: bool = True, watch_sleep: bool = True
-    ) -> None:
+    def __init__(self, parent: QObject | None = None, *, watch_network: bool = True) -> None:
         super().__init__(parent)
         self._reachability: object | None = None
         self._network_watched = False
-        self._sleep_watched = False
         if watch_network:
             self.watch_network()
-        if watch_sleep:
-            self.watch_sleep()
-
-    def watch_sleep(self) -> None:
-        """Follow wake-ups from now on (once; Linux: logind, on the system bus). The app calls
-        this once its window is painted: connecting to the bus is not worth a later window."""
-        if self._sleep_watched:
-            return
-        self._sleep_watched = True
-        if sys.platform.startswith("linux"):
-            self._watch_logind()
 
     def watch_network(self) -> None:
         """Follow network changes from now on (once). Only links off this machine need them:
@@ -74,22 +58,6 @@ class SystemEvents(QObject):
         if reachability != self._reachability:
             self._reachability = reachability
             self.network_changed.emit()
-
-    def _watch_logind(self) -> None:
-        try:
-            from PySide6.QtDBus import QDBusConnection
-        except ImportError:  # pragma: no cover
-            return
-        bus = QDBusConnection.systemBus()
-        if not bus.isConnected():
-            return
-        service, path, interface = _LOGIND
-        # PySide6's stubs lack the overload with a slot signature string (the one Qt documents).
-        ok = bus.connect(  # type: ignore[call-overload]
-            service, path, interface, "PrepareForSleep", self, "on_prepare_for_sleep(bool)"
-        )
-        if not ok:
-            log.info("logind sleep notices unavailable")
 
     @Slot(bool)
     def on_prepare_for_sleep(self, going_to_sleep: bool) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 from desktop.ui.platform.system_events import SystemEvents
@@ -24,17 +27,19 @@ def test_a_reachability_change_is_forwarded_once(qtbot: Any) -> None:
         events.on_network_reachability_changed("disconnected")
 
 
-def test_sleep_notices_are_followed_from_when_asked_and_once(qtbot: Any, monkeypatch: Any) -> None:
-    """The app asks once its window is painted: the system bus is not connected before."""
-    import sys
-
-    monkeypatch.setattr(sys, "platform", "linux")
-    calls: list[str] = []
-    monkeypatch.setattr(SystemEvents, "_watch_logind", lambda self: calls.append("logind"))
-    events = SystemEvents(watch_network=False, watch_sleep=False)
-    assert calls == []
-    events.watch_sleep()
-    events.watch_sleep()
-    assert calls == ["logind"]
-    SystemEvents(watch_network=False)
-    assert calls == ["logind", "logind"], "by default at once, as before"
+def test_system_events_load_no_qtdbus() -> None:
+    """logind's notices come through jeepney (desktop/app/sleep_watch.py): QtDBus, its
+    libraries and its connection thread (~1.1 MB) are not loaded."""
+    probe = (
+        "import sys\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "from desktop.ui.platform.system_events import SystemEvents\n"
+        "app = QApplication([])\n"
+        "events = SystemEvents(app, watch_network=False)\n"
+        "print('QTDBUS', 'PySide6.QtDBus' in sys.modules)\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    assert "QTDBUS False" in out.stdout
