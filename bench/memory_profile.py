@@ -172,6 +172,6 @@ def render(
             lines += ["", f"Python heap of the {name} by file (traced run; MB, blocks):"]
             lines += [f"  {mb:7.2f}  {count:8,}  {f}" for f, mb, count in py["files"]]
         if key == "app" and py.get("lines"):
-            lines += ["", "...and what the app allocated after its imports, by line (MB):"]
+            lines += ["", "...by line, code objects left out (classes, enums, data; MB):"]
             lines += [f"  {mb:7.2f}  {where}" for where, mb in py["lines"]]
     return [*lines, ""]
