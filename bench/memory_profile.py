@@ -57,21 +57,19 @@ def split_of(split: dict[str, Any], traced: dict[str, Any]) -> dict[str, float |
         return {}
     pools = _get(split, "pymalloc", "size") or 0.0
     big = _get(traced, "python", "big")
-    held = (_get(split, "malloc", "held") or 0.0) + (_get(split, "malloc", "mmapped") or 0.0)
-    free = _get(split, "malloc", "free") or 0.0
     heaps = kinds[KINDS[0]] + kinds[KINDS[1]]
     python = None if big is None else pools + big
     c_heap = _c_heap(split, traced)
+    rest = None if python is None or c_heap is None else heaps - python - c_heap
     parts: dict[str, float | None] = {
         "Python objects (pymalloc arenas + big ones)": python,
         "C/C++ heap outside Python": c_heap,
-        "glibc's free but held (fragmentation)": free,
-        "other anonymous (+), arenas not all resident (-)": heaps - pools - held,
+        "rest of [heap] + [anon] (free pages, stacks)": rest,
         "Qt + PySide6 library pages": kinds[KINDS[2]],
         "Python library pages": kinds[KINDS[3]],
         "other library pages": kinds[KINDS[4]],
         "fonts (mapped files)": kinds[KINDS[5]],
-        "other files, stacks": kinds[KINDS[6]] + kinds[KINDS[7]],
+        "other files, main stack": kinds[KINDS[6]] + kinds[KINDS[7]],
     }
     return parts
 
@@ -135,7 +133,7 @@ def render(
         _row("  free inside arenas (fragmentation)", [_get(c, "pymalloc", "free") for c in cols]),
         _row("glibc malloc: held from the system", [_get(c, "malloc", "held") for c in cols]),
         _row("  in use", [_get(c, "malloc", "in_use") for c in cols]),
-        _row("  free but held (fragmentation)", [_get(c, "malloc", "free") for c in cols]),
+        _row("  free chunks (trimmed pages not in RSS)", [_get(c, "malloc", "free") for c in cols]),
         _row("  mmapped blocks (in [anon])", [_get(c, "malloc", "mmapped") for c in cols]),
         _row(
             "  arenas (one per allocating thread)", [_get(c, "malloc", "arenas") for c in cols], 0
