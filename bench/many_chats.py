@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.inapp import finish, online, rss_mb, tree_rss_mb, until
+from bench.inapp import REPORT_DIR_ENV, finish, online, rss_mb, tree_rss_mb, until
 
 BENCH = "many_chats"
 CHATS = int(os.environ.get("HERMES_QT_BENCH_CHATS", "10000"))
@@ -28,7 +28,6 @@ PER_CHAT = 10
 PAGES = 200  # page steps down from the top, then as many jumps of the bar
 PACE = 1 / 30
 SCROLL_ENV = "HERMES_QT_BENCH_SCROLL"
-PROFILE_ENV = "HERMES_QT_BENCH_MANY_PROFILE"
 SETTLE = 2.0  # the gateway's list pages (200, 1,000, 5,000, ...) merge in this time
 FIRST_PAINT_MS = 150.0
 SCROLL_MS = 16.0
@@ -95,15 +94,20 @@ async def drive(app: Any) -> None:
     await asyncio.sleep(1.0)
     out["rss"] = tree_rss_mb()
     out["app_rss"] = rss_mb(os.getpid())
-    if os.environ.get(PROFILE_ENV):
-        from bench.memory import write_memory_profile
+    if os.environ.get(REPORT_DIR_ENV):  # a profiling run (bench/memory.py's profile)
+        from bench.memory import heap_reports
 
-        write_memory_profile(f"{chats:,} chats in the list", slug=os.environ[PROFILE_ENV])
+        out["heap"] = await heap_reports(app)
     finish(app, out)
 
 
 def run(
-    chats: int, *, scrolling: bool, per_chat: int = PER_CHAT, profile: str = ""
+    chats: int,
+    *,
+    scrolling: bool,
+    per_chat: int = PER_CHAT,
+    heap_dir: str = "",
+    traced: bool = False,
 ) -> dict[str, Any]:
     from bench.apprun import run_app
     from bench.bigseed import copy_into, seeded
@@ -116,8 +120,12 @@ def run(
     env = {"HERMES_QT_BENCH_CHATS": str(chats)}
     if scrolling:
         env[SCROLL_ENV] = "1"
-    if profile:
-        env |= {PROFILE_ENV: profile, "PYTHONTRACEMALLOC": "1"}
+    if heap_dir:
+        from bench.heap import site_env
+
+        env |= site_env(heap_dir)
+    if traced:
+        env["PYTHONTRACEMALLOC"] = "1"
     return run_app("bench.many_chats", timeout=240, seed=fill, **env)
 
 
@@ -132,8 +140,16 @@ def main() -> int:
     grew_app = got["app_rss"] - base["app_rss"]
     memory_note = ""
     if grew > MEMORY_MB:
-        run(CHATS, scrolling=False, profile="many_chats")  # traced: its figures not reported
-        memory_note = "; profile many_chats.txt"
+        from bench.memory import baseline_split, profile
+
+        def runs(heap_dir: str, traced: bool) -> dict[str, Any]:
+            return run(CHATS, scrolling=False, heap_dir=heap_dir, traced=traced)
+
+        measured = {"tree": got["rss"], "app": got["app_rss"], "base": base["rss"]}
+        name = profile(
+            f"{CHATS:,} chats in the list", "many_chats", measured, runs, baseline_split()
+        )
+        memory_note = f"; profile {name}"
     how = (
         f"python -m desktop, {CHATS:,} chats x {PER_CHAT} messages in its gateway's store and "
         f"its own; {got['sidebar_rows']:,} rows in the list at that paint (the newest "
