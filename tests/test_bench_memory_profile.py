@@ -26,13 +26,15 @@ def vm_rss_mb(pid: int) -> float:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and glibc")
 def test_a_report_splits_this_process_and_its_kinds_add_up_to_its_rss() -> None:
-    held = bytearray(8 * 2**20)  # 8 MB in malloc's mmapped blocks, touched
+    before = report()["malloc"]
+    held = bytearray(8 * 2**20)  # 8 MB more in malloc (mmapped or in the heap), touched
     held[::4096] = b"x" * len(held[::4096])
     got = report()
     assert abs(got["maps"]["rss"] - vm_rss_mb(os.getpid())) < 2.0
     assert set(got["maps"]["kinds"]) == set(KINDS)
-    assert got["malloc"]["mmapped"] >= 8.0
-    assert got["malloc"]["in_use"] > 0 and got["malloc"]["arenas"] >= 1
+    grew = got["malloc"]["in_use"] + got["malloc"]["mmapped"]
+    assert grew - (before["in_use"] + before["mmapped"]) >= 7.5
+    assert got["malloc"]["arenas"] >= 1
     assert got["pymalloc"]["arenas"] > 0
     assert 0 < got["pymalloc"]["in_use"] <= got["pymalloc"]["size"]
     assert got["python"]["modules"] == len(sys.modules)
