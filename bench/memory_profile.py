@@ -133,7 +133,7 @@ def render(
         _row("  free inside arenas (fragmentation)", [_get(c, "pymalloc", "free") for c in cols]),
         _row("glibc malloc: held from the system", [_get(c, "malloc", "held") for c in cols]),
         _row("  in use", [_get(c, "malloc", "in_use") for c in cols]),
-        _row("  free chunks (trimmed: not resident)", [_get(c, "malloc", "free") for c in cols]),
+        _row("  free chunks (trimmed, not in RSS)", [_get(c, "malloc", "free") for c in cols]),
         _row("  mmapped blocks (in [anon])", [_get(c, "malloc", "mmapped") for c in cols]),
         _row(
             "  arenas (one per allocating thread)", [_get(c, "malloc", "arenas") for c in cols], 0
