@@ -20,8 +20,10 @@ from desktop.ui.render.document import (
     code_unchanged_above,
     group_gap,
     has_table,
+    is_paragraph,
     only_code,
     only_table,
+    paragraph_unchanged_above,
     table_unchanged_above,
     unchanged_above,
     used_width,
@@ -588,13 +590,19 @@ def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
         if same is None:
             same = table_unchanged_above(old.tail_doc, new.tail_doc)
         if same is None:
+            same = paragraph_unchanged_above(old.tail_doc, new.tail_doc)
+        if same is None:
             same = unchanged_above(old.tail_doc, new.tail_doc) if has_table(new.tail_doc) else 0.0
         top = min(top, new.tail_pos.y() + same)
     elif (
         shared == len(old.head_docs) == len(new.head_docs) - 1
         and new.head_docs[shared][1] == old.tail_pos
         and old.tail_pos == old.tail_pos.toPoint()
-        and (only_code(new.head_docs[shared][0]) or only_table(new.head_docs[shared][0]))
+        and (
+            only_code(new.head_docs[shared][0])
+            or is_paragraph(new.head_docs[shared][0])
+            or only_table(new.head_docs[shared][0])
+        )
     ):
         # The block being written was finished (a table, its last rows with it; a code block,
         # its last lines and fence): it is a group now, laid out alike, whose rows above the
@@ -604,6 +612,8 @@ def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
         same = code_unchanged_above(old.tail_doc, group)
         if same is None:
             same = table_unchanged_above(old.tail_doc, group)
+        if same is None:
+            same = paragraph_unchanged_above(old.tail_doc, group)
         if same is None:
             same = unchanged_above(old.tail_doc, group) if only_table(group) else 0.0
         top = min(top, old.tail_pos.y() + same)

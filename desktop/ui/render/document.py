@@ -252,6 +252,76 @@ def code_unchanged_above(old: QTextDocument, new: QTextDocument) -> float | None
     return max(0.0, old.documentLayout().blockBoundingRect(line).y() - REDRAW_MARGIN)
 
 
+def paragraph_unchanged_above(old: QTextDocument, new: QTextDocument) -> float | None:
+    """`unchanged_above` of two frames of one paragraph being written (None for others): a
+    line breaks where the words before its end let it (the next words never move it), so each
+    line of the older frame but its last is drawn alike when the newer one has it with the
+    same text, place and formats. Line by line, not block by block: a paragraph is one block,
+    and was drawn again whole each frame (~0.3 ms for ten lines)."""
+    if (
+        not is_paragraph(old)
+        or not is_paragraph(new)
+        or old.textWidth() != new.textWidth()
+        or old.defaultFont() != new.defaultFont()
+    ):
+        return None
+    block_a, block_b = old.begin(), new.begin()
+    if block_a.blockFormat() != block_b.blockFormat():
+        return None
+    lines_a, lines_b = block_a.layout(), block_b.layout()
+    text_a, text_b = block_a.text(), block_b.text()
+    frags_a, frags_b = _fragments(block_a), _fragments(block_b)
+    top = old.documentLayout().blockBoundingRect(block_a).y()
+    same = top
+    for i in range(min(lines_a.lineCount() - 1, lines_b.lineCount())):
+        a, b = lines_a.lineAt(i), lines_b.lineAt(i)
+        start, length = a.textStart(), a.textLength()
+        end = start + length
+        if (
+            (start, length, a.y(), a.height(), a.naturalTextWidth())
+            != (b.textStart(), b.textLength(), b.y(), b.height(), b.naturalTextWidth())
+            or text_a[start:end] != text_b[start:end]
+            or _cut(frags_a, end) != _cut(frags_b, end)
+        ):
+            break
+        same = top + a.y() + a.height()
+    return max(0.0, same - REDRAW_MARGIN)
+
+
+def is_paragraph(doc: QTextDocument) -> bool:
+    """Whether a document is one paragraph of text and nothing else (no table, list or rule)."""
+    if not isinstance(doc, SafeDocument) or doc.blockCount() != 1 or doc.rootFrame().childFrames():
+        return False
+    block = doc.begin()
+    rule = QTextFormat.Property.BlockTrailingHorizontalRulerWidth
+    return block.textList() is None and not block.blockFormat().hasProperty(rule)
+
+
+def _fragments(block: QTextBlock) -> list[tuple[int, int, QTextCharFormat]]:
+    """A block's runs of one format: (start in the block, length, format)."""
+    out = []
+    it = block.begin()
+    base = block.position()
+    while not it.atEnd():
+        fragment = it.fragment()
+        if fragment.isValid():
+            out.append((fragment.position() - base, fragment.length(), fragment.charFormat()))
+        it += 1
+    return out
+
+
+def _cut(
+    fragments: list[tuple[int, int, QTextCharFormat]], end: int
+) -> list[tuple[int, int, QTextCharFormat]]:
+    """The runs of `fragments` before `end`, the last one cut there."""
+    out = []
+    for start, length, fmt in fragments:
+        if start >= end:
+            break
+        out.append((start, min(length, end - start), fmt))
+    return out
+
+
 def table_unchanged_above(old: QTextDocument, new: QTextDocument) -> float | None:
     """`unchanged_above` of two frames of one table being written, alone (None for others):
     the rows before the one the older frame was writing have the same text, and with every

@@ -559,6 +559,45 @@ def test_a_growing_table_finds_its_unchanged_rows_without_comparing_every_cell(
     assert compared == [], "every cell of two frames was compared"
 
 
+def test_a_growing_paragraph_draws_its_new_lines_not_all_of_it_again(
+    qtbot: Any, view: ChatView
+) -> None:
+    # A long paragraph being written is one block: drawn again whole each frame (~0.3 ms for
+    # ten lines), though only its last line changes.
+    text = "Intro.\n\n" + " ".join(f"word{k} **bold{k}**" for k in range(120))
+    cuts = list(range(len(text) - 90, len(text) + 1, 9))
+    kept = view.bubbles.rows_kept
+    _stream_and_compare(qtbot, view, text, cuts)  # each frame looks as if drawn whole
+    lines = 14 * 8  # rows of its first eight lines, at the least
+    assert view.bubbles.rows_kept - kept > (len(cuts) - 1) * lines, "earlier lines drawn again"
+
+
+_INLINE = st.sampled_from(
+    [
+        *("word", "longerword", "**bold", "bold**", "*it", "it*", "`code", "code`", "~~gone"),
+        *("gone~~", "[link](http://x.org)", "http://example.com", "中文", "x_y", "\\*", "<b>"),
+        *("&amp;", "**"),
+    ]
+)
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(_INLINE, min_size=30, max_size=90), st.randoms())
+def test_any_growing_paragraph_looks_as_if_drawn_whole(
+    qtbot: Any, view: ChatView, words: list[str], rnd: Any
+) -> None:
+    # Its earlier lines are kept while their text, place and formats hold: an emphasis closed
+    # later (**bold across lines**) changes them, and they are drawn again.
+    text = "Intro.\n\n" + " ".join(words)
+    cuts, cut = [], 8
+    while cut < len(text):
+        cut = min(len(text), cut + rnd.randint(1, 12))
+        cuts.append(cut)
+    _stream_and_compare(qtbot, view, text, cuts)
+
+
 def test_a_table_finished_with_its_last_rows_is_not_drawn_whole_again(
     qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
 ) -> None:
