@@ -188,8 +188,14 @@ async def test_two_chats_stream_at_once_and_a_background_approval_is_on_the_stri
             assert win.session_key == key_a
             await until(lambda: bool(ctl.pending_requests(key_b)), "B's approval asked", WAIT)
             strip = win.tabs.strip
-            await until(lambda: strip.isVisible() and len(strip.buttons) == 1, "the strip", WAIT)
-            assert "a question waiting" in strip.buttons[0].toolTip()
+            # B's running reply already had it on the strip: wait for its question on it.
+            await until(
+                lambda: strip.isVisible()
+                and len(strip.buttons) == 1
+                and "a question waiting" in strip.buttons[0].toolTip(),
+                "B's question on the strip",
+                WAIT,
+            )
             assert "a question waiting" in win.tabs.bar.tabToolTip(1)
             assert not win.approvals.isVisible(), "A's pane shows no card of B"
             assert stat.S_IMODE(scratch.stat().st_mode) == 0o644
