@@ -959,9 +959,8 @@ class Conversation:
         """Snapshot rows (from position `start`) as bubbles; what the snapshot lacks (times,
         tool output, usage) is carried over from the bubble already shown for the same row."""
         out = self._bubbles(messages, start)
-        offset = start - self.history_start
-        if offset >= 0:
-            self._carry_over(out, offset)
+        if start >= self.history_start:
+            self._carry_over(out, start)
         return out
 
     def bubbles_of(self, rows: list[Any]) -> list[ChatMessage]:
@@ -1017,14 +1016,17 @@ class Conversation:
             out.append(msg)
         return out
 
-    def _carry_over(self, rebuilt: list[ChatMessage], offset: int = 0) -> None:
+    def _carry_over(self, rebuilt: list[ChatMessage], start: int = 0) -> None:
         """Give rebuilt bubbles what the same bubble already shown had (times, tools, usage).
 
         Bubbles are matched by role and text in order, not by position: what is shown may be
-        only the end of the history (the local cache) or start elsewhere (`offset`, a hint).
+        only the end of the history (the local cache) or start elsewhere. `start`, the
+        history row the rebuilt bubbles start at, is a hint: matching starts at the first
+        shown bubble at or after that row (a reply of several rows is one bubble, so a count
+        of rows is none).
         """
         shown = [m for m in self.messages if not m.id.startswith(LOCAL_PREFIX)]
-        j = offset if 0 <= offset < len(shown) else 0
+        j = next((i for i, m in enumerate(shown) if (self._place_of(m) or 0) >= start), 0)
         if len(rebuilt) > len(shown) + _MATCH_WINDOW:
             # Shown is only the end of the history: match against the end.
             rebuilt = rebuilt[len(rebuilt) - len(shown) - _MATCH_WINDOW :]
