@@ -377,3 +377,66 @@ async def test_far_up_the_jump_button_counts_a_reply_and_shows_the_newest_messag
             assert history == [f"m{i}" for i in range(SCROLLED - len(history), SCROLLED)]
         finally:
             await app.close()
+
+
+async def test_a_long_chat_opened_offline_shows_its_newest_page_then_every_earlier_message(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    """Its gateway never answers: the chat opens with its newest cached page only, scrolling
+    up shows every earlier message from the cache (a bounded window far up), and scrolling
+    down again shows the newest."""
+    seed_long_chat(tmp_path, [f"m{i}" for i in range(SCROLLED)], cached=True)
+    app = App.open(tmp_path, qtbot, start=False)
+    try:
+        win, view = app.window, app.window.chat_view
+        await until(lambda: win.session_model.row_of("long") is not None, "listed")
+        win.open_session("long")
+        assert view.chat_model.rowCount() <= HISTORY_WINDOW, "its newest page, not all of it"
+        assert app.messages()[-1].text == f"m{SCROLLED - 1}"
+        held: list[tuple[int, int]] = []
+        await drag_until(app, True, lambda: view.first_position("long") == 0, "the top", held)
+        shown = [m.text for m in app.messages()]
+        assert shown == [f"m{i}" for i in range(len(shown))], "from the first, none missing"
+        await drag_until(
+            app,
+            False,
+            lambda: view.last_position("long") == SCROLLED - 1 and view.at_bottom,
+            "the end",
+            held,
+        )
+        shown = [m.text for m in app.messages()]
+        first = int(shown[0][1:])
+        assert shown == [f"m{i}" for i in range(first, SCROLLED)], "to the newest, in order"
+        assert max(v for v, _ in held) <= BOUND, f"rows shown: {held}"
+        assert max(c for _, c in held) <= HELD, f"bubbles held: {held}"
+        assert not app.embedded.is_online(), "all of it offline"
+    finally:
+        await app.close()
+
+
+async def test_offline_a_search_hit_older_than_the_newest_cached_page_is_landed_on(
+    qloop: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    texts = [f"filler message number {i} about nothing" for i in range(LONG)]
+    texts[HIT] = "The quokka is a small macropod that seems to smile."
+    seed_long_chat(tmp_path, texts, cached=True)
+    app = App.open(tmp_path, qtbot, start=False)
+    try:
+        win, view = app.window, app.window.chat_view
+        QTest.keyClicks(win.search_box, "quokka")
+        await until(lambda: win.session_filter.rowCount() == 1, "the chat found")
+        QTest.keyClick(win.search_box, Qt.Key.Key_Return)
+        assert win.session_key == "long"
+
+        def landed() -> bool:
+            index = view.currentIndex()
+            return (
+                index.isValid()
+                and view.chat_model.message_at(index.row()).id == f"long:{HIT}"
+                and view.bubbles.match_row == index.row()
+            )
+
+        await until(landed, f"message {HIT} of {LONG} centred and marked, from the cache")
+        assert not app.embedded.is_online()
+    finally:
+        await app.close()

@@ -8,7 +8,7 @@ import json
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from desktop.common.methods import REQUEST_CANCEL_EVENT, SERVER_REQUEST_EVENT
 from desktop.core.chats import reply_state as rs
@@ -48,6 +48,22 @@ from desktop.core.observers import Observers, Unsubscribe
 log = logging.getLogger(__name__)
 
 ChangeListener = Callable[["Conversation"], None]
+
+
+class CachePages(Protocol):
+    """A session's bubbles as the local cache holds them (`SessionIndex.cached_messages`):
+    those at history rows `first` up to `end` (None: to the last), at most `limit` of them,
+    the newest ones with `newest`; in history order."""
+
+    def __call__(
+        self,
+        *,
+        first: int = 0,
+        end: int | None = None,
+        limit: int | None = None,
+        newest: bool = False,
+    ) -> list[ChatMessage]: ...
+
 
 _ROLES = {r.value: r for r in Role}
 # Ids of user bubbles the client created itself (queued prompts) start with this.
@@ -117,6 +133,11 @@ class Conversation:
         # gateway that pages its history sends only the last messages; older pages come
         # through `prepend_history`.
         self.history_start = 0
+        # The local cache of a chat opened from it (`seed_cached`) while its history shown is
+        # the cache's (None once a gateway's history replaced it): older and newer pages are
+        # read from there. The cache holds nothing before row `_cache_floor`.
+        self._cache: CachePages | None = None
+        self._cache_floor = 0
         # A long history is held as a bounded window: far up, the newest rows are dropped and
         # only the live end (the tail) is kept, hidden, for live events. While detached,
         # `messages[:_window]` is the window (rows `history_start` up to `_end_pos`) and the
@@ -212,6 +233,77 @@ class Conversation:
         """Start from messages cached locally (already on screen): no change is announced."""
         if not self.messages:
             self.messages = list(messages)
+
+    def seed_cached(self, cache: CachePages, limit: int) -> None:
+        """Start from the newest `limit` bubbles of the local cache (what is shown before the
+        gateway answers, or offline; no change is announced): a long chat's whole cache is
+        not read for its first screen (10,000 cached messages took ~45 ms). Older ones are
+        read from `cache` as they are wanted (`prepend_cached`), and all those a gateway's
+        history reaches back to, before it replaces them (`load_snapshot`): their times,
+        tool output and usage carry over to it, as from a chat seeded whole."""
+        if self.messages:
+            return
+        page = cache(limit=limit, newest=True)
+        if len(page) >= limit:
+            page = page[_leading_replies(page) :]  # a reply comes with its prompt, older
+        self.messages = page
+        start = self._position(0)
+        if start:
+            self.history_start = start
+            self._cache = cache
+
+    @property
+    def reads_cache(self) -> bool:
+        """Whether the history shown is the local cache's (`seed_cached`; no gateway's
+        history replaced it yet): its older and newer pages are read from there."""
+        return self._cache is not None
+
+    def prepend_cached(self, limit: int) -> int:
+        """The newest `limit` cached bubbles before the loaded ones go before them (scrolling
+        up in a chat shown from the cache); how many. Listeners are not told: the caller
+        announces the new rows."""
+        if self._cache is None or self.history_start <= self._cache_floor:
+            return 0
+        page = self._cache(end=self.history_start, limit=limit, newest=True)
+        if len(page) >= limit:
+            page = page[_leading_replies(page) :]
+        else:  # the cache holds nothing older
+            self._cache_floor = self._position_in(page, 0, self.history_start)
+        return self._put_before(page, self._position_in(page, 0, self.history_start))
+
+    def append_cached(self, limit: int) -> int:
+        """While detached in a chat shown from the cache (see `append_history`): the oldest
+        `limit` cached bubbles after the window go after it; how many bubbles the window
+        gained (the tail's too when they reach it). Listeners are not told."""
+        if self._cache is None or self._window is None:
+            return 0
+        page = self._cache(first=self._end_pos, end=self._tail_pos, limit=limit)
+        end = self._tail_pos
+        if len(page) >= limit:  # more before the tail: the next page starts after this one
+            end = self._position_in(page, -1, self._end_pos) + 1
+        return self._join(page, end)
+
+    def _fill_cached(self, start: int) -> None:
+        """Every cached bubble from history row `start` up to the loaded ones goes before
+        them: what a gateway's history from `start` is laid over."""
+        if self._cache is None or start >= self.history_start:
+            return
+        self._put_before(self._cache(first=start, end=self.history_start), start)
+
+    def _put_before(self, older: list[ChatMessage], start: int) -> int:
+        """`older` (bubbles from history row `start`) go before the loaded ones."""
+        if not older:
+            return 0
+        self.messages[0:0] = older
+        self.history_start = start
+        if self._window is not None:
+            self._window += len(older)
+        return len(older)
+
+    def _position_in(self, page: list[ChatMessage], index: int, default: int) -> int:
+        """The history row of `page[index]`, `default` when it has none (or `page` is empty)."""
+        place = self._place_of(page[index]) if page else None
+        return default if place is None else place
 
     def append_local(self, message: ChatMessage) -> None:
         """A bubble that originates here (the user's prompt, a notice): shown at the live
@@ -696,10 +788,15 @@ class Conversation:
                 # A reply cut by the window's edge comes whole with the older page.
                 skip = _reply_rows(messages)
                 messages, start = messages[skip:], start + skip
+            # Shown from the cache, its older bubbles not read yet: those the history reaches
+            # back to are read now, so what it lacks carries over from them as from a chat
+            # seeded whole (a long chat's first screen did not wait for them).
+            self._fill_cached(start)
             shown = self.messages
             self.messages = self._rebuild(messages, start)
             self.history_start = start
             self._window = None
+            self._cache, self._cache_floor = None, 0  # the gateway's history from here on
             self._keep_unanswered(shown, running)
             self.messages.extend(local)
         if running:
@@ -923,11 +1020,17 @@ class Conversation:
         if start + len(rows) < self._tail_pos:
             # A reply going on past the page comes whole with the next one.
             rows = rows[: len(rows) - _reply_rows(rows[::-1])]
+        return self._join(self._bubbles(rows, start), start + len(rows))
+
+    def _join(self, newer: list[ChatMessage], end: int) -> int:
+        """`newer` (bubbles up to history row `end`) go after the window; at the tail the
+        window joins it. How many bubbles the window gained (the tail's included)."""
+        assert self._window is not None
         have = {m.id for m in self.messages[self._window :]}
-        newer = [m for m in self._bubbles(rows, start) if m.id not in have]
+        newer = [m for m in newer if m.id not in have]
         self.messages[self._window : self._window] = newer
         self._window += len(newer)
-        self._end_pos = start + len(rows)
+        self._end_pos = end
         if self._end_pos < self._tail_pos:
             return len(newer)
         gained = len(self.messages) - self._window + len(newer)
@@ -1125,6 +1228,15 @@ _HANDLERS: dict[str, Callable[[Conversation, dict[str, Any]], bool]] = {
 
 # How far ahead a rebuilt bubble looks for its shown twin (bounded: long histories stay fast).
 _MATCH_WINDOW = 8
+
+
+def _leading_replies(bubbles: list[ChatMessage]) -> int:
+    """How many bubbles at the start of `bubbles` are replies (their prompt is before them),
+    0 when all are: as `_reply_rows`, for a page of cached bubbles."""
+    for n, msg in enumerate(bubbles):
+        if msg.role is not Role.ASSISTANT:
+            return n
+    return 0
 
 
 def _reply_rows(rows: list[Any]) -> int:

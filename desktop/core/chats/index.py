@@ -544,10 +544,22 @@ class SessionIndex:
         except StorageError as exc:
             log.warning("could not keep the growing reply: %s", exc)
 
-    def cached_messages(self, key: str) -> list[ChatMessage]:
+    def cached_messages(
+        self,
+        key: str,
+        *,
+        first: int = 0,
+        end: int | None = None,
+        limit: int | None = None,
+        newest: bool = False,
+    ) -> list[ChatMessage]:
         """The cached history (what was loaded when it was last stored), shown offline and until
-        the gateway's snapshot arrives."""
-        out = [_from_cache(key, row) for row in self._store.message_rows(self._id, key)]
+        the gateway's snapshot arrives: the bubbles at history rows `first` up to `end`, at
+        most `limit` of them (the newest with `newest`; see `Store.message_rows`)."""
+        rows = self._store.message_rows(
+            self._id, key, first=first, end=end, limit=limit, newest=newest
+        )
+        out = [_from_cache(key, row) for row in rows]
         self.attach_sent(key, out)
         return out
 

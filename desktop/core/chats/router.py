@@ -681,9 +681,13 @@ class SessionRouter:
         """Fetch the page of messages before the oldest one loaded; how many were added.
 
         Only gateways with `history_window` open a session with its last messages; with any
-        other the whole history is loaded and there is nothing older to fetch.
+        other the whole history is loaded and there is nothing older to fetch. A chat shown
+        from the local cache (offline, or before the gateway's history came) reads the page
+        from there.
         """
         routed = self._sessions.get(stored_id)
+        if routed is not None and routed.conversation.reads_cache:
+            return routed.conversation.prepend_cached(limit)
         if routed is None or not routed.runtime_id:
             return 0
         conv = routed.conversation
@@ -699,8 +703,10 @@ class SessionRouter:
     async def load_newer(self, stored_id: str, limit: int = HISTORY_PAGE) -> int:
         """Fetch the page of messages after the newest one loaded while the window is far up
         (its newer rows were dropped); how many bubbles the window gained (the live end too
-        when the page reaches it)."""
+        when the page reaches it); from the local cache in a chat shown from there."""
         routed = self._sessions.get(stored_id)
+        if routed is not None and routed.conversation.reads_cache:
+            return routed.conversation.append_cached(limit)
         if routed is None or not routed.runtime_id:
             return 0
         conv = routed.conversation

@@ -87,6 +87,9 @@ class CachedMessage:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+# Past every history row: `message_rows` with no end (SQLite's largest integer).
+_NO_END = 2**63 - 1
+
 # A cached message's fields as a plain row: idx, role, text, thinking, created_at, status, extra.
 MessageRow = tuple[int, str, str, str, float, str, dict[str, Any]]
 
@@ -490,15 +493,35 @@ class Store:
     def messages(self, profile_id: str, key: str) -> list[CachedMessage]:
         return [CachedMessage(*r) for r in self.message_rows(profile_id, key)]
 
-    def message_rows(self, profile_id: str, key: str) -> list[MessageRow]:
-        """A chat's cached messages as plain rows (a CachedMessage's fields, in order), for
-        the chat opened at start: 10,000 of them are read before its window shows."""
+    def message_rows(
+        self,
+        profile_id: str,
+        key: str,
+        *,
+        first: int = 0,
+        end: int | None = None,
+        limit: int | None = None,
+        newest: bool = False,
+    ) -> list[MessageRow]:
+        """A chat's cached messages as plain rows (a CachedMessage's fields, in order of
+        `idx`): those at rows `first` up to `end` (exclusive; None: to the last), at most
+        `limit` of them, the newest ones with `newest` (a chat opens with its last page)."""
+        order = "DESC" if newest else "ASC"
         rows = self._read(
             "read cached messages",
             "SELECT idx, role, text, thinking, created_at, status, extra FROM messages "
-            "WHERE profile_id = ? AND session_key = ? ORDER BY idx",
-            (profile_id, key),
+            "WHERE profile_id = ? AND session_key = ? AND idx >= ? AND idx < ? "
+            f"ORDER BY idx {order} LIMIT ?",
+            (
+                profile_id,
+                key,
+                first,
+                _NO_END if end is None else end,
+                -1 if limit is None else limit,
+            ),
         )
+        if newest:
+            rows.reverse()
         # Most rows carry nothing beyond their text: "{}" is not parsed (10,000 rows: 9 ms).
         loads = json.loads
         return [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from desktop.common.clock import Clock
@@ -76,9 +77,10 @@ class ConversationFeed:
         """Have the router follow `key`, watched from now on."""
         conv = self._router.route(key, self.runtime_hint(key))
         if not conv.messages:
-            # What was shown before a restart: the snapshot rebuild keeps its times, tool
+            # What was shown before a restart, its newest page as the gateway's first (older
+            # pages read as they are wanted): the snapshot rebuild keeps their times, tool
             # output and usage, which the gateway's rows do not carry.
-            conv.seed(self._index.cached_messages(key))
+            conv.seed_cached(partial(self._index.cached_messages, key), HISTORY_WINDOW)
         self.watch(key, conv)
         return conv
 

@@ -10,7 +10,7 @@ from typing import Any
 from desktop.common.codes import SESSION_NOT_FOUND
 from desktop.core.disk.store import Store
 from desktop.core.errors import RpcError, StorageFullError, StorageReadOnlyError
-from desktop.core.models import DeliveryState, Role
+from desktop.core.models import ChatMessage, DeliveryState, Role
 from tests.core.controller_rig import one_chat, rig, settle, two_chats, user_bubbles
 
 # -- delivery after a resume ------------------------------------------------------------------
@@ -390,7 +390,7 @@ async def test_a_chat_opened_offline_shows_its_cache_read_once(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
     """The chat reopened at a start is shown from the cache before the gateway answers; its
-    cached messages (10,000 took ~55 ms) are read once for the window and its conversation."""
+    cached messages are read once for the window and its conversation."""
     from desktop.core.disk.store import CachedMessage, MessageRow
 
     def cached(store: Store) -> None:
@@ -402,9 +402,9 @@ async def test_a_chat_opened_offline_shows_its_cache_read_once(
         reads: list[str] = []
         rows = r.store.message_rows  # what Store.messages reads through too
 
-        def counted(profile_id: str, key: str) -> list[MessageRow]:
+        def counted(profile_id: str, key: str, **page: Any) -> list[MessageRow]:
             reads.append(key)
-            return rows(profile_id, key)
+            return rows(profile_id, key, **page)
 
         monkeypatch.setattr(r.store, "message_rows", counted)
         shown = r.ctl.open_session("s1")
@@ -413,3 +413,98 @@ async def test_a_chat_opened_offline_shows_its_cache_read_once(
         conv = r.router.conversation("s1")
         assert conv is not None and [m.text for m in conv.messages] == [m.text for m in shown]
         assert reads == ["s1"]
+
+
+LONG = 3000  # cached messages of a long chat: more than a reader far up holds at once
+
+
+def long_chat(store: Store) -> None:
+    """Seed: chat s1 with LONG cached messages, prompts and replies taking turns."""
+    from desktop.core.disk.store import CachedMessage
+
+    one_chat(store)
+    roles = ("user", "assistant")
+    rows = [CachedMessage(i, roles[i % 2], f"m{i}", created_at=float(i)) for i in range(LONG)]
+    store.replace_messages("p", "s1", rows)
+
+
+async def test_a_long_chat_opened_offline_reads_one_page_of_its_cache_for_its_first_screen(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Whatever its length, the chat reopened at a start shows its newest page from the
+    cache before the gateway answers: its other cached rows are not read for it."""
+    from desktop.core.chats.router import HISTORY_WINDOW
+    from desktop.core.disk.store import MessageRow
+
+    async with rig(tmp_path, seed=long_chat) as r:
+        read: list[int] = []
+        rows = r.store.message_rows
+
+        def counted(profile_id: str, key: str, **page: Any) -> list[MessageRow]:
+            got = rows(profile_id, key, **page)
+            read.append(len(got))
+            return got
+
+        monkeypatch.setattr(r.store, "message_rows", counted)
+        shown = r.ctl.open_session("s1")
+        assert sum(read) <= HISTORY_WINDOW, f"rows read to open it: {read}"
+        assert [m.text for m in shown] == [f"m{i}" for i in range(LONG - HISTORY_WINDOW, LONG)]
+
+
+class Shown:
+    """What a chat view holds of s1, kept as the listener calls tell it."""
+
+    def __init__(self, messages: list[ChatMessage]) -> None:
+        self.rows = list(messages)
+        self.most = len(self.rows)
+
+    def take(self, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
+        for name, args in calls:
+            if name == "on_session_messages":
+                self.rows = list(args[1])
+            elif name == "on_messages_prepended":
+                self.rows[0:0] = args[1]
+            elif name == "on_messages_appended":
+                self.rows += args[1]
+            elif name == "on_messages_dropped":
+                _key, count, newest = args
+                self.rows = self.rows[:-count] if newest else self.rows[count:]
+        self.most = max(self.most, len(self.rows))  # once the page's calls are taken
+
+    def texts(self) -> list[str]:
+        return [m.text for m in self.rows]
+
+
+async def test_scrolling_up_a_chat_opened_offline_shows_every_earlier_message_and_back(
+    tmp_path: Path,
+) -> None:
+    """Offline, the older pages come from the cache as they do from the gateway: up to the
+    first message, a bounded window far up, and down again to the newest."""
+    from desktop.core.chats.router import HISTORY_HELD, HISTORY_PAGE
+
+    async with rig(tmp_path, seed=long_chat) as r:
+        view = Shown(r.ctl.open_session("s1"))
+        conv = r.router.conversation("s1")
+        assert conv is not None
+        every = [f"m{i}" for i in range(LONG)]
+        steps = 0
+        while not view.texts() or view.texts()[0] != "m0":
+            steps += 1
+            assert steps < LONG, "scrolling up never reached the first message"
+            seen = len(r.seen.calls)
+            r.ctl.load_older("s1")
+            await settle(lambda s=seen: len(r.seen.calls) > s, "an older page")  # type: ignore[misc]
+            view.take(r.seen.calls[seen:])
+            texts = view.texts()
+            first = every.index(texts[0])
+            assert texts == every[first : first + len(texts)], "in order, none missing"
+        assert conv.detached, "far up, the newest messages were let go"
+        while conv.detached:
+            seen = len(r.seen.calls)
+            r.ctl.load_newer("s1")
+            await settle(lambda s=seen: len(r.seen.calls) > s, "a newer page")  # type: ignore[misc]
+            view.take(r.seen.calls[seen:])
+        texts = view.texts()
+        assert texts == every[-len(texts) :], "down again to the newest, in order"
+        assert view.most <= HISTORY_HELD + HISTORY_PAGE, "a bounded window all the way"
+        assert not r.port.is_online(), "all of it offline, from the cache"
