@@ -190,9 +190,11 @@ async def test_two_chats_stream_at_once_and_a_background_approval_is_on_the_stri
             strip = win.tabs.strip
             # B's running reply already had it on the strip: wait for its question on it.
             await until(
-                lambda: strip.isVisible()
-                and len(strip.buttons) == 1
-                and "a question waiting" in strip.buttons[0].toolTip(),
+                lambda: (
+                    strip.isVisible()
+                    and len(strip.buttons) == 1
+                    and "a question waiting" in strip.buttons[0].toolTip()
+                ),
                 "B's question on the strip",
                 WAIT,
             )
