@@ -12,7 +12,14 @@ import pytest
 from desktop.core.disk.store import CachedMessage
 from desktop.core.models import ChatMessage, Role
 from desktop.core.profile import feed
-from tests.reliability.test_hermes_history import TURNS, line, start_app, two_turns
+from tests.reliability.test_hermes_history import (
+    TURNS,
+    app_folders,
+    line,
+    proxy_url,
+    start_app,
+    two_turns,
+)
 from tests.support.hermes_env import HERMES_019, HERMES_0201, HERMES_022, HermesDist, line_params
 
 pytestmark = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -38,13 +45,9 @@ def kept(rows: list[CachedMessage]) -> list[tuple[str, str, str, dict[str, Any]]
 async def test_an_earlier_turn_keeps_its_tool_output_and_time_after_a_restart(
     tmp_path: Path, dist: HermesDist, monkeypatch: Any
 ) -> None:
-    data = tmp_path / "app"
-    data.mkdir()
-    folder = tmp_path / "folder"
-    folder.mkdir()
-    (folder / "one.txt").write_text("1\n")
+    data, folder = app_folders(tmp_path)
     async with line(tmp_path, dist) as (fake, gw, proxy):
-        url = f"ws://127.0.0.1:{proxy.port}/api/ws"
+        url = proxy_url(proxy)
         app = start_app(data, url, gw.token)
         try:
             await app.until(lambda: app.synced, "online", 60)

@@ -141,6 +141,21 @@ class App:
         self.store.close()
 
 
+def app_folders(tmp_path: Path) -> tuple[Path, Path]:
+    """The app's data folder and the folder the agent works in (one file in it)."""
+    data = tmp_path / "app"
+    data.mkdir()
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "one.txt").write_text("1\n")
+    return data, folder
+
+
+def proxy_url(proxy: FaultProxy) -> str:
+    """The gateway's address as the app sees it: through the fault proxy."""
+    return f"ws://127.0.0.1:{proxy.port}/api/ws"
+
+
 def start_app(data: Path, url: str, token: str) -> App:
     clock = AsyncioClock()
     store = Store(str(data / "hermes-qt.sqlite3"))
@@ -241,13 +256,9 @@ async def test_hermes_history_kept_across_reconnects(
 ) -> None:
     at = dist.line  # the gateway of rows S@L in tests/reliability/report.py
     figures: list[tuple[str, str, str, bool]] = []
-    data = tmp_path / "app"
-    data.mkdir()
-    folder = tmp_path / "folder"
-    folder.mkdir()
-    (folder / "one.txt").write_text("1\n")
+    data, folder = app_folders(tmp_path)
     async with line(tmp_path, dist) as (fake, gw, proxy):
-        url = f"ws://127.0.0.1:{proxy.port}/api/ws"
+        url = proxy_url(proxy)
         app = start_app(data, url, gw.token)
         try:
             await app.until(lambda: app.synced, "online", 60)
