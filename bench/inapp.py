@@ -30,6 +30,14 @@ async def until(predicate: Callable[[], bool], timeout: float, what: str) -> Non
         await asyncio.sleep(0.002)
 
 
+async def run_until(deadline: float) -> None:
+    """Let the app run until `time.perf_counter()` reaches `deadline`. One asyncio.sleep is
+    not enough: under qasync it is a Qt coarse timer, which may fire up to 5 % early (a
+    10.3 s sleep ended 9.96 s after the run's start, before the last deltas were due)."""
+    while (left := deadline - time.perf_counter()) > 0:
+        await asyncio.sleep(left)
+
+
 def forget_driver_sources() -> None:
     """The driver's own module sources, read in by PySide6's import hook, are not the app's."""
     linecache.clearcache()

@@ -25,7 +25,7 @@ from PySide6.QtCore import Qt, QTimer
 
 from bench.apprun import run_app
 from bench.common import Result, emit, percentile, write_profile
-from bench.inapp import finish, listed, online, until
+from bench.inapp import finish, listed, online, run_until, until
 from bench.seed import seed
 from bench.streaming import delta_text
 from desktop.core.link.protocol import decode_frame, encode_event
@@ -99,13 +99,25 @@ async def drive(app: Any) -> None:
     # Chat c's deltas are due RATE a second, offset by its place so the chats interleave.
     offsets = [c / (RATE * CHATS) for c in range(CHATS)]
 
+    def due(c: int, now: float) -> int:
+        return max(0, min(per_chat, int((now - start - offsets[c]) * RATE) + 1))
+
+    # Deltas due but not fed when a turn of the feeder ends: the app not keeping up. Read
+    # after each turn, not when the run stops (a stall that happens to span the stop would
+    # count what the next turn feeds at once).
+    backlog = [0, 0]  # after the last turn, the most after any turn
+
     def feed() -> None:
         now = time.perf_counter()
+        feed_due(now)
+        left = sum(due(c, now) - fed[c] for c in range(CHATS))
+        backlog[0], backlog[1] = left, max(backlog[1], left)
+
+    def feed_due(now: float) -> None:
         for _ in range(per_chat):  # round-robin over the chats, each to its due count
             moved = False
             for c in range(CHATS):
-                due = min(per_chat, int((now - start - offsets[c]) * RATE) + 1)
-                if fed[c] >= due:
+                if fed[c] >= due(c, now):
                     continue
                 k = fed[c]
                 step = (k + shifts[c]) % REPLY_DELTAS
@@ -147,7 +159,7 @@ async def drive(app: Any) -> None:
     busy0 = time.thread_time()
     feeder.start()
     prober.start()
-    await asyncio.sleep(DURATION + 0.3)
+    await run_until(start + DURATION + 0.3)
     feeder.stop()
     prober.stop()
     gc.callbacks.remove(on_gc)
@@ -172,7 +184,9 @@ async def drive(app: Any) -> None:
             "lag_p50": percentile(lags, 50),
             "stall": max(gaps, default=0.0),
             "fed": sum(fed),
-            "behind": CHATS * per_chat - sum(fed),
+            "behind": backlog[0],
+            "behind_most": backlog[1],
+            "unfed": CHATS * per_chat - sum(fed),
             "elapsed": elapsed,
             "tabs": tabs,
             "front": window.session_key,
@@ -209,7 +223,8 @@ def main() -> int:
     how = (
         f"python -m desktop, {got['tabs']} chats open as tabs (one in front, "
         f"{got['tabs'] - 1} in the background), each streaming {RATE} deltas/s for "
-        f"{DURATION:g} s ({got['fed']:,} deltas in all, {got['behind']:,} behind at the end), "
+        f"{DURATION:g} s ({got['fed']:,} deltas fed, {got['behind']:,} due and not fed after the "
+        f"feeder's last turn, at most {got['behind_most']:,} after any), "
         f"a new reply every {REPLY_DELTAS} deltas in each; frames enter the client's dispatch "
         f"(socket and gateway not included); a {PROBE_MS} ms timer's lateness, median "
         f"{got['lag_p50'] * 1000:.1f} ms"

@@ -26,7 +26,7 @@ from PySide6.QtCore import Qt, QTimer
 
 from bench.apprun import run_app
 from bench.common import Result, emit, percentile, write_profile
-from bench.inapp import PaintClock, finish, listed, online, until
+from bench.inapp import PaintClock, finish, listed, online, run_until, until
 from bench.memory import open_session
 from bench.seed import seed
 from desktop.core.link.protocol import decode_frame, encode_event
@@ -156,7 +156,7 @@ async def drive(app: Any) -> None:
         prof.enable()
     feeder.start()
     prober.start()
-    await asyncio.sleep(DURATION + 0.3)
+    await run_until(start + DURATION + 0.3)
     feeder.stop()
     prober.stop()
     if prof is not None:
