@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QWidget
 
 from desktop.ui.platform.first_paint import AfterFirstPaint
@@ -16,7 +17,9 @@ def test_callbacks_wait_for_the_first_paint_then_run_in_order(qtbot: Any) -> Non
     ran: list[str] = []
     after.call(lambda: ran.append("first"))
     after.call(lambda: ran.append("second"))
-    qtbot.wait(50)
+    turned: list[int] = []  # the loop has run its zero timers (and so would the callbacks')
+    QTimer.singleShot(0, lambda: QTimer.singleShot(0, lambda: turned.append(1)))
+    qtbot.waitUntil(lambda: turned == [1])
     assert ran == [] and not after.painted, "nothing before the window is painted"
     with qtbot.waitExposed(window):
         window.show()
