@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -355,6 +356,16 @@ class FakeBackend:
         self._keep(method, *args)
         for listener in list(self.listeners):
             getattr(listener, method)(*args)
+        self.chrome_now()
+
+    def chrome_now(self) -> None:
+        """The window hears the news at once: a bridge's chrome (the chat list, a turn's start
+        and end) otherwise follows a frame later; that delay is tested in test_bridge."""
+        if threading.current_thread() is threading.main_thread():
+            for listener in list(self.listeners):
+                flush = getattr(listener, "flush_chrome", None)
+                if flush is not None:
+                    flush()
 
     def _keep(self, method: str, *args: Any) -> None:
         """What core would know after telling this: the requests and infos it hands out."""
@@ -384,6 +395,7 @@ class FakeBackend:
         """What core's parts call to reach listeners (`desktop.core.listeners.Notify`)."""
         for listener in list(self.listeners):
             call(listener)
+        self.chrome_now()
 
     def set_status(self, status: ConnectionStatus) -> None:
         self.current_status = status

@@ -73,7 +73,8 @@ async def test_events_of_one_profile_never_show_in_the_other(
 
         await until(b_only, "B's reply finished")
         assert seen_b and "bravo question" in app.finished_replies()[0].text
-        assert not win.composer.stop_button.isVisibleTo(win)
+        # The message box follows the chat a frame later.
+        await until(lambda: not win.composer.stop_button.isVisibleTo(win), "B's Stop gone")
 
         win.profile_combo.setCurrentIndex(win.profile_combo.findData("embedded"))
         assert win.profile_id == "embedded"

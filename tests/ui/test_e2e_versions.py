@@ -28,8 +28,11 @@ def _reply(app: App) -> ChatMessage:
 
 
 def _done(app: App, text: str) -> bool:
+    """The one reply reads `text`, finished, and the message box says so (Stop gone: it follows
+    the chat a frame later)."""
     replies = app.bubbles(Role.ASSISTANT)
-    return len(replies) == 1 and not replies[0].streaming and replies[0].text == text
+    finished = len(replies) == 1 and not replies[0].streaming and replies[0].text == text
+    return finished and not app.window.composer.stop_button.isVisibleTo(app.window)
 
 
 def _on_reply(app: App) -> None:

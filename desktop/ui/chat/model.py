@@ -54,6 +54,8 @@ class MessageListModel(QAbstractListModel):
         self._row_of: dict[str, int] = {}
         self._revision: dict[str, int] = {}
         self._dirty: set[str] = set()
+        # Replies that started since the last batch: added with it (`_add_started`).
+        self._started: dict[str, ChatMessage] = {}
         # Armed only when an update arrives; idle means no timer runs.
         self._frame = QTimer(self)
         self._frame.setSingleShot(True)
@@ -121,6 +123,7 @@ class MessageListModel(QAbstractListModel):
         self.beginResetModel()
         self._frame.stop()
         self._dirty.clear()
+        self._started.clear()
         self._awaiting_paint = False
         self._rows = list(messages)
         self._row_of = {m.id: i for i, m in enumerate(self._rows)}
@@ -131,6 +134,7 @@ class MessageListModel(QAbstractListModel):
         """Older messages go before every row (a page of history was loaded)."""
         if not messages:
             return
+        self._add_started()
         self.beginInsertRows(QModelIndex(), 0, len(messages) - 1)
         self._rows[0:0] = messages
         self._row_of = {m.id: i for i, m in enumerate(self._rows)}
@@ -140,6 +144,7 @@ class MessageListModel(QAbstractListModel):
         """Newer messages go after every row (a page of history was loaded again)."""
         if not messages:
             return
+        self._add_started()
         n = len(self._rows)
         self.beginInsertRows(QModelIndex(), n, n + len(messages) - 1)
         self._rows.extend(messages)
@@ -148,6 +153,7 @@ class MessageListModel(QAbstractListModel):
 
     def drop(self, count: int, newest: bool) -> list[str]:
         """Let the `count` newest (or oldest) rows go; their message ids."""
+        self._add_started()
         n = len(self._rows)
         count = min(count, n)
         if count <= 0:
@@ -164,23 +170,46 @@ class MessageListModel(QAbstractListModel):
         return gone
 
     def upsert(self, message: ChatMessage) -> None:
-        """Add a new message at once, or schedule a changed one for the next frame."""
+        """Add a new message at once, or schedule a changed one for the next frame.
+
+        A reply that starts streaming is added with the next frame's batch, as are its first
+        words: a turn that ended just before (a queued prompt's reply starts at once) is then
+        drawn as it ended in the same paint, not once as it was and once more as it is."""
         row = self._row_of.get(message.id)
         if row is None:
-            n = len(self._rows)
-            self.beginInsertRows(QModelIndex(), n, n)
-            self._rows.append(message)
-            self._row_of[message.id] = n
-            self.endInsertRows()
-            self.appended.emit()
+            if message.streaming or message.id in self._started:
+                self._started[message.id] = message
+                self._schedule()
+                return
+            self._add_started()
+            self._append([message])
             return
         self._rows[row] = message
         self._dirty.add(message.id)
+        self._schedule()
+
+    def _schedule(self) -> None:
         if not self._frame.isActive():
             self._frame.start(FRAME_MS if self._awaiting_paint else 0)
 
+    def _append(self, messages: list[ChatMessage]) -> None:
+        n = len(self._rows)
+        self.beginInsertRows(QModelIndex(), n, n + len(messages) - 1)
+        self._rows.extend(messages)
+        self._row_of.update((m.id, n + i) for i, m in enumerate(messages))
+        self.endInsertRows()
+        self.appended.emit()
+
+    def _add_started(self) -> None:
+        """Add the replies that started since the last batch (before any other row change)."""
+        if self._started:
+            started, self._started = list(self._started.values()), {}
+            self._append(started)
+
     def remove(self, message_id: str) -> None:
         """Remove a message row."""
+        if self._started.pop(message_id, None) is not None:
+            return
         row = self._row_of.get(message_id)
         if row is None:
             return
@@ -193,6 +222,7 @@ class MessageListModel(QAbstractListModel):
 
     def touch(self, message_id: str) -> None:
         """Mark a row changed now (expanded a card): bumps its revision, invalidates it."""
+        self._add_started()
         row = self._row_of.get(message_id)
         if row is not None:
             self._revision[message_id] = self._revision.get(message_id, 0) + 1
@@ -207,12 +237,14 @@ class MessageListModel(QAbstractListModel):
     def paint_done(self) -> None:
         """The view painted: the updates gathered meanwhile go out on the next loop turn."""
         self._awaiting_paint = False
-        if self._dirty:
+        if self._dirty or self._started:
             self._frame.start(0)
 
     def _on_frame_timeout(self) -> None:
+        started = len(self._started)
+        self._add_started()
         dirty, self._dirty = self._dirty, set()
-        self._awaiting_paint = bool(dirty)
+        self._awaiting_paint = bool(dirty) or started > 0
         for message_id in dirty:
             row = self._row_of.get(message_id)
             if row is None:
@@ -220,5 +252,5 @@ class MessageListModel(QAbstractListModel):
             self._revision[message_id] = self._revision.get(message_id, 0) + 1
             idx = self.index(row)
             self.dataChanged.emit(idx, idx, [MESSAGE_ROLE, REVISION_ROLE])
-        if dirty:
-            self.flushed.emit(len(dirty))
+        if dirty or started:
+            self.flushed.emit(len(dirty) + started)

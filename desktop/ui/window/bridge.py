@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 
 from desktop.core.listeners import BackendListener
 from desktop.core.models import (
@@ -20,6 +20,10 @@ from desktop.core.models import (
 from desktop.ui.backend import ApprovalRequest, ChatBackend, Draft
 
 _BRIDGES = itertools.count(1)
+
+
+# How long the chrome follows the chat (one frame at 60 Hz).
+CHROME_MS = 16
 
 
 class ProfileBridge(QObject, BackendListener):
@@ -84,6 +88,8 @@ class ProfileBridge(QObject, BackendListener):
 
     # A session's event on its way to the GUI thread: key, the signal to emit, its arguments.
     _session_event = Signal(str, object, object)
+    # The same for the chrome (the chat list, a turn's start and end): key ("" for the list).
+    _chrome_event = Signal(str, object, object)
 
     def __init__(self, backend: ChatBackend, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -95,6 +101,15 @@ class ProfileBridge(QObject, BackendListener):
         # Connected before any receiver: the viewed key follows a rename before it is told.
         self.session_key_changed.connect(self._on_self_session_key_changed)
         self._session_event.connect(self._on_self_session_event)
+        # The chat list and the running state redraw the sidebar, the tabs, the composer and the
+        # tray: they follow one frame after the chat, in one go, so the end of one reply and the
+        # start of the next (a queued prompt) do not hold up the new reply's first words.
+        self._chrome: list[tuple[str, SignalInstance, tuple[object, ...]]] = []
+        self._chrome_timer = QTimer(self)
+        self._chrome_timer.setSingleShot(True)
+        self._chrome_timer.setInterval(CHROME_MS)
+        self._chrome_timer.timeout.connect(self.flush_chrome)
+        self._chrome_event.connect(self._on_chrome_event)
         self._unsubscribe: Callable[[], None] | None = backend.subscribe(self)
 
     @property
@@ -112,6 +127,8 @@ class ProfileBridge(QObject, BackendListener):
     def detach(self) -> None:
         """Stop listening (the profile was removed, or the window closes); idempotent. What it
         showed is no longer on screen through it."""
+        self._chrome_timer.stop()
+        self._chrome.clear()
         if self._unsubscribe is not None:
             self.backend.view_session(self._viewer, None)
             self._unsubscribe()
@@ -128,7 +145,35 @@ class ProfileBridge(QObject, BackendListener):
         if key == self._viewed:
             signal.emit(*args)
 
+    def _on_chrome_event(self, key: str, signal: SignalInstance, args: tuple[object, ...]) -> None:
+        if self._unsubscribe is None:
+            return  # detached while it was on its way
+        if signal is self.sessions_changed:
+            # A newer list says all an older one did.
+            self._chrome = [c for c in self._chrome if c[1] is not self.sessions_changed]
+        self._chrome.append((key, signal, args))
+        if not self._chrome_timer.isActive():
+            self._chrome_timer.start()
+
+    def flush_chrome(self) -> None:
+        """Emit the chrome news gathered so far now, in the order it came."""
+        self._chrome_timer.stop()
+        pending, self._chrome = self._chrome, []
+        for key, signal, args in pending:
+            if signal is not self.viewed_running or key == self._viewed:
+                signal.emit(*args)
+
     def _on_self_session_key_changed(self, old_key: str, new_key: str) -> None:
+        # Chrome news still on its way goes out under the new name (a new chat's turn starts
+        # on its local key, which the gateway's id replaces moments later).
+        self._chrome = [
+            (
+                new_key if key == old_key else key,
+                signal,
+                (new_key, *args[1:]) if key == old_key and signal is self.running_changed else args,
+            )
+            for key, signal, args in self._chrome
+        ]
         if old_key == self._viewed:
             # Same conversation, new name: it stays the viewed one.
             self._viewed = new_key
@@ -140,7 +185,7 @@ class ProfileBridge(QObject, BackendListener):
         self.status_changed.emit(status)
 
     def on_sessions(self, sessions: list[SessionSummary]) -> None:
-        self.sessions_changed.emit(list(sessions))
+        self._chrome_event.emit("", self.sessions_changed, (list(sessions),))
 
     def on_session_key_changed(self, old_key: str, new_key: str) -> None:
         self.session_key_changed.emit(old_key, new_key)
@@ -170,8 +215,8 @@ class ProfileBridge(QObject, BackendListener):
         self._to_viewed(key, self.message_removed, message_id)
 
     def on_running(self, key: str, running: bool) -> None:
-        self._to_viewed(key, self.viewed_running, running)
-        self.running_changed.emit(key, running)
+        self._chrome_event.emit(key, self.viewed_running, (running,))
+        self._chrome_event.emit(key, self.running_changed, (key, running))
 
     def on_notice(self, key: str, text: str) -> None:
         if key:

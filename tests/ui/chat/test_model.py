@@ -15,6 +15,7 @@ def test_many_deltas_make_few_row_updates_and_exact_final_text(qtbot: Any) -> No
     model.reset([user("u1", "hi")])
     reply = assistant("a1", "", streaming=True)
     model.upsert(reply)
+    model.flush()  # the started reply is added with the next batch
     changes: list[int] = []
     model.dataChanged.connect(lambda tl, br, roles=(): changes.append(tl.row()))
     words = [f"w{i} " for i in range(300)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QTimer
+
 from desktop.common.clock import AsyncioClock
 from desktop.core.chats.conversation import Conversation
 from desktop.core.link.protocol import Event
@@ -66,3 +68,49 @@ def test_reading_further_up_is_not_disturbed_when_a_reply_ends_and_the_next_begi
     assert texts[-2:] == ["The first reply, finished.", "The second"]
     assert not model.message_at(model.rowCount() - 2).streaming
     assert bar.value() == reading, "the view jumped away from what the user was reading"
+
+
+def test_the_next_reply_starts_in_the_same_paint_as_the_last_one_ends(
+    qtbot: Any, make_window: Any
+) -> None:
+    """A queued prompt's reply starts as the last one ends (one loop turn): the ended reply is
+    drawn as it ended and the new one's first words with it, in one paint, not a paint of the
+    reply as it was with an empty row under it first (a frame later for the new words)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    history = [user("u0", "question"), assistant("a0", "answer")]
+    b = FakeBackend(pid="p1")
+    b.messages = {"s1": history}
+    win = make_window(b)
+    win.open_session("s1")
+    conv = Conversation("s1")
+    conv.seed(list(history))
+    _wired(b, conv)
+    view, model = win.chat_view, win.chat_view.chat_model
+    conv.apply(Event("message.start"))
+    conv.apply(Event("message.delta", payload={"text": "The first reply"}))
+    # What each paint draws: the rows, and the version of the first reply it draws (a row is
+    # laid out and drawn anew when its version, what the model published of it, changes).
+    paints: list[tuple[list[str], int]] = []
+    first = conv.messages[-1].id
+
+    class Paints(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                rows = [m.text for m in model.messages()]
+                paints.append((rows, model.revision_of(first)))
+            return False
+
+    counter = Paints(view.viewport())
+    view.viewport().installEventFilter(counter)
+    qtbot.wait_until(lambda: bool(paints) and paints[-1][0][-1] == "The first reply")
+    qtbot.wait_until(lambda: not any(t.isActive() for t in model.findChildren(QTimer)))
+    streamed = model.revision_of(first)
+    paints.clear()
+    conv.apply(Event("message.complete", payload={"text": "The first reply, finished."}))
+    conv.apply(Event("message.start"))
+    conv.apply(Event("message.delta", payload={"text": "The second"}))
+    qtbot.wait_until(lambda: bool(paints) and paints[-1][0][-1] == "The second")
+    rows, drawn = paints[0]
+    assert rows[-2:] == ["The first reply, finished.", "The second"], paints
+    assert drawn > streamed, "the first paint drew the first reply as it streamed"

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Slot
 
-from desktop.core.models import ConnectionState, ConnectionStatus
+from desktop.core.models import ConnectionState, ConnectionStatus, SessionSummary
 from desktop.ui.backend import Draft
 from desktop.ui.window.bridge import ProfileBridge
 from tests.ui.fakes import FakeBackend, assistant
@@ -96,3 +96,53 @@ def test_the_viewed_session_keeps_being_viewed_under_its_durable_key(qtbot: Any)
         backend.emit("on_session_key_changed", "local-2", "durable-2")
     with qtbot.wait_signal(bridge.messages_appended):
         backend.emit("on_messages_appended", "durable-1", [assistant("a", "x")])
+
+
+def test_the_chrome_follows_the_chat_a_frame_later_in_one_go(qtbot: Any) -> None:
+    """A turn ends and a queued prompt's turn starts in one loop turn: the new reply's words go
+    out at once; the chat list (sidebar, tabs) and the running state (composer, tray) follow a
+    frame later, the list drawn once with the newest one, and the tray still hears the end."""
+    backend = FakeBackend(pid="p1")
+    bridge = ProfileBridge(backend)
+    bridge.view("k")
+    got: list[tuple[str, object]] = []
+    bridge.message_changed.connect(lambda m: got.append(("words", m.text)))
+    bridge.sessions_changed.connect(lambda s: got.append(("list", [x.title for x in s])))
+    bridge.running_changed.connect(lambda k, r: got.append(("tray", r)))
+    bridge.viewed_running.connect(lambda r: got.append(("composer", r)))
+    (listener,) = backend.listeners  # straight to the bridge (FakeBackend.emit flushes)
+    listener.on_running("k", False)
+    listener.on_sessions([SessionSummary("k", "first list")])
+    listener.on_running("k", True)
+    listener.on_sessions([SessionSummary("k", "newest list")])
+    listener.on_message_changed("k", assistant("a2", "Next"))
+    assert got == [("words", "Next")]
+    qtbot.wait_until(lambda: len(got) > 1)
+    assert got == [
+        ("words", "Next"),
+        ("composer", False),
+        ("tray", False),
+        ("composer", True),
+        ("tray", True),
+        ("list", ["newest list"]),
+    ]
+    listener.on_running("k", False)
+    bridge.detach()
+    with qtbot.assert_not_emitted(bridge.running_changed, wait=50):
+        pass  # what was on its way when the window closed goes nowhere
+
+
+def test_a_new_chats_turn_start_on_its_way_follows_its_new_name(qtbot: Any) -> None:
+    """A new chat's turn starts under its local key and the gateway names it moments later,
+    before the chrome went out: the composer and the tabs still hear it, under the new name."""
+    backend = FakeBackend(pid="p1")
+    bridge = ProfileBridge(backend)
+    bridge.view("local-1")
+    got: list[tuple[str, object]] = []
+    bridge.running_changed.connect(lambda k, r: got.append((k, r)))
+    bridge.viewed_running.connect(lambda r: got.append(("composer", r)))
+    (listener,) = backend.listeners
+    listener.on_running("local-1", True)
+    listener.on_session_key_changed("local-1", "durable-1")
+    qtbot.wait_until(lambda: len(got) == 2)
+    assert got == [("composer", True), ("durable-1", True)]

@@ -90,8 +90,7 @@ def test_with_a_tray_and_no_dbus_the_balloon_is_used_and_its_click_opens_the_cha
     shown: list[tuple[str, str]] = []
     monkeypatch.setattr(win.tray.icon, "showMessage", lambda t, b, *a: shown.append((t, b)))
     monkeypatch.setattr(win, "isActiveWindow", lambda: False)
-    for listener in backend.listeners:
-        listener.on_running("s2", False)
+    backend.emit("on_running", "s2", False)
     assert shown == [("Trip to Lisbon", "Day 3: Sintra")]
     win.tray.icon.messageClicked.emit()
     assert win.session_key == "s2" and win.title_label.text() == "Trip to Lisbon"
