@@ -36,6 +36,20 @@ def _wired(b: FakeBackend, conv: Conversation) -> ConversationFeed:
     return feed
 
 
+def _first_reply_streaming(make_window: Any, history: list[Any]) -> tuple[Any, Conversation]:
+    """A window showing chat s1 (`history`) whose first reply streams "The first reply"."""
+    b = FakeBackend(pid="p1")
+    b.messages = {"s1": history}
+    win = make_window(b)
+    win.open_session("s1")
+    conv = Conversation("s1")
+    conv.seed(list(history))
+    _wired(b, conv)
+    conv.apply(Event("message.start"))
+    conv.apply(Event("message.delta", payload={"text": "The first reply"}))
+    return win, conv
+
+
 def test_reading_further_up_is_not_disturbed_when_a_reply_ends_and_the_next_begins(
     qtbot: Any, make_window: Any
 ) -> None:
@@ -44,17 +58,9 @@ def test_reading_further_up_is_not_disturbed_when_a_reply_ends_and_the_next_begi
         for i in range(30)
         for m in (user(f"u{i}", f"question {i}"), assistant(f"a{i}", f"answer **{i}**\n\nmore"))
     ]
-    b = FakeBackend(pid="p1")
-    b.messages = {"s1": history}
-    win = make_window(b)
-    win.open_session("s1")
-    conv = Conversation("s1")
-    conv.seed(list(history))
-    _wired(b, conv)
+    win, conv = _first_reply_streaming(make_window, history)
     view = win.chat_view
     model = view.chat_model
-    conv.apply(Event("message.start"))
-    conv.apply(Event("message.delta", payload={"text": "The first reply"}))
     model.flush()
     bar = view.verticalScrollBar()
     qtbot.wait_until(lambda: bar.maximum() > 0)
@@ -79,16 +85,8 @@ def test_the_next_reply_starts_in_the_same_paint_as_the_last_one_ends(
     from PySide6.QtCore import QEvent, QObject
 
     history = [user("u0", "question"), assistant("a0", "answer")]
-    b = FakeBackend(pid="p1")
-    b.messages = {"s1": history}
-    win = make_window(b)
-    win.open_session("s1")
-    conv = Conversation("s1")
-    conv.seed(list(history))
-    _wired(b, conv)
+    win, conv = _first_reply_streaming(make_window, history)
     view, model = win.chat_view, win.chat_view.chat_model
-    conv.apply(Event("message.start"))
-    conv.apply(Event("message.delta", payload={"text": "The first reply"}))
     # What each paint draws: the rows, and the version of the first reply it draws (a row is
     # laid out and drawn anew when its version, what the model published of it, changes).
     paints: list[tuple[list[str], int]] = []
