@@ -225,3 +225,10 @@ def test_a_long_reply_s_list_preview_is_made_from_its_start() -> None:
     # Mostly marks at its start: all of it is read, so the line is still full.
     marks = "**" * 2000 + "words " * 100
     assert len(index.preview(marks)) == 120
+
+
+def test_the_preview_drops_markdown_marks_and_keeps_the_texts_own_characters() -> None:
+    from desktop.core.chats import index
+
+    text = "# Fixed\n\n> issue #28 in **file_name.py**: `a > b`, C# and _this_ [here](http://x.io)"
+    assert index.preview(text) == "Fixed issue #28 in file_name.py: a > b, C# and this here"
