@@ -49,6 +49,7 @@ from desktop.ui.render.attachments import paint_attachment
 from desktop.ui.render.bubble_layout import (
     CORNER,
     BubbleLayout,
+    bubble_fill,
     build_layout,
     estimate,
     metrics,
@@ -651,17 +652,12 @@ class BubbleDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         path = QPainterPath()
         path.addRoundedRect(lay.bubble, 14, 14)
-        if msg.role is Role.SYSTEM:
-            painter.fillPath(path, QColor(c.card))
-        else:
-            painter.fillPath(path, QColor(c.user_bubble if user else c.assistant_bubble))
-            if not user:
-                painter.setPen(QColor(c.card_border))
-                painter.drawPath(path)
+        bg = QColor(bubble_fill(msg.role, c))
+        painter.fillPath(path, bg)
+        if msg.role not in (Role.USER, Role.SYSTEM):
+            painter.setPen(QColor(c.card_border))
+            painter.drawPath(path)
         fg = QColor(c.user_text if user else c.assistant_text)
-        bg = QColor(
-            c.card if msg.role is Role.SYSTEM else c.user_bubble if user else c.assistant_bubble
-        )
         muted = QColor(fg)
         muted.setAlphaF(0.68)
         font = self._font()

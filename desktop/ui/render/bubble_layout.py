@@ -29,6 +29,7 @@ from desktop.ui.render.document import (
     used_width,
 )
 from desktop.ui.render.markdown import (
+    TABLE_CLASS,
     ChunkScan,
     MarkdownCache,
     closed_code,
@@ -159,16 +160,25 @@ def _plain_doc(
     return doc
 
 
+def bubble_fill(role: Role, colors: Colors) -> str:
+    """The colour a message's bubble is filled with."""
+    if role is Role.SYSTEM:
+        return colors.card
+    return colors.user_bubble if role is Role.USER else colors.assistant_bubble
+
+
 def _markdown_doc(
-    user: bool, font: QFont, width: float, colors: Colors, rendered: str, *, fit: bool = True
+    role: Role, font: QFont, width: float, colors: Colors, rendered: str, *, fit: bool = True
 ) -> SafeDocument:
     doc = SafeDocument()
     doc.setDocumentMargin(0)
     doc.setDefaultFont(font)
-    link = colors.user_link if user else colors.link
+    link = colors.user_link if role is Role.USER else colors.link
+    cell = f"table.{TABLE_CLASS}"  # a markdown table's cells: the bubble's colour (its lines)
     doc.setDefaultStyleSheet(
         f"a {{ color: {link}; }} p {{ margin-top: 0px; margin-bottom: 6px; }}"
         " ul, ol { margin-top: 0px; margin-bottom: 6px; }"
+        f" {cell} td, {cell} th {{ background-color: {bubble_fill(role, colors)}; }}"
     )
     doc.setHtml(rendered)
     doc.blank = not rendered.strip()
@@ -195,7 +205,7 @@ class _Stream:
     look: str
     font: QFont
     colors: Colors
-    user: bool
+    role: Role
     groups: list[tuple[str, QTextDocument, bool]] = field(default_factory=list)
     """(its text, its document, whether a code block in it is shown plain for now)"""
     chunks: ChunkScan = field(default_factory=ChunkScan)
@@ -268,7 +278,7 @@ class BubbleDocs:
             html = self.markdown.render_finished(text, *style)
         else:
             html = self.markdown.render(text, *style)
-        return _markdown_doc(msg.role is Role.USER, font, width, colors, html)
+        return _markdown_doc(msg.role, font, width, colors, html)
 
     def _group(
         self, stream: _Stream, chunk: str, *, first: bool
@@ -289,7 +299,7 @@ class BubbleDocs:
             # row): that document, laid out already, is the group.
             return chunk, last[1], plain
         # Laid out once, like the block being written (see _markdown_doc's `fit`).
-        doc = _markdown_doc(stream.user, font, stream.width, colors, html, fit=False)
+        doc = _markdown_doc(stream.role, font, stream.width, colors, html, fit=False)
         closed = closed_code(chunk) if "```" in chunk or "~~~" in chunk else None
         doc.code_block = closed is not None
         if closed is not None and plain:  # a code block that closed, plain like its frames
@@ -321,13 +331,13 @@ class BubbleDocs:
         delta, so a paragraph break costs one paragraph's layout however long the reply is.
         """
         style = (colors.pygments_style, colors.code_bg, colors.text)
-        user = msg.role is Role.USER
-        look = f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{user}"
+        role = msg.role
+        look = f"{font.key()}|{colors.link}|{colors.user_link}|{style}|{bubble_fill(role, colors)}"
         streams = self._streams
         stream = streams.get(msg.id)
         if stream is None or stream.width != width or stream.look != look:
             scan = stream.chunks if stream is not None else ChunkScan()
-            stream = _Stream(width, look, QFont(font), colors, user, chunks=scan)
+            stream = _Stream(width, look, QFont(font), colors, role, chunks=scan)
         chunks, tail = stream.chunks.scan(msg.text)
         streams[msg.id] = stream
         streams.move_to_end(msg.id)
@@ -357,7 +367,7 @@ class BubbleDocs:
         rendered, plain = self.markdown.streamed(
             tail or "…", *style, open_fence=open_fence, tail=True
         )
-        tail_doc = _markdown_doc(user, font, width, colors, rendered, fit=False)
+        tail_doc = _markdown_doc(role, font, width, colors, rendered, fit=False)
         tail_doc.code_alone = open_code(tail) if open_fence else None
         tail_doc.table_lines = None if open_fence else table_lines(tail)
         tail_doc.open_fence = open_fence

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtTest import QTest
 
+from desktop.core.models import Role
 from desktop.ui.chat.model import MESSAGE_ROLE
 from desktop.ui.chat.render_cache import Change
 from desktop.ui.chat.view import ChatView
@@ -767,7 +768,7 @@ def test_a_code_block_that_closes_is_coloured_in_idle_time_not_on_the_frame(
     assert now.toHtml() != plain_html, "the block got its colours"
     # Coloured, it is what the finished reply shows for that block.
     whole = bubble_layout._markdown_doc(
-        False,
+        Role.ASSISTANT,
         view.font(),
         now.textWidth(),
         view.bubbles.colors,

@@ -4,17 +4,21 @@ whole. Counted in characters handed to the markdown parser, not timed."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from PySide6.QtCore import QPointF
 
+from desktop.core.models import Role
 from desktop.ui.chat.view import ChatView
 from desktop.ui.render import bubble_layout, markdown
-from desktop.ui.render.markdown import MarkdownCache, render_markdown_fresh
+from desktop.ui.render.document import _cell_rect
+from desktop.ui.render.markdown import TABLE_BORDER, MarkdownCache, render_markdown_fresh
 from desktop.ui.theme import LIGHT
-from tests.ui.fakes import assistant
+from tests.ui.fakes import assistant, user
 
 HEAD = "| # | name | value |\n|---|:-:|--:|\n"
 
@@ -56,7 +60,7 @@ def test_each_frame_of_a_growing_table_parses_its_new_rows_only(
     whole = MarkdownCache().fresh(HEAD + "".join(_row(r) for r in range(rows)), "", "", "")
     assert (
         lay.tail_doc.toPlainText()
-        == bubble_layout._markdown_doc(False, font, 640, LIGHT, whole).toPlainText()
+        == bubble_layout._markdown_doc(Role.ASSISTANT, font, 640, LIGHT, whole).toPlainText()
     )
 
 
@@ -124,5 +128,44 @@ def test_a_finished_table_keeps_the_document_its_last_frame_laid_out(qtbot: Any)
     whole = MarkdownCache().fresh(HEAD + "".join(_row(r) for r in range(12)), "", "", "")
     assert (
         after.head_docs[-1][0].toPlainText()
-        == bubble_layout._markdown_doc(False, font, 640, LIGHT, whole).toPlainText()
+        == bubble_layout._markdown_doc(Role.ASSISTANT, font, 640, LIGHT, whole).toPlainText()
     )
+
+
+def test_a_tables_lines_are_one_pixel_of_one_colour_between_cells_of_the_bubbles(
+    qtbot: Any,
+) -> None:
+    # Its lines are the table's background showing between its cells, which take the
+    # bubble's colour, in a user's bubble, a reply's and a reply still writing the table.
+    view = ChatView()
+    qtbot.addWidget(view)
+    view.resize(640, 600)
+    with qtbot.waitExposed(view):
+        view.show()
+    text = "Rows:\n\n" + HEAD + _row(0) + _row(1) + _row(2)
+    writing = assistant("a2", text + "| 3 | `ite", streaming=True)
+    view.show_messages([user("u1", text), assistant("a1", text), writing])
+    qtbot.wait_until(lambda: view.bubbles.painted_rows >= {0, 1, 2})
+    shot = view.viewport().grab().toImage()
+    colors = view.bubbles.colors
+    for row, fill in (
+        (0, colors.user_bubble),
+        (1, colors.assistant_bubble),
+        (2, colors.assistant_bubble),
+    ):
+        index = view.chat_model.index(row)
+        doc, pos = view.bubbles.layout_for(index).text_docs()[-1]
+        table = doc.rootFrame().childFrames()[0]
+        at = QPointF(view.visualRect(index).topLeft()) + pos
+        cell, right, below = (_cell_rect(doc, table, *rc) for rc in ((1, 0), (1, 1), (2, 0)))
+        across = [
+            shot.pixelColor(x, round(at.y() + cell.center().y())).name()
+            for x in range(math.ceil(at.x() + cell.right()), math.floor(at.x() + right.left()))
+        ]
+        down = [
+            shot.pixelColor(round(at.x() + cell.center().x()), y).name()
+            for y in range(math.ceil(at.y() + cell.bottom()), math.floor(at.y() + below.top()))
+        ]
+        for gap in (across, down):  # cell padding, one line, cell padding
+            assert gap.count(TABLE_BORDER) == 1, (row, gap)
+            assert set(gap) == {fill, TABLE_BORDER}, (row, gap)
