@@ -210,8 +210,10 @@ class _Stream:
     """(its text, its document, whether a code block in it is shown plain for now)"""
     chunks: ChunkScan = field(default_factory=ChunkScan)
     """Its text's block groups, scanned from the last final one on."""
-    tail: tuple[str, QTextDocument] | None = None
+    tail: tuple[str, SafeDocument] | None = None
     """The block being written as last laid out: (its HTML, its document)."""
+    tail_text: str | None = None
+    """Its text then (a layout with the same text and no code shown plain takes that one)."""
 
 
 class BubbleDocs:
@@ -362,6 +364,10 @@ class BubbleDocs:
             else:
                 groups.append(group)
         del groups[len(chunks) :]
+        if stream.tail is not None and stream.tail_text == tail and not stream.tail[1].plain_code:
+            # The same block as the last frame's (a reply that ended as it showed, a tool card
+            # that changed): that document, laid out already.
+            return [doc for _, doc, _plain in groups], stream.tail[1]
         # The tail is rendered uncached: it changes with every delta.
         open_fence = ends_in_open_fence(tail)
         rendered, plain = self.markdown.streamed(
@@ -374,6 +380,7 @@ class BubbleDocs:
         tail_doc.fences = closed_fences(tail)
         tail_doc.plain_code = plain
         stream.tail = (rendered, tail_doc)
+        stream.tail_text = tail
         return [doc for _, doc, _plain in groups], tail_doc
 
 
@@ -593,7 +600,12 @@ def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
         if doc_a is not doc_b or at_a != at_b:
             break
         shared += 1
-    if shared == len(old.head_docs) == len(new.head_docs) and old.tail_pos == new.tail_pos:
+    if old.tail_doc is new.tail_doc and shared == len(old.head_docs) == len(new.head_docs):
+        if old.tail_pos == new.tail_pos:  # the same text, laid out once: all of it drawn alike
+            top = min(top, new.tail_pos.y() + new.tail_doc.size().height())
+        else:
+            top = min(top, old.tail_pos.y(), new.tail_pos.y())
+    elif shared == len(old.head_docs) == len(new.head_docs) and old.tail_pos == new.tail_pos:
         # Comparing costs about a third of drawing, block for block: it pays for a table's
         # rows (slow to draw), not for lines of text; a code block's are found from its code.
         same = code_unchanged_above(old.tail_doc, new.tail_doc)

@@ -112,3 +112,43 @@ def test_the_next_reply_starts_in_the_same_paint_as_the_last_one_ends(
     rows, drawn = paints[0]
     assert rows[-2:] == ["The first reply, finished.", "The second"], paints
     assert drawn > streamed, "the first paint drew the first reply as it streamed"
+
+
+def test_a_reply_that_ends_as_it_showed_keeps_the_block_its_last_frame_laid_out(
+    qtbot: Any, make_window: Any, monkeypatch: Any
+) -> None:
+    """The reply's end changes its footer, not its text: the block it was writing is not parsed
+    and laid out again (a long last paragraph cost a frame's worth at every turn's end), and
+    its pixels are copied from the last frame down to the footer."""
+    from desktop.ui.render import markdown
+    from desktop.ui.render.bubble_layout import CORNER
+
+    history = [user("u0", "question"), assistant("a0", "answer")]
+    win, conv = _first_reply_streaming(make_window, history)
+    long = " and then some more words to wrap" * 30
+    conv.apply(Event("message.delta", payload={"text": long}))
+    view, model = win.chat_view, win.chat_view.chat_model
+    index = model.index(model.rowCount() - 1)
+    qtbot.wait_until(lambda: long in model.message_at(index.row()).text)
+    qtbot.wait_until(lambda: view.bubbles.painted_rows >= {index.row()})
+    lay = view.bubbles.layout_for(index)
+    assert lay.tail_doc is not None
+    parsed: list[str] = []
+    real = markdown.render_markdown_fresh
+    monkeypatch.setattr(
+        markdown,
+        "render_markdown_fresh",
+        lambda text, *a, **k: parsed.append(text) or real(text, *a, **k),
+    )
+    kept = view.bubbles.rows_kept
+    view.bubbles.painted_rows.clear()
+    conv.apply(Event("message.complete", payload={"text": "The first reply" + long}))
+    model.flush()
+    qtbot.wait_until(lambda: index.row() in view.bubbles.painted_rows)
+    ended = view.bubbles.layout_for(index)
+    assert not model.message_at(index.row()).streaming
+    assert ended.tail_doc is lay.tail_doc, "the block being written was laid out again"
+    assert parsed == []
+    # (all but the bubble's top corner above it and the footer under it)
+    text_bottom = ended.tail_pos.y() + ended.tail_doc.size().height()
+    assert view.bubbles.rows_kept - kept >= text_bottom - ended.bubble.top() - CORNER - 1
