@@ -78,6 +78,9 @@ class LoopThreadServer:
             task = asyncio.get_running_loop().create_task(self._handle(reader, writer))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
+            # A handler closes its connection when it ends; one cancelled before it began (a
+            # connection accepted as the server stops) never ran to close it: closed here.
+            task.add_done_callback(lambda _task: writer.close())
 
         server = await asyncio.start_server(on_client, "127.0.0.1", self.port)
         self.port = server.sockets[0].getsockname()[1]
@@ -86,7 +89,13 @@ class LoopThreadServer:
             await self._stop.wait()
         finally:
             server.close()
-            for task in list(tasks):
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # A connection accepted as it closed reaches `on_client` a few turns later: its
+            # handler, too, is cancelled (and its socket closed) before the loop closes.
+            for _ in range(3):
+                await asyncio.sleep(0)
+            while tasks:
+                for task in list(tasks):
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
             await server.wait_closed()
+            await asyncio.sleep(0)  # (a transport closed just now lets its socket go next turn)
