@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
@@ -197,6 +198,14 @@ def _markdown_doc(
     return doc
 
 
+class _Tail(NamedTuple):
+    """A streaming reply's block being written, as one frame laid it out."""
+
+    text: str
+    html: str
+    doc: SafeDocument
+
+
 @dataclass(slots=True)
 class _Stream:
     """One streaming reply's finished block groups as laid out at one width and look."""
@@ -210,10 +219,8 @@ class _Stream:
     """(its text, its document, whether a code block in it is shown plain for now)"""
     chunks: ChunkScan = field(default_factory=ChunkScan)
     """Its text's block groups, scanned from the last final one on."""
-    tail: tuple[str, SafeDocument] | None = None
-    """The block being written as last laid out: (its HTML, its document)."""
-    tail_text: str | None = None
-    """Its text then (a layout with the same text and no code shown plain takes that one)."""
+    tail: _Tail | None = None
+    """The block being written as last laid out."""
 
 
 class BubbleDocs:
@@ -296,10 +303,10 @@ class BubbleDocs:
         else:
             html = self.markdown.render(chunk, *style)
         last = stream.tail
-        if last is not None and last[0] == html and not plain:
+        if last is not None and last.html == html and not plain:
             # The block being written finished as the last frame showed it (a table's last
             # row): that document, laid out already, is the group.
-            return chunk, last[1], plain
+            return chunk, last.doc, plain
         # Laid out once, like the block being written (see _markdown_doc's `fit`).
         doc = _markdown_doc(stream.role, font, stream.width, colors, html, fit=False)
         closed = closed_code(chunk) if "```" in chunk or "~~~" in chunk else None
@@ -364,10 +371,11 @@ class BubbleDocs:
             else:
                 groups.append(group)
         del groups[len(chunks) :]
-        if stream.tail is not None and stream.tail_text == tail and not stream.tail[1].plain_code:
+        last = stream.tail
+        if last is not None and last.text == tail and not last.doc.plain_code:
             # The same block as the last frame's (a reply that ended as it showed, a tool card
             # that changed): that document, laid out already.
-            return [doc for _, doc, _plain in groups], stream.tail[1]
+            return [doc for _, doc, _plain in groups], last.doc
         # The tail is rendered uncached: it changes with every delta.
         open_fence = ends_in_open_fence(tail)
         rendered, plain = self.markdown.streamed(
@@ -379,8 +387,7 @@ class BubbleDocs:
         tail_doc.open_fence = open_fence
         tail_doc.fences = closed_fences(tail)
         tail_doc.plain_code = plain
-        stream.tail = (rendered, tail_doc)
-        stream.tail_text = tail
+        stream.tail = _Tail(tail, rendered, tail_doc)
         return [doc for _, doc, _plain in groups], tail_doc
 
 
@@ -600,15 +607,14 @@ def stable_top(old: BubbleLayout, new: BubbleLayout) -> float:
         if doc_a is not doc_b or at_a != at_b:
             break
         shared += 1
-    if old.tail_doc is new.tail_doc and shared == len(old.head_docs) == len(new.head_docs):
-        if old.tail_pos == new.tail_pos:  # the same text, laid out once: all of it drawn alike
-            top = min(top, new.tail_pos.y() + new.tail_doc.size().height())
-        else:
-            top = min(top, old.tail_pos.y(), new.tail_pos.y())
-    elif shared == len(old.head_docs) == len(new.head_docs) and old.tail_pos == new.tail_pos:
+    if shared == len(old.head_docs) == len(new.head_docs) and old.tail_pos == new.tail_pos:
         # Comparing costs about a third of drawing, block for block: it pays for a table's
         # rows (slow to draw), not for lines of text; a code block's are found from its code.
-        same = code_unchanged_above(old.tail_doc, new.tail_doc)
+        # The same document (the same text, laid out once) is drawn alike all through.
+        if old.tail_doc is new.tail_doc:
+            same: float | None = new.tail_doc.size().height()
+        else:
+            same = code_unchanged_above(old.tail_doc, new.tail_doc)
         if same is None:
             same = table_unchanged_above(old.tail_doc, new.tail_doc)
         if same is None:
