@@ -130,6 +130,13 @@ class App:
             if m.role in (Role.USER, Role.ASSISTANT) and not m.streaming
         ]
 
+    def times(self, key: str) -> list[float | None]:
+        """The time each earlier bubble shows (the first four: both turns)."""
+        conv = self.router.conversation(key)
+        assert conv is not None
+        shown = [m for m in conv.messages if m.role in (Role.USER, Role.ASSISTANT)]
+        return [m.created_at for m in shown[: len(TURNS)]]
+
     def cached(self, key: str) -> Shown:
         rows = self.store.messages(PROFILE_ID, key)
         return [(Role(r.role), r.text) for r in rows if r.role in ("user", "assistant")]
@@ -232,16 +239,24 @@ async def back_online(app: App, after: int) -> None:
         ) from None
 
 
-def kept(app: App, key: str) -> tuple[bool, str]:
-    """Both turns on screen and cached; how the history came back since the last check."""
+def kept(app: App, key: str, times: list[float | None]) -> tuple[bool, str]:
+    """Both turns on screen with the `times` they showed, and cached; how the history came
+    back since the last check. A time may become the gateway's own record of it (0.20.1 and
+    0.22 keep one per row), never go: the same minute, give or take one."""
     shown, cached = app.shown(key), app.cached(key)
+    now = app.times(key)
+    timed = sum(
+        1 for a, b in zip(now, times, strict=False) if a is not None and b and abs(a - b) < 60
+    )
     calls, app.calls[:] = list(app.calls), []
     history = [p for m, p in calls if m == "session.history"]
     paged = [p for p in history if "offset" in p or "limit" in p]
     replays = sum(m == "session.events.since" for m, _ in calls)
     ok = shown[: len(TURNS)] == TURNS and cached[: len(TURNS)] == TURNS and not paged
+    ok = ok and timed == len(TURNS)
     return ok, (
-        f"on screen {_count(shown)}/4 earlier bubbles, cached {_count(cached)}/4 rows; "
+        f"on screen {_count(shown)}/4 earlier bubbles ({timed}/4 with their times), "
+        f"cached {_count(cached)}/4 rows; "
         f"{len(history)} session.history ({len(paged)} with offset/limit), {replays} replays"
     )
 
@@ -263,15 +278,22 @@ async def test_hermes_history_kept_across_reconnects(
         try:
             await app.until(lambda: app.synced, "online", 60)
             key = await two_turns(app, fake, folder)
+            times = app.times(key)
+            assert all(times), times
 
             # H2: every live connection reset (RST); the client reconnects by itself.
             app.calls.clear()  # from here on: what the reconnect asked
             epoch = app.sup.epoch
             proxy.reset_all()
             await back_online(app, epoch)
-            ok, measured = kept(app, key)
+            ok, measured = kept(app, key, times)
             figures.append(
-                (f"H2-reset@{at}", "TCP reset: both earlier turns shown and cached", measured, ok)
+                (
+                    f"H2-reset@{at}",
+                    "TCP reset: both earlier turns shown (with their times) and cached",
+                    measured,
+                    ok,
+                )
             )
 
             # H3: silent drop, found by the liveness timer; then the network is back.
@@ -283,11 +305,11 @@ async def test_hermes_history_kept_across_reconnects(
             proxy.set_mode("reset")  # what the blackhole held is lost
             proxy.set_mode("pass")
             await back_online(app, epoch)
-            ok, measured = kept(app, key)
+            ok, measured = kept(app, key, times)
             figures.append(
                 (
                     f"H3-blackhole@{at}",
-                    "blackhole: both earlier turns shown and cached",
+                    "blackhole: both earlier turns shown (with their times) and cached",
                     measured,
                     ok,
                 )
@@ -306,11 +328,12 @@ async def test_hermes_history_kept_across_reconnects(
             app.sup.reconnect_now()
             await back_online(app, epoch)
             resumed = app.router.runtime_id(key)
-            ok, measured = kept(app, key)
+            ok, measured = kept(app, key, times)
             figures.append(
                 (
                     f"H4-restart@{at}",
-                    "gateway restarted: resumed by stored id, both earlier turns shown and cached",
+                    "gateway restarted: resumed by stored id, both earlier turns shown (with their "
+                    "times) and cached",
                     f"{measured}; runtime id {resumed}",
                     ok,
                 )
@@ -324,11 +347,11 @@ async def test_hermes_history_kept_across_reconnects(
             await app.until(lambda: app.synced, "online again", 60)
             app.ctl.open_session(key)
             await app.until(lambda: key in app.snapshots, "the reopened chat's snapshot", 60)
-            ok, measured = kept(app, key)
+            ok, measured = kept(app, key, times)
             figures.append(
                 (
                     f"H1-reopen@{at}",
-                    "reopened after an app restart: both turns shown and cached",
+                    "reopened after an app restart: both turns shown (with their times) and cached",
                     measured,
                     ok,
                 )

@@ -1126,9 +1126,15 @@ class Conversation:
         only the end of the history (the local cache) or start elsewhere. `start`, the
         history row the rebuilt bubbles start at, is a hint: matching starts at the first
         shown bubble at or after that row (a reply of several rows is one bubble, so a count
-        of rows is none).
+        of rows is none). A prompt sent from here is shown under its local id until the
+        history names it (0.19 never does): once confirmed it is that history row too, and
+        its time (0.19 keeps none for a prompt) carries over; one not yet settled is not.
         """
-        shown = [m for m in self.messages if not m.id.startswith(LOCAL_PREFIX)]
+        shown = [
+            m
+            for m in self.messages
+            if not (m.id.startswith(LOCAL_PREFIX) and m.delivery in _UNSETTLED)
+        ]
         j = next((i for i, m in enumerate(shown) if (self._place_of(m) or 0) >= start), 0)
         if len(rebuilt) > len(shown) + _MATCH_WINDOW:
             # Shown is only the end of the history: match against the end.
