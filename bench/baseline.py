@@ -10,7 +10,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.inapp import REPORT_DIR_ENV, RESULT, cpu_seconds, tree, tree_rss_mb
+from bench.inapp import (
+    REPORT_DIR_ENV,
+    RESULT,
+    cpu_seconds,
+    tree,
+    tree_distinct_mb,
+    tree_rss_mb,
+)
 
 
 async def measure(data: Path, idle: float) -> dict[str, Any]:
@@ -29,6 +36,7 @@ async def measure(data: Path, idle: float) -> dict[str, Any]:
         await asyncio.sleep(idle)
         used = cpu_seconds(procs) - before
         figures: dict[str, Any] = {"rss": tree_rss_mb(), "cpu": used, "window": idle}
+        figures["distinct"] = tree_distinct_mb()
         if os.environ.get(REPORT_DIR_ENV):  # a profiling run (bench/memory.py): the split
             from bench.heap import ask, report
 

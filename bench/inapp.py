@@ -10,6 +10,7 @@ import asyncio
 import json
 import linecache
 import os
+import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,8 @@ RESULT = "BENCH_CHILD "
 # Set in a profiling run: where processes started with bench/heap_site answer with their
 # heap report (bench/heap.py). Read here, so that only such a run imports bench.heap.
 REPORT_DIR_ENV = "HERMES_QT_BENCH_HEAP_DIR"
+PAGE = os.sysconf("SC_PAGE_SIZE")
+FRAME_MASK = (1 << 55) - 1
 
 
 async def until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -69,6 +72,30 @@ def rss_mb(pid: int) -> float:
 
 def tree_rss_mb() -> float:
     return sum(rss_mb(pid) for pid in tree())
+
+
+def tree_distinct_mb() -> float | None:
+    """The tree's distinct resident pages in MB: a page two processes both map (the Python
+    interpreter's and the C libraries' code, which the app and its gateway each load) is
+    counted once, as the machine holds it once; None where page frames cannot be read
+    (/proc/<pid>/pagemap shows them to root only)."""
+    frames: set[int] = set()
+    for pid in tree():
+        try:
+            with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/pagemap", "rb") as pm:
+                for line in maps:
+                    if line.rstrip().endswith("[vsyscall]"):
+                        continue
+                    start, end = (int(x, 16) // PAGE for x in line.split()[0].split("-"))
+                    pm.seek(start * 8)
+                    for (entry,) in struct.iter_unpack("<Q", pm.read((end - start) * 8)):
+                        if entry >> 63:  # present: bits 0-54 are its frame
+                            frames.add(entry & FRAME_MASK)
+        except OSError:  # gone meanwhile
+            continue
+    if frames <= {0}:  # present pages without frames: not root
+        return None
+    return len(frames) * PAGE / 2**20
 
 
 def cpu_seconds(pids: list[int]) -> float:

@@ -28,6 +28,7 @@ from bench.inapp import (
     online,
     rss_mb,
     tree,
+    tree_distinct_mb,
     tree_rss_mb,
     until,
 )
@@ -78,6 +79,7 @@ async def drive(app: Any) -> None:
     gc.collect()
     await asyncio.sleep(1.0)
     data: dict[str, Any] = {"rss": tree_rss_mb(), "app_rss": rss_mb(os.getpid()), "rows": rows}
+    data["distinct"] = tree_distinct_mb()
     if os.environ.get(REPORT_DIR_ENV):  # a profiling run: the split, after the figures
         data["heap"] = await heap_reports(app)
     finish(app, data)
@@ -174,10 +176,21 @@ def baseline_split() -> dict[str, dict[str, Any]]:
         return {"split": baseline_heap(heap_dir), "traced": baseline_heap(heap_dir, True)}
 
 
+def distinct_note(tree_mb: float | None, base_mb: float | None) -> str:
+    """The tree's distinct pages beside its RSS sum, when they could be read (root only)."""
+    if tree_mb is None or base_mb is None:
+        return ""
+    return (
+        f"; its distinct pages {tree_mb:.0f} MB (baseline {base_mb:.0f}): RSS counts the "
+        f"library pages both processes map twice"
+    )
+
+
 def main() -> int:
     from bench.common import Result, emit, run_child
 
-    base = run_child(["-m", "bench.baseline"], 90)["rss"]
+    baseline = run_child(["-m", "bench.baseline"], 90)
+    base = baseline["rss"]
     base_heap = baseline_split()
     rows = []
     for name, sessions in CASES.items():
@@ -202,7 +215,8 @@ def main() -> int:
         slug = "memory-long" if "100,000" in name else "memory"
         measured = {"tree": got["rss"], "app": got["app_rss"], "base": base}
         runs = partial(case, sessions)
-        note = "; profile " + profile(name, slug, measured, runs, base_heap)
+        note = distinct_note(got.get("distinct"), baseline.get("distinct"))
+        note += "; profile " + profile(name, slug, measured, runs, base_heap)
         rows.append(
             Result(
                 BENCH,

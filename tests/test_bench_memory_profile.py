@@ -105,3 +105,26 @@ def test_the_split_above_the_baseline_adds_up_to_the_difference_in_rss() -> None
     above = text[start:]
     assert "+40.0  in all" in "\n".join(above)
     assert any("+12.0  Python objects" in line for line in above)
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0, reason="page frames: root only"
+)
+def test_a_trees_distinct_pages_count_the_libraries_two_processes_share_once() -> None:
+    from bench.inapp import tree_distinct_mb, tree_rss_mb
+
+    alone = tree_distinct_mb()
+    assert alone is not None and abs(alone - vm_rss_mb(os.getpid())) < 2.0
+    # A second interpreter maps the same libpython and libc: RSS counts their pages twice.
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"up\n"
+        both, summed = tree_distinct_mb(), tree_rss_mb()
+    finally:
+        child.communicate(b"")
+    assert both is not None
+    assert alone < both < summed - 2.0, (alone, both, summed)
