@@ -20,6 +20,7 @@ from tests.reliability.conftest import RecordFigure
 from tests.reliability.history import Outcome
 from tests.reliability.providers import expected_reply
 from tests.reliability.rig import TOKEN, rig, until
+from tests.support.loop_thread import close_server
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ async def http_503() -> AsyncIterator[int]:
     try:
         yield server.sockets[0].getsockname()[1]
     finally:
-        server.close()
+        await close_server(server)
         await server.wait_closed()
 
 

@@ -66,6 +66,7 @@ class LoopThreadServer:
             self._startup_error = exc
         finally:
             self._ready.set()
+            _close_leftovers(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
@@ -88,9 +89,9 @@ class LoopThreadServer:
         try:
             await self._stop.wait()
         finally:
-            server.close()
-            # A connection accepted as it closed reaches `on_client` a few turns later: its
-            # handler, too, is cancelled (and its socket closed) before the loop closes.
+            await close_server(server)
+            # A connection accepted as it stopped reaches `on_client` a turn or two later:
+            # its handler, too, is cancelled (and its socket closed) before the loop closes.
             for _ in range(3):
                 await asyncio.sleep(0)
             while tasks:
@@ -99,3 +100,36 @@ class LoopThreadServer:
                 await asyncio.gather(*tasks, return_exceptions=True)
             await server.wait_closed()
             await asyncio.sleep(0)  # (a transport closed just now lets its socket go next turn)
+
+
+async def close_server(server: asyncio.Server) -> None:
+    """`server.close()` once the connections it accepted have their transports.
+
+    Python 3.11 builds an accepted connection's transport a turn after accepting it, and one
+    built after `close()` fails (an assertion in Server._attach), leaving its socket to the
+    garbage collector. So accepting stops first, and the server closes a few turns later."""
+    loop = asyncio.get_running_loop()
+    for sock in server.sockets:
+        loop.remove_reader(sock.fileno())
+    for _ in range(3):
+        await asyncio.sleep(0)
+    server.close()
+
+
+def _close_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """What is still open on a server's loop as it stops goes now, not to the garbage collector
+    later (whose ResourceWarning fails whichever test is running then): tasks are cancelled
+    (an accept still being set up, a handler's helper) and every socket the loop still holds
+    is aborted (an accepted one whose handler never began, an upstream one of a handler cut
+    short). The selector loop keeps its transports by file descriptor; no public API lists them."""
+    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    transports = list(getattr(loop, "_transports", {}).values())
+    for transport in transports:
+        if not transport.is_closing():
+            transport.abort()
+    if transports:
+        loop.run_until_complete(asyncio.sleep(0))  # aborted: their sockets close next turn
