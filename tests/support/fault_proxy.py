@@ -170,10 +170,13 @@ class FaultProxy(LoopThreadServer):
         finally:
             for pump in pumps:
                 pump.cancel()
-            await asyncio.gather(*pumps, return_exceptions=True)
             self._links.discard(link)
+            # Both closed before anything is waited on: a wait cut short (the proxy stopping
+            # cancels its handlers) leaves neither to the garbage collector.
             for w in (c_writer, u_writer):
                 w.close()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            for w in (c_writer, u_writer):
                 with contextlib.suppress(Exception):
                     await w.wait_closed()
             self._notify()
