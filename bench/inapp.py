@@ -84,13 +84,16 @@ def tree_distinct_mb() -> float | None:
         try:
             with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/pagemap", "rb") as pm:
                 for line in maps:
-                    if line.rstrip().endswith("[vsyscall]"):
-                        continue
-                    start, end = (int(x, 16) // PAGE for x in line.split()[0].split("-"))
+                    span, perms = line.split()[:2]
+                    if perms.startswith("---") or line.rstrip().endswith("[vsyscall]"):
+                        continue  # reserved, never resident
+                    start, end = (int(x, 16) // PAGE for x in span.split("-"))
                     pm.seek(start * 8)
-                    for (entry,) in struct.iter_unpack("<Q", pm.read((end - start) * 8)):
-                        if entry >> 63:  # present: bits 0-54 are its frame
-                            frames.add(entry & FRAME_MASK)
+                    for at in range(start, end, 65536):  # 512 KB of entries at a time
+                        chunk = pm.read((min(end, at + 65536) - at) * 8)
+                        for (entry,) in struct.iter_unpack("<Q", chunk):
+                            if entry >> 63:  # present: bits 0-54 are its frame
+                                frames.add(entry & FRAME_MASK)
         except OSError:  # gone meanwhile
             continue
     if frames <= {0}:  # present pages without frames: not root
