@@ -62,6 +62,8 @@ def once(source: Path, **env: str) -> dict[str, Any]:
     def fill(root: Path) -> None:
         copy_into(source, root)
         write_last_open(root, LAST)
+        # The copy (up to ~340 MB) is written back now, not while the app it times starts.
+        os.sync()
 
     got = run_app("bench.cold_start", timeout=120, seed=fill, **env)
     shown = max(got["window"], got["chat"]) - got["spawned"]
