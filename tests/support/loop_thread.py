@@ -89,17 +89,12 @@ class LoopThreadServer:
         try:
             await self._stop.wait()
         finally:
-            await close_server(server)
-            # A connection accepted as it stopped reaches `on_client` a turn or two later:
-            # its handler, too, is cancelled (and its socket closed) before the loop closes.
-            for _ in range(3):
-                await asyncio.sleep(0)
+            await close_server(server)  # (every connection it accepted has reached on_client)
             while tasks:
                 for task in list(tasks):
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
             await server.wait_closed()
-            await asyncio.sleep(0)  # (a transport closed just now lets its socket go next turn)
 
 
 async def close_server(server: asyncio.Server) -> None:
@@ -107,7 +102,8 @@ async def close_server(server: asyncio.Server) -> None:
 
     Python 3.11 builds an accepted connection's transport a turn after accepting it, and one
     built after `close()` fails (an assertion in Server._attach), leaving its socket to the
-    garbage collector. So accepting stops first, and the server closes a few turns later."""
+    garbage collector. So accepting stops first, and the server closes a few turns later, once
+    each such connection has been handed to the server's callback."""
     loop = asyncio.get_running_loop()
     for sock in server.sockets:
         loop.remove_reader(sock.fileno())
