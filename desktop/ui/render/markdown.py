@@ -39,15 +39,30 @@ _TABLE_DELIMITER = re.compile(r"^\|?(?: *:?-+:? *\|)+ *:?-*:? *\r?\n?$")
 _TBODY = "<tbody>\n"
 
 
+@lru_cache(maxsize=1)
+def _known_languages() -> frozenset[str]:
+    """The language names of the lexers pygments ships (their aliases, lower case)."""
+    from pygments.lexers import get_all_lexers  # type: ignore[import-untyped]
+
+    return frozenset(
+        a for _name, aliases, _files, _mimes in get_all_lexers(plugins=False) for a in aliases
+    )
+
+
 @lru_cache(maxsize=64)
 def _lexer(lang: str) -> Any:
     # pygments costs ~0.1 s to import: load it when the first code block renders, not at start-up.
-    from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+    from pygments.lexers import get_lexer_by_name
     from pygments.lexers.special import TextLexer  # type: ignore[import-untyped]
     from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
     try:
-        return get_lexer_by_name(lang) if lang else TextLexer()
+        if lang.lower() not in _known_languages():
+            # A name pygments does not ship a lexer for: plain text at once. Asked for it,
+            # pygments would look for plugin lexers in every installed package's entry points
+            # (~50 ms, on the UI thread, the first time), and the app offers no plugins.
+            return TextLexer()
+        return get_lexer_by_name(lang)
     except ClassNotFound:
         return TextLexer()
     finally:
