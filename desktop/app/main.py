@@ -17,6 +17,7 @@ from desktop import __version__
 from desktop.app.assembly import AppPaths, Core
 from desktop.app.bench_probe import BENCH_DRIVER_ENV, BENCH_STARTUP_ENV
 from desktop.app.display import display_problem
+from desktop.common.deferred import defer_unused_modules
 from desktop.common.dirs import APP_NAME
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    defer_unused_modules()
     if argv[:1] == [GATEWAY_SUBCOMMAND]:
         # A frozen build has no `python -m`: the app runs its embedded gateway as a subcommand.
         from desktop.gateway.cli import main as gateway_main
