@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -88,6 +88,21 @@ class StreamRun:
     probes: list[float] = field(default_factory=list)
 
 
+def feed_due(run: StreamRun, start: float, total: int, deliver: Callable[[int], None]) -> int:
+    """Deliver every delta of the `total` due by now at RATE from `start` (`deliver(k)` for the
+    k-th; at most FEED_BUDGET seconds of them, the rest on the next call), noting when each
+    was due; how many were delivered. The app's driver and the bare view's feed alike."""
+    now = time.perf_counter()
+    due = min(total, int((now - start) * RATE))
+    fed = run.fed
+    while run.fed < due and time.perf_counter() - now < FEED_BUDGET:
+        k = run.fed
+        deliver(k)
+        run.fed += 1
+        run.due_at.append(start + k / RATE)
+    return run.fed - fed
+
+
 def on_screen_latencies(run: StreamRun, paint_ends: list[float]) -> list[float]:
     """For each delta: first paint that ended after a flush covering it, minus when it was due."""
     latencies: list[float] = []
@@ -127,24 +142,18 @@ async def drive(app: Any) -> None:
     total = int(DURATION * RATE)
     paints_before = len(clock.ends)
 
-    def feed() -> None:
-        now = time.perf_counter()
-        due = min(total, int((now - start) * RATE))
-        while run.fed < due and time.perf_counter() - now < FEED_BUDGET:
-            k = run.fed
-            step = k % REPLY_DELTAS
-            if step == 0:
-                if k:
-                    receive("message.complete", {"status": "complete"})
-                receive("message.start", {})
-            receive("message.delta", {"text": delta_text(step)})
-            run.fed += 1
-            run.due_at.append(start + k / RATE)
+    def deliver(k: int) -> None:
+        step = k % REPLY_DELTAS
+        if step == 0:
+            if k:
+                receive("message.complete", {"status": "complete"})
+            receive("message.start", {})
+        receive("message.delta", {"text": delta_text(step)})
 
     feeder = QTimer()
     feeder.setTimerType(Qt.TimerType.PreciseTimer)
     feeder.setInterval(1)
-    feeder.timeout.connect(feed)
+    feeder.timeout.connect(lambda: feed_due(run, start, total, deliver))
     prober = QTimer()
     prober.setTimerType(Qt.TimerType.PreciseTimer)
     prober.setInterval(PROBE_MS)

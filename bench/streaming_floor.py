@@ -23,11 +23,11 @@ from bench.common import percentile
 from bench.inapp import RESULT
 from bench.streaming import (
     DURATION,
-    FEED_BUDGET,
     RATE,
     REPLY_DELTAS,
     StreamRun,
     delta_text,
+    feed_due,
     on_screen_latencies,
 )
 
@@ -55,18 +55,13 @@ def measure(app: QApplication, view: _View, settle_ms: int = 200) -> dict[str, A
     start = 0.0
     total = int(DURATION * RATE)
 
+    def deliver(k: int) -> None:
+        step = k % REPLY_DELTAS
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(("\n\n" if k and step == 0 else "") + delta_text(step))
+
     def feed() -> None:
-        now = time.perf_counter()
-        due = min(total, int((now - start) * RATE))
-        fed = run.fed
-        while run.fed < due and time.perf_counter() - now < FEED_BUDGET:
-            k = run.fed
-            step = k % REPLY_DELTAS
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertText(("\n\n" if k and step == 0 else "") + delta_text(step))
-            run.fed += 1
-            run.due_at.append(start + k / RATE)
-        if run.fed > fed:
+        if feed_due(run, start, total, deliver):
             # The view follows the end as the chat view does; the text is its from here.
             view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
             run.flushes.append((time.perf_counter(), run.fed))
