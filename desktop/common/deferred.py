@@ -19,10 +19,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 import types
 from typing import Any
 
 UNUSED_AT_START = ("importlib.metadata", "urllib.request", "pickle")
+
+_swap = threading.Lock()
 
 
 class _Deferred(types.ModuleType):
@@ -38,8 +41,12 @@ class _Deferred(types.ModuleType):
 
 def _load(stub: _Deferred) -> types.ModuleType:
     module_name = stub.__name__
-    if sys.modules.get(module_name) is stub:
-        del sys.modules[module_name]
+    # Two threads reading the stand-in at once: one takes it out, the other then finds the
+    # real module (or waits on its import) and never imports a second copy. The lock is held
+    # for the check alone, never across an import.
+    with _swap:
+        if sys.modules.get(module_name) is stub:
+            del sys.modules[module_name]
     real = importlib.import_module(module_name)
     # Whoever bound the stand-in (`import urllib.request`) reads the real names from now on.
     stub.__dict__.update(real.__dict__)
