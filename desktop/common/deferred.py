@@ -4,7 +4,8 @@ websockets imports `importlib.metadata` (and with it `email`, `csv`, `zipfile`: 
 for a version string it computes only in a development checkout, and `urllib.request` (with
 `http.client`) for the system proxy, which it asks for only for a gateway off this machine.
 `logging.handlers` imports `pickle` for a socket handler neither process uses. Loaded, they
-cost each process (the app and its gateway) 1.5-2 MB of code objects and 15-25 ms of start-up.
+cost the app 2.0 MB and its gateway 1.4 MB, and the gateway 14 ms before it is ready (measured
+with five 2,000-message chats open; the gateway's ready line, median of 12 starts).
 
 `defer_unused_modules()` puts a stand-in for each into `sys.modules` before anything imports
 them: the import statement finds the stand-in and binds it; the first attribute read from it
