@@ -3,12 +3,19 @@ use (smaller, sooner), and a program that does use one gets the real module."""
 
 from __future__ import annotations
 
+import builtins
 import json
 import subprocess
 import sys
 import textwrap
+import threading
+import types
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from desktop.common import deferred
 from desktop.common.deferred import UNUSED_AT_START
 
 # What the deferred modules pull in; none is imported by the app or the gateway otherwise.
@@ -96,3 +103,82 @@ def test_nothing_is_replaced_that_is_imported_or_missing() -> None:
                           type(sys.modules["urllib.parse"]).__name__]))
     """
     assert run_python(code) == [False, False, "module"]
+
+
+class _RacingModules(dict[str, Any]):
+    """`sys.modules` as deferred.py reads it, where the first look at the stand-in waits until
+    a second thread has looked too, or is held at the lock (as it is while the lock works)."""
+
+    def __init__(self, real: dict[str, Any], turn: threading.Condition) -> None:
+        super().__init__()
+        self.real, self.turn, self.looks, self.held = real, turn, 0, False
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = self.real.get(key, default)
+        with self.turn:
+            self.looks += 1
+            self.turn.notify_all()
+            if self.looks == 1:
+                assert self.turn.wait_for(lambda: self.looks > 1 or self.held, timeout=30)
+        return found
+
+    def __delitem__(self, key: str) -> None:
+        del self.real[key]
+
+
+class _NotedLock:
+    """The real lock, noting when a thread has to wait for it."""
+
+    def __init__(self, lock: Any, modules: _RacingModules) -> None:
+        self.lock, self.modules = lock, modules
+
+    def __enter__(self) -> None:
+        if not self.lock.acquire(blocking=False):
+            with self.modules.turn:
+                self.modules.held = True
+                self.modules.turn.notify_all()
+            self.lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def test_two_threads_reading_a_stand_in_at_once_import_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both threads look at sys.modules before either takes the stand-in out: without the lock,
+    # both remove it (a KeyError) or the second removes the real module and imports a copy.
+    (tmp_path / "deferred_probe.py").write_text(
+        "import builtins\nbuiltins.deferred_probe_loads = "
+        "getattr(builtins, 'deferred_probe_loads', 0) + 1\nVALUE = 42\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "deferred_probe", raising=False)
+    monkeypatch.setattr(builtins, "deferred_probe_loads", 0, raising=False)
+    assert deferred.defer("deferred_probe")
+    stub = sys.modules["deferred_probe"]
+    modules = _RacingModules(sys.modules, threading.Condition())
+    monkeypatch.setattr(deferred, "sys", types.SimpleNamespace(modules=modules))
+    monkeypatch.setattr(deferred, "_swap", _NotedLock(deferred._swap, modules))
+    got: list[object] = []
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            got.append(stub.VALUE)
+        except BaseException as exc:  # (reported by the assertions below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    try:
+        assert errors == []
+        assert got == [42, 42]
+        assert builtins.deferred_probe_loads == 1  # type: ignore[attr-defined]
+        assert type(sys.modules["deferred_probe"]) is types.ModuleType
+    finally:
+        sys.modules.pop("deferred_probe", None)
