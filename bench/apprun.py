@@ -8,7 +8,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,7 +25,7 @@ def run_app(
     seed: Callable[[Path], None] | None = None,
     args: tuple[str, ...] = (),
     on_line: Callable[[str], None] | None = None,
-    **env: str,
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Start `python -m desktop --data-dir <fresh dir>` running `driver`; return its report.
 
@@ -43,7 +43,7 @@ def run_app(
             proc = subprocess.Popen(
                 [sys.executable, "-m", "desktop", "--data-dir", str(root), *args],
                 cwd=ROOT,
-                env=child_env(**{DRIVER_ENV: driver}, **env),
+                env=child_env(**{DRIVER_ENV: driver}, **(env or {})),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if on_line is None else err_file,
                 text=True,

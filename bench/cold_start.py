@@ -65,7 +65,7 @@ def once(source: Path, **env: str) -> dict[str, Any]:
         # The copy (up to ~340 MB) is written back now, not while the app it times starts.
         os.sync()
 
-    got = run_app("bench.cold_start", timeout=120, seed=fill, **env)
+    got = run_app("bench.cold_start", timeout=120, seed=fill, env=env)
     shown = max(got["window"], got["chat"]) - got["spawned"]
     cached = got["online"] is None or got["chat"] < got["online"]
     return {**got, "shown": shown, "cached": cached and got["open"] == LAST}

@@ -146,6 +146,11 @@ class PaintClock:
         return bool(self.ends) and self.ends[-1] > t
 
 
+def in_front(window: Any, key: str, rows: int = 0) -> Callable[[], bool]:
+    """Whether `key` is the chat in the window's front tab, with at least `rows` rows shown."""
+    return lambda: window.session_key == key and window.chat_view.chat_model.rowCount() >= rows
+
+
 async def online(app: Any, timeout: float = 60.0) -> None:
     from desktop.core.models import ConnectionState
 

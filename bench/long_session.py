@@ -101,7 +101,7 @@ def run(profile: bool = False) -> dict[str, Any]:
         "bench.long_session",
         timeout=400,
         seed=partial(seed, sessions={LONG_KEY: N, SHORT_KEY: SHORT, WARM_KEY: 20}),
-        **env,
+        env=env,
     )
 
 

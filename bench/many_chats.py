@@ -126,7 +126,7 @@ def run(
         env |= site_env(heap_dir)
     if traced:
         env["PYTHONTRACEMALLOC"] = "1"
-    return run_app("bench.many_chats", timeout=240, seed=fill, **env)
+    return run_app("bench.many_chats", timeout=240, seed=fill, env=env)
 
 
 def main() -> int:

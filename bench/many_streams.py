@@ -25,7 +25,7 @@ from PySide6.QtCore import Qt, QTimer
 
 from bench.apprun import run_app
 from bench.common import Result, emit, percentile, write_profile
-from bench.inapp import finish, listed, online, run_until, until
+from bench.inapp import finish, in_front, listed, online, run_until, until
 from bench.seed import seed
 from bench.streaming import delta_text
 from desktop.core.link.protocol import decode_frame, encode_event
@@ -50,11 +50,7 @@ async def open_tabs(app: Any) -> None:
     pid = window.profile_id
     for key in KEYS:
         window.tabs.open_in_tab(pid, key)
-        await until(
-            lambda k=key: window.session_key == k and window.chat_view.chat_model.rowCount() > 0,
-            60,
-            f"{key} shown",
-        )
+        await until(in_front(window, key, 1), 60, f"{key} shown")
     window.tabs.go_to(0)
     await until(lambda: window.session_key == KEYS[0], 30, "first tab in front")
     await asyncio.sleep(0.5)
@@ -208,7 +204,7 @@ def run(profile: bool = False) -> dict[str, Any]:
         "bench.many_streams",
         timeout=DURATION + 180,
         seed=partial(seed, sessions=dict.fromkeys(KEYS, 20)),
-        **env,
+        env=env,
     )
 
 

@@ -75,7 +75,7 @@ async def drive(app: Any) -> None:
         started = time.perf_counter()
         view.scrollToTop()
         view.viewport().update()
-        await until(lambda t=started: clock.painted_since(t), 30, "top painted")
+        await until(partial(clock.painted_since, started), 30, "top painted")
     gc.collect()
     await asyncio.sleep(1.0)
     data: dict[str, Any] = {"rss": tree_rss_mb(), "app_rss": rss_mb(os.getpid()), "rows": rows}
@@ -126,8 +126,7 @@ def case(sessions: dict[str, int], heap_dir: str = "", traced: bool = False) -> 
         "bench.memory",
         timeout=300,
         seed=partial(seed, sessions=sessions),
-        **{KEYS_ENV: ",".join(sessions)},
-        **env,
+        env={KEYS_ENV: ",".join(sessions), **env},
     )
 
 

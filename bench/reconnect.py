@@ -153,18 +153,13 @@ def hook(window: Any, bridge: Any, watch: Watch) -> None:
 
 async def open_tabs(app: Any, backend: Any, keys: list[str], want: int) -> None:
     """Each listed chat in a tab of its own, as from the strip or the list's menu, shown."""
-    from bench.inapp import until
+    from bench.inapp import in_front, until
 
     window = app.window
-    model = window.chat_view.chat_model
     await until(lambda: all(backend.summary(k) for k in keys), 60, "every chat listed")
     for key in keys:
         window.tabs.open_in_tab(PROFILE, key)
-        await until(
-            lambda k=key: window.session_key == k and model.rowCount() >= want,
-            60,
-            f"{key} shown",
-        )
+        await until(in_front(window, key, want), 60, f"{key} shown")
 
 
 def count_calls(counts: Counter[str]) -> None:
@@ -181,7 +176,7 @@ def count_calls(counts: Counter[str]) -> None:
 
 
 async def drive(app: Any) -> None:
-    from bench.inapp import finish, threads_cpu_seconds, tree, until
+    from bench.inapp import finish, in_front, threads_cpu_seconds, tree, until
     from desktop.core.models import ConnectionState
 
     spec = json.loads(os.environ[SPEC_ENV])
@@ -195,7 +190,7 @@ async def drive(app: Any) -> None:
     before: dict[str, list[tuple[str, str]]] = {}
     for i, key in enumerate(keys):  # what each tab shows, each chosen in turn
         window.tabs.bar.setCurrentIndex(i)
-        await until(lambda k=key: window.session_key == k, 30, f"tab {i} in front")
+        await until(in_front(window, key), 30, f"tab {i} in front")
         before[key] = shown(model.messages())
     tabs = window.tabs.bar.count()
     window.tabs.bar.setCurrentIndex(0)
@@ -251,7 +246,7 @@ async def drive(app: Any) -> None:
     on_screen = 0
     for i, key in enumerate(keys):
         window.tabs.bar.setCurrentIndex(i)
-        await until(lambda k=key: window.session_key == k, 30, f"tab {i} in front")
+        await until(in_front(window, key), 30, f"tab {i} in front")
         await asyncio.sleep(0)
         on_screen += shown(model.messages()) == before[key]
     finish(
@@ -394,7 +389,7 @@ async def measure(tmp: Path, gateway: Callable[[Path], Any]) -> dict[str, Any]:
                 timeout=APP_TIMEOUT,
                 seed=partial(seed_app, url=proxied, token=gw.token),
                 on_line=on_line,
-                **{SPEC_ENV: json.dumps(spec)},
+                env={SPEC_ENV: json.dumps(spec)},
             )
         finally:
             proxy.stop()

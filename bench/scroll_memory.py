@@ -68,7 +68,7 @@ async def drag(app: Any, clock: PaintClock, up: bool, done: Any, what: str) -> i
         bar.setValue(bar.minimum() if up else bar.maximum())
         view.viewport().update()
         drags += 1
-        await until(lambda t=started: clock.painted_since(t), 30, f"{what} painted")
+        await until(partial(clock.painted_since, started), 30, f"{what} painted")
         await asyncio.sleep(0.01)  # a page asked for by this drag is on its way
     return drags
 
@@ -111,7 +111,9 @@ def run(heap_dir: str = "", traced: bool = False) -> dict[str, Any]:
     env = site_env(heap_dir) if heap_dir else {}
     if traced:
         env["PYTHONTRACEMALLOC"] = "1"
-    return run_app("bench.scroll_memory", timeout=400, seed=partial(seed, sessions={KEY: N}), **env)
+    return run_app(
+        "bench.scroll_memory", timeout=400, seed=partial(seed, sessions={KEY: N}), env=env
+    )
 
 
 def results(base: float, base_heap: dict[str, Any] | None = None) -> list[Any]:

@@ -77,7 +77,7 @@ def run(chats: int, messages: int) -> tuple[dict[str, Any], int]:
         "bench.search_scale",
         timeout=300,
         seed=fill,
-        HERMES_QT_BENCH_SEARCH_CHATS=str(chats),
+        env={"HERMES_QT_BENCH_SEARCH_CHATS": str(chats)},
     )
     return got, store_bytes(source)
 

@@ -106,15 +106,15 @@ async def drive(app: Any) -> None:
             receive("message.delta", {"text": delta_text(k)})
             fed.setdefault(part(k), []).append(time.thread_time() - t0)
             if k % PER_FRAME == PER_FRAME - 1:
-                profiled = frame_prof is not None and only in (None, part(k))
-                if profiled:
-                    frame_prof.enable()
+                profiled = frame_prof if only in (None, part(k)) else None
+                if profiled is not None:
+                    profiled.enable()
                 t0 = time.thread_time()
                 model.flush()
                 viewport.repaint()
                 frames.setdefault(part(k), []).append(time.thread_time() - t0)
-                if profiled:
-                    frame_prof.disable()
+                if profiled is not None:
+                    profiled.disable()
                 await asyncio.sleep(0.002)  # the loop's own work (timers, posted events)
         boundary("message.complete", {"status": "complete"})
         await asyncio.sleep(0.05)
@@ -162,7 +162,7 @@ def main() -> int:
         env[FRAMES_ENV] = "1"
     if "--part" in sys.argv:  # --part p2: the frame profile of that part's frames alone
         env[PART_ENV] = sys.argv[sys.argv.index("--part") + 1]
-    res = run_app("bench.stream_cost", timeout=300, seed=partial(seed, sessions={KEY: 20}), **env)
+    res = run_app("bench.stream_cost", timeout=300, seed=partial(seed, sessions={KEY: 20}), env=env)
     for name, n, cum in res.pop("calls_per_delta", []):
         print(f"{n:8.3f}/delta {cum:8.3f} s  {name}")
     for name, n, cum in res.pop("calls_per_frame", []):

@@ -196,7 +196,7 @@ def run(profile: bool = False) -> dict[str, Any]:
         "bench.streaming",
         timeout=DURATION + 120,
         seed=partial(seed, sessions={KEY: 20}),
-        **env,
+        env=env,
     )
 
 

@@ -125,7 +125,7 @@ class FakeOpenAIServer(LoopThreadServer):
     def wait_until(self, predicate: Any, timeout: float = 60.0) -> bool:
         """Block until `predicate(self)` holds, rechecked on every request and finished stream."""
         with self._cond:
-            return self._cond.wait_for(lambda: predicate(self), timeout)
+            return bool(self._cond.wait_for(lambda: predicate(self), timeout))
 
     def _notify(self) -> None:
         with self._cond:

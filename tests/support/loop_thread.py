@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from typing import Any, Self
+from collections.abc import Coroutine
+from typing import Any, Self, TypeVar
+
+T = TypeVar("T")
 
 
 class LoopThreadServer:
@@ -46,7 +49,7 @@ class LoopThreadServer:
 
     # -- loop side ---------------------------------------------------------------------------
 
-    def _call(self, coro: Any) -> Any:
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run `coro` on the server's loop and wait for its result (from any other thread)."""
         assert self._loop is not None, f"{self.thread_name} not started"
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
