@@ -105,12 +105,12 @@ def test_nothing_is_replaced_that_is_imported_or_missing() -> None:
     assert run_python(code) == [False, False, "module"]
 
 
-class _RacingModules(dict[str, Any]):
-    """`sys.modules` as deferred.py reads it, where the first look at the stand-in waits until
-    a second thread has looked too, or is held at the lock (as it is while the lock works)."""
+class _RacingModules:
+    """`sys.modules` as deferred.py reads it (`get` and `del` only), where the first look at the
+    stand-in waits until a second thread has looked too, or is held at the lock (as it is while
+    the lock works)."""
 
     def __init__(self, real: dict[str, Any], turn: threading.Condition) -> None:
-        super().__init__()
         self.real, self.turn, self.looks, self.held = real, turn, 0, False
 
     def get(self, key: str, default: Any = None) -> Any:
