@@ -21,6 +21,7 @@ from bench.common import (
     Result,
     child_env,
     commit_label,
+    machine,
     skipped,
 )
 
@@ -107,8 +108,7 @@ def table(rows: list[Result], commit: str) -> str:
         "Offscreen Qt. Rows name `python -m desktop` when they drive the real app (its window,",
         "store and embedded gateway child, figures for the process tree); any other row says",
         "which part it measures.",
-        f"Machine: {sys.platform}, Python {sys.version.split()[0]}; "
-        f"run {time.strftime('%Y-%m-%d %H:%M')}.",
+        f"Machine: {machine()}; run {time.strftime('%Y-%m-%d %H:%M')}.",
         f"Generated from commit {commit}; a row not rerun in this run says which commit "
         "it comes from.",
         "",

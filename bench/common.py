@@ -7,6 +7,7 @@ import io
 import json
 import math
 import os
+import platform
 import pstats
 import subprocess
 import sys
@@ -91,6 +92,34 @@ def commit_label(root: Path = ROOT) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown (not a git checkout)"
     return f"{head} + uncommitted changes" if dirty else head
+
+
+def machine() -> str:
+    """What the figures were measured on: kernel, CPUs, memory, Python and Qt. The baselines
+    move with it (the same code's bare Qt + gateway: 88 MB on one machine, 104 MB on another)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(
+                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), ""
+            )
+    except OSError:
+        pass
+    try:
+        ram = f", {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GB RAM"
+    except (ValueError, OSError, AttributeError):
+        ram = ""
+    try:
+        qt = f", PySide6 {version('shiboken6')}"  # PySide6's version, whichever wheel holds it
+    except PackageNotFoundError:
+        qt = ""
+    cpus = f"{os.cpu_count()} CPUs" + (f" ({cpu})" if cpu else "")
+    return (
+        f"{platform.system()} {platform.release()} {platform.machine()}, {cpus}{ram}; "
+        f"Python {platform.python_version()}{qt}"
+    )
 
 
 def skipped(bench: str, name: str, target: str, reason: str) -> Result:

@@ -52,7 +52,7 @@ async def open_tabs(app: Any) -> None:
         window.tabs.open_in_tab(pid, key)
         await until(in_front(window, key, 1), 60, f"{key} shown")
     window.tabs.go_to(0)
-    await until(lambda: window.session_key == KEYS[0], 30, "first tab in front")
+    await until(in_front(window, KEYS[0]), 30, "first tab in front")
     await asyncio.sleep(0.5)
 
 

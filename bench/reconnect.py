@@ -194,7 +194,7 @@ async def drive(app: Any) -> None:
         before[key] = shown(model.messages())
     tabs = window.tabs.bar.count()
     window.tabs.bar.setCurrentIndex(0)
-    await until(lambda: window.session_key == keys[0], 30, "the first tab in front")
+    await until(in_front(window, keys[0]), 30, "the first tab in front")
     await asyncio.sleep(SETTLE)
     front = window.session_key
     watch = Watch()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,16 @@ def test_table_names_its_commit_and_a_stale_row_names_its_own() -> None:
     row = next(line for line in text.splitlines() if line.startswith("| memory"))
     assert "not rerun in this run**; from commit old5678; x" in row
     assert _stale(kept) == kept  # kept again by a later run: still names where it came from
+
+
+def test_table_names_the_machine_its_baselines_come_from() -> None:
+    import platform
+
+    row = Result("idle", "connected and idle", "<= 1 %", 0.03, "%", met=True)
+    line = next(x for x in table([row], "c0ffee1").splitlines() if x.startswith("Machine:"))
+
+    assert platform.release() in line  # the kernel: the same code's baseline moved with it
+    assert f"{os.cpu_count()} CPUs" in line and "PySide6 6." in line and "Python 3." in line
 
 
 def test_commit_label_is_a_commit_of_this_checkout() -> None:
