@@ -7,7 +7,15 @@ import re
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QSizePolicy,
+    QStyle,
+    QStyleOptionToolButton,
+    QStylePainter,
+    QToolButton,
+    QWidget,
+)
 
 # Where a long run may break: U+200B ZERO WIDTH SPACE is a line-break opportunity to Qt's
 # text layout and draws nothing.
@@ -45,8 +53,9 @@ class ElidingLabel(QLabel):
     """A one-line label that ends in "…" where its text does not fit (the whole text in its
     tooltip then), and never asks the layout for more than a few characters' width."""
 
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+    def __init__(self, text: str = "", parent: QWidget | None = None, *, few: int = 4) -> None:
         self._tip = ""
+        self._few = few  # the fewest characters (widths of "M") it asks the layout for
         super().__init__(text, parent)
 
     def set_tip(self, tip: str) -> None:
@@ -56,7 +65,7 @@ class ElidingLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
-        few = self.fontMetrics().horizontalAdvance("M") * 4
+        few = self.fontMetrics().horizontalAdvance("M") * self._few
         return QSize(min(hint.width(), few), hint.height())
 
     def setText(self, text: str) -> None:
@@ -89,3 +98,30 @@ class ElidingLabel(QLabel):
             self.foregroundRole(),
         )
         painter.end()
+
+
+class ElidingToolButton(QToolButton):
+    """A text tool button (a model's name) that asks for its whole text but can be squeezed to
+    a few characters, its text then ending in "…" (the whole of it belongs in its tooltip)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # QToolButton's default policy is Fixed: it would hold its whole text's width.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def minimumSizeHint(self) -> QSize:
+        hint = self.sizeHint()
+        metrics = self.fontMetrics()
+        spare = max(0, metrics.horizontalAdvance(self.text()) - metrics.horizontalAdvance("M") * 4)
+        return QSize(hint.width() - spare, hint.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QStylePainter(self)
+        option = QStyleOptionToolButton()
+        self.initStyleOption(option)
+        short = self.width() - self.sizeHint().width()
+        if short < 0:
+            metrics = self.fontMetrics()
+            room = max(0, metrics.horizontalAdvance(self.text()) + short)
+            option.text = metrics.elidedText(self.text(), Qt.TextElideMode.ElideRight, room)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ToolButton, option)

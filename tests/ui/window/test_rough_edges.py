@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, Qt
-from PySide6.QtGui import QInputMethodEvent
+from PySide6.QtGui import QColor, QInputMethodEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox
 
-from desktop.core.models import SessionSummary
+from desktop.core.models import ConnectionState, ConnectionStatus, SessionInfo, SessionSummary
 from desktop.ui.theme import ThemeManager, ThemeMode
 from desktop.ui.window.chat_admin import Dialogs
 from tests.ui.fakes import FakeBackend, assistant, user
@@ -376,3 +377,100 @@ def test_ctrl_plus_minus_zero_size_the_chat_and_the_message_box_and_are_remember
     QTest.keyClick(again.composer.edit, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
     assert again.chat_view.font().pointSizeF() < base
     assert again.composer.edit.font().pointSizeF() < base
+
+
+def _contrast(a: QColor, b: QColor) -> float:
+    def luminance(c: QColor) -> float:
+        def lin(v: float) -> float:
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * lin(c.redF()) + 0.7152 * lin(c.greenF()) + 0.0722 * lin(c.blueF())
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.qt_log_ignore(
+    "does not support raise", "does not support grabbing", "does not support propagateSizeHints"
+)  # offscreen
+@pytest.mark.parametrize("mode", [ThemeMode.LIGHT, ThemeMode.DARK])
+def test_the_profile_list_names_every_profile_readably(
+    make_window: Any, qtbot: Any, qapp: Any, mode: ThemeMode
+) -> None:
+    before = qapp.styleSheet()
+    ThemeManager(qapp, mode)
+    try:
+        win = make_window(FakeBackend(pid="p1"), FakeBackend(pid="p2"))
+        combo = win.sidebar.profile_combo
+        combo.showPopup()
+        view = combo.view()
+        qtbot.waitUntil(view.isVisible)
+        image = view.grab().toImage()
+        for row in range(combo.count()):
+            rect = view.visualRect(view.model().index(row, 0)).adjusted(2, 2, -2, -2)
+            seen: dict[str, int] = {}
+            for x in range(rect.left(), min(rect.right(), image.width())):
+                for y in range(rect.top(), min(rect.bottom(), image.height())):
+                    name = image.pixelColor(x, y).name()
+                    seen[name] = seen.get(name, 0) + 1
+            ground = QColor(max(seen, key=lambda name: seen[name]))
+            ink = max(_contrast(QColor(name), ground) for name in seen)
+            # WCAG AA for text: the current profile's name was white on a near-white row.
+            assert ink >= 4.5, f"{combo.itemText(row)!r}: contrast {ink:.1f}"
+        combo.hidePopup()
+    finally:
+        qapp.setStyleSheet(before)
+
+
+def _reconnecting(b: FakeBackend) -> None:
+    now = time.time()
+    b.emit(
+        "on_status",
+        ConnectionStatus(
+            ConnectionState.RECONNECTING, 1, 1, retry_at=time.monotonic() + 9, last_connected_at=now
+        ),
+    )
+
+
+def _online(b: FakeBackend) -> None:
+    b.emit(
+        "on_status", ConnectionStatus(ConnectionState.ONLINE, 1, 1, last_connected_at=time.time())
+    )
+
+
+def _whole(win: Any, *buttons: Any) -> None:
+    for button in buttons:
+        assert button.isVisible() and button.width() >= button.sizeHint().width(), button.text()
+        assert button.mapTo(win, button.rect().topRight()).x() <= win.width(), button.text()
+
+
+@pytest.mark.parametrize(
+    "model", ["fake-model", "anthropic/claude-3-5-sonnet-20241022"], ids=["short", "long"]
+)
+def test_reconnecting_leaves_the_chat_list_as_wide_as_it_was(
+    make_window: Any, qtbot: Any, themed: Any, model: str
+) -> None:
+    b = _backend()
+    win = make_window(b)
+    win.resize(1040, 700)  # the window's first size
+    win.open_session("s1")
+    info = SessionInfo(model=model, provider="openrouter", context_percent=2, auto_approve=False)
+    b.emit("on_session_info", "s1", info)
+    _online(b)
+    QCoreApplication.processEvents()
+    side = win.sidebar.width()
+    conn = win.header.connection
+    _whole(win, conn.pause_button, conn.details_button)
+    _reconnecting(b)
+    QCoreApplication.processEvents()
+    # The header gained "last connected just now" and Reconnect: what gives way is text of
+    # its own (elided, whole in tooltips), never the chat list, a button or the state's words.
+    assert win.sidebar.width() == side
+    _whole(win, conn.reconnect_button, conn.pause_button, conn.details_button)
+    words = conn.label.text()
+    assert words.startswith("Reconnecting in ")
+    assert conn.label.toolTip() == "", f"{words!r} is cut short"  # its tooltip when it is
+    assert model in win.header.model_label.toolTip()
+    _online(b)
+    QCoreApplication.processEvents()
+    assert win.sidebar.width() == side

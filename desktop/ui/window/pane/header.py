@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton, QWidget
 
 from desktop.core.models import ModelChoice, SessionInfo
 from desktop.ui.render.usage import context_text
-from desktop.ui.render.wrap import ElidingLabel
+from desktop.ui.render.wrap import ElidingLabel, ElidingToolButton
 from desktop.ui.window.pane.status_bar import ConnectionWidget
 
 # From how full a context the header offers Compress.
@@ -55,8 +55,9 @@ class ChatHeader(QWidget):
         self.sidebar_button.setText("☰")
         self.sidebar_button.setAccessibleName("Chat list")
         self.set_sidebar_shown(True)
-        # The session's model; a menu switches it where the gateway offers models.
-        self.model_label = QToolButton(self)
+        # The session's model; a menu switches it where the gateway offers models. A long name
+        # gives way ("…", the whole in its tooltip) rather than widening the window.
+        self.model_label = ElidingToolButton(self)
         self.model_label.setObjectName("modelLabel")
         self.model_label.setAccessibleName("Model")
         self.model_label.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)

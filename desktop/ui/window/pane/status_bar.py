@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from desktop.core.models import ConnectionState, ConnectionStatus
@@ -20,6 +22,10 @@ _DOT = {
     ConnectionState.FAILED: "status-failed",
     ConnectionState.CLOSED: "status-offline",
 }
+
+
+# The state's words are never cut up to this long (a failure's reason may be cut after it).
+_LONGEST_STATE = "Reconnecting in 30 s"
 
 
 def status_text(status: ConnectionStatus, now: float) -> str:
@@ -42,24 +48,25 @@ def status_text(status: ConnectionStatus, now: float) -> str:
 
 
 def since_text(wall: float | None, now_wall: float) -> str:
-    """'connected 5 min ago' style text for the last successful connect."""
+    """'last connected 5 min ago' style text for the last successful connect (beside a state
+    that is not Online: cut short, "last conn…" still reads as the past)."""
     if wall is None:
         return "never connected"
     age = max(0.0, now_wall - wall)
     if age < 60:
-        return "connected just now"
+        return "last connected just now"
     if age < 3600:
-        return f"connected {int(age // 60)} min ago"
+        return f"last connected {int(age // 60)} min ago"
     if age < 86400:
-        return f"connected {int(age // 3600)} h ago"
-    return "connected " + time.strftime("%Y-%m-%d %H:%M", time.localtime(wall))
+        return f"last connected {int(age // 3600)} h ago"
+    return "last connected " + time.strftime("%Y-%m-%d %H:%M", time.localtime(wall))
 
 
 class ConnectionWidget(QWidget):
     """Shows a profile's connection state; the 1 s countdown timer runs only while reconnecting.
 
     Signals:
-        reconnect_requested(): Reconnect now clicked.
+        reconnect_requested(): Retry clicked (connect right now).
         pause_requested(): Pause clicked.
         resume_requested(): Resume clicked.
         details_requested(): the user wants the details popover.
@@ -86,10 +93,14 @@ class ConnectionWidget(QWidget):
         self.dot.setAccessibleName("Connection state indicator")
         self.label = ElidingLabel("", self)
         self.label.setAccessibleName("Connection state")
-        self.since = QLabel(self)
+        # While the link is down the header gains this and Retry, and must not push the
+        # chat list aside for them: this gives way first (to nothing), the state's words never
+        # (up to the longest countdown).
+        self.since = ElidingLabel("", self, few=0)
         self.since.setAccessibleName("Last connected")
         self.since.setStyleSheet("color: palette(placeholder-text);")
-        self.reconnect_button = self._button("Reconnect", "Try to connect right now")
+        # "Retry" beside "Reconnecting in 7 s" (short: the header while the link is down is full).
+        self.reconnect_button = self._button("Retry", "Try to connect right now")
         self.pause_button = self._button("Pause", "Disconnect on purpose until resumed")
         self.resume_button = self._button("Resume", "Connect again after a pause")
         self.details_button = self._button("Details", "Connection details and history")
@@ -151,6 +162,9 @@ class ConnectionWidget(QWidget):
     def _refresh(self) -> None:
         text = status_text(self._status, self._monotonic())
         self.label.setText(text)
+        metrics = QFontMetricsF(self.label.font())  # fractional: a rounded width cuts "…"
+        whole = min(metrics.horizontalAdvance(text), metrics.horizontalAdvance(_LONGEST_STATE))
+        self.label.setMinimumWidth(math.ceil(whole) + 1)
         self.label.setAccessibleDescription(text)
         online = self._status.state is ConnectionState.ONLINE
         self.since.setText(

@@ -71,7 +71,7 @@ def test_countdown_ticks_and_stops_when_online(
     )
     assert widget.countdown_active
     assert widget.label.text() == "Reconnecting in 7 s"
-    assert widget.since.text() == "connected 5 min ago"
+    assert widget.since.text() == "last connected 5 min ago"
     clock.mono += 3
     qtbot.wait_until(lambda: widget.label.text() == "Reconnecting in 4 s", timeout=3000)
     widget.set_status(ConnectionStatus(ConnectionState.ONLINE, 2, 4))
