@@ -53,18 +53,29 @@ PREVIEW_CHARS = 120
 PREVIEW_SOURCE = 16 * PREVIEW_CHARS
 
 
+def _one_plain_line(text: str) -> str:
+    return " ".join(_MARKUP.sub(lambda m: m.group(1) or "", text).split())
+
+
 def preview(text: str) -> str:
     """One line of plain text for the session list: markdown marks and links reduced."""
     source = text[:PREVIEW_SOURCE]
-    plain = " ".join(_MARKUP.sub(lambda m: m.group(1) or "", source).split())
+    plain = _one_plain_line(source)
     if len(plain) < PREVIEW_CHARS and len(text) > len(source):
-        plain = " ".join(_MARKUP.sub(lambda m: m.group(1) or "", text).split())  # mostly marks
+        plain = _one_plain_line(text)  # mostly marks
     return plain[:PREVIEW_CHARS]
 
 
+def gateway_title(text: str) -> str:
+    """A title the gateway gave, as the list and header show it: one line, markdown marks out
+    (a model asked for a title may answer "**Kitchen tiles**"; Hermes 0.20.1 and 0.22 keep it
+    so)."""
+    return _one_plain_line(text[:PREVIEW_SOURCE])
+
+
 def title_from(text: str) -> str:
-    """A session title made from its first prompt."""
-    line = " ".join(text.split())
+    """A session title made from its first prompt (its words: markdown marks out)."""
+    line = _one_plain_line(text[:PREVIEW_SOURCE])
     return (line[:48] + "…") if len(line) > 48 else (line or NEW_CHAT)
 
 
@@ -359,7 +370,7 @@ class SessionIndex:
                 self.cache_conversation(key, conv)
             self.emit()
         # The gateway's title: a session.title event, or Hermes' session.info (the stored title).
-        title = conv.title or str(conv.info.get("title") or "").strip()
+        title = gateway_title(conv.title or str(conv.info.get("title") or ""))
         if title and title != state.summary.title and not state.user_title:
             state.summary = replace(state.summary, title=title)
             self._store.upsert_session(self._id, key, title=title)
@@ -381,7 +392,7 @@ class SessionIndex:
             if key in self._deleted:
                 continue
             fields: dict[str, Any] = {
-                "title": str(row.get("title") or ""),
+                "title": gateway_title(str(row.get("title") or "")),
                 "preview": preview(str(row.get("preview") or "")),
                 "message_count": int(row.get("message_count") or 0),
             }

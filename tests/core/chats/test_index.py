@@ -232,3 +232,30 @@ def test_the_preview_drops_markdown_marks_and_keeps_the_texts_own_characters() -
 
     text = "# Fixed\n\n> issue #28 in **file_name.py**: `a > b`, C# and _this_ [here](http://x.io)"
     assert index.preview(text) == "Fixed issue #28 in file_name.py: a > b, C# and this here"
+
+
+def test_a_gateway_title_is_shown_on_one_line_without_markdown_marks(tmp_path: Path) -> None:
+    """Hermes 0.20.1 and 0.22 list a model's title as it came ('**Quokka facts**' on both,
+    tried by hand), or a whole answer: "Here is a **short answer** ..." (0.22, a fake model)."""
+    from desktop.core.chats.conversation import Conversation
+    from desktop.core.link.protocol import Event
+
+    store = Store(tmp_path / "store.sqlite3")
+    index = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    index.merge_listed([{"id": "s1", "title": "**Kitchen tiles**", "updated_at": 1.0}])
+    assert index.summary("s1").title == "Kitchen tiles"  # type: ignore[union-attr]
+    conv = Conversation("s1")
+    title = "Here is a **short answer** with `code`:\n\n1. First point"
+    conv.apply(Event(type="session.info", session_id="r", payload={"title": title}))
+    index.follow(conv)
+    shown = "Here is a short answer with code: 1. First point"
+    assert index.summary("s1").title == shown  # type: ignore[union-attr]
+    # ...and so it is kept: a restart lists it the same, and C# keeps its mark.
+    again = SessionIndex("p", store, ManualClock(), lambda *_: None)
+    assert again.summary("s1").title == shown  # type: ignore[union-attr]
+    index.merge_listed([{"id": "s1", "title": "C# tips", "updated_at": 2.0}])
+    assert index.summary("s1").title == "C# tips"  # type: ignore[union-attr]
+    # A chat titled here from its first prompt is titled with its words too.
+    index.merge_listed([{"id": "s2", "title": "", "updated_at": 3.0}])
+    index.note_prompt("s2", "**Quokka** facts, `please`")
+    assert index.summary("s2").title == "Quokka facts, please"  # type: ignore[union-attr]
