@@ -1,4 +1,5 @@
-"""Screenshots of issue #27's rough edges, fixed: header at 683/500 px, F1, Ctrl+K, rename, focus.
+"""Screenshots of issue #27's rough edges, fixed: header at 683/500 px and while reconnecting,
+F1, Ctrl+K, rename, focus.
 
 Run: QT_QPA_PLATFORM=offscreen python -m tests.ui.edges_screenshots  (writes docs/screenshots/)
 """
@@ -7,11 +8,14 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import time
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
+from desktop.core.models import ConnectionState, ConnectionStatus, SessionInfo
 from desktop.ui.platform.tray import Tray
 from desktop.ui.shortcuts import ShortcutsDialog
 from desktop.ui.theme import ThemeManager, ThemeMode
@@ -42,13 +46,26 @@ def main() -> None:
         theme.set_mode(mode)
         tag = mode.value
         settings = QSettings(str(Path(tmp) / f"{tag}.ini"), QSettings.Format.IniFormat)
-        win = MainWindow([ProfileEntry("P1", ProfileBridge(_backend()))], settings, tray=Tray())
+        backend = _backend()
+        win = MainWindow([ProfileEntry("P1", ProfileBridge(backend))], settings, tray=Tray())
         win.set_colors(theme.colors)
         win.show()
         win.open_session("s1")
         for width in (683, 500):
             win.resize(width, 420)
             _save(win, f"edges-header-{width}-{tag}")
+        # The window's first size, a Hermes chat's header, the link down: the list keeps its width.
+        win.resize(1040, 300)
+        info = SessionInfo(model="fake-model", provider="custom", context_percent=2)
+        backend.emit("on_session_info", "s1", replace(info, auto_approve=False))
+        now = time.time()
+        down = ConnectionStatus(
+            ConnectionState.RECONNECTING, 1, 1, retry_at=time.monotonic() + 9, last_connected_at=now
+        )
+        backend.emit("on_status", down)
+        _save(win, f"edges-header-reconnecting-{tag}")
+        up = ConnectionStatus(ConnectionState.ONLINE, 1, 2, last_connected_at=now)
+        backend.emit("on_status", up)
         win.resize(900, 560)
         win.session_list.setFocus(Qt.FocusReason.TabFocusReason)
         _save(win, f"edges-focus-list-{tag}")

@@ -87,6 +87,9 @@ class ElidingLabel(QLabel):
         self.setToolTip(self.text() if self._elided() != self.text() else "")
 
     def paintEvent(self, event: QPaintEvent) -> None:
+        shown = self._elided()
+        if shown != self.text() and len(shown.rstrip("…")) < 3:
+            return  # "l…" says nothing: a label squeezed that far shows nothing (its tooltip)
         painter = QPainter(self)
         self.style().drawItemText(
             painter,
@@ -94,7 +97,7 @@ class ElidingLabel(QLabel):
             int(self.alignment()),
             self.palette(),
             self.isEnabled(),
-            self._elided(),
+            shown,
             self.foregroundRole(),
         )
         painter.end()
