@@ -95,8 +95,8 @@ def commit_label(root: Path = ROOT) -> str:
 
 
 def machine() -> str:
-    """What the figures were measured on: kernel, CPUs, memory, Python and Qt. The baselines
-    move with it (the same code's bare Qt + gateway: 88 MB on one machine, 104 MB on another)."""
+    """What the figures were measured on: kernel, CPUs, memory, Python and Qt (the baselines
+    move with the machine: read a figure against its same-run baseline)."""
     from importlib.metadata import PackageNotFoundError, version
 
     cpu = ""
