@@ -91,7 +91,11 @@ class _OpaqueScrollBar(QScrollBar):
     """The view's scroll bar, opaque: it paints the frame's pixels under it, then itself (its
     theme background is see-through). Its value follows a streaming reply line by line; were
     it see-through, each of those paints would repaint the window, the pane and the frame
-    under it first."""
+    under it first.
+
+    It is always there (one that came and went would change every row's width, and so its
+    height), but draws its handle only when there is something to scroll: an empty or short
+    chat showed a handle the whole height of the track."""
 
     def __init__(self, backdrop: Backdrop, parent: QWidget) -> None:
         super().__init__(Qt.Orientation.Vertical, parent)
@@ -102,4 +106,5 @@ class _OpaqueScrollBar(QScrollBar):
         painter = QPainter(self)
         painter.drawPixmap(0, 0, self._backdrop.under(self))
         painter.end()
-        super().paintEvent(event)
+        if self.maximum() > self.minimum():  # (a change of range repaints the bar)
+            super().paintEvent(event)

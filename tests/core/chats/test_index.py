@@ -232,6 +232,9 @@ def test_the_preview_drops_markdown_marks_and_keeps_the_texts_own_characters() -
 
     text = "# Fixed\n\n> issue #28 in **file_name.py**: `a > b`, C# and _this_ [here](http://x.io)"
     assert index.preview(text) == "Fixed issue #28 in file_name.py: a > b, C# and this here"
+    # A mark standing alone between spaces is the text's own; a list item's is not.
+    assert index.preview("Is 5 * 3 = 15, x ** y and a _ b?") == "Is 5 * 3 = 15, x ** y and a _ b?"
+    assert index.title_from("* eggs\n* **milk** at 2 * 3 pm `now`") == "eggs milk at 2 * 3 pm now"
 
 
 def test_a_gateway_title_is_shown_on_one_line_without_markdown_marks(tmp_path: Path) -> None:

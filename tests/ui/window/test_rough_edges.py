@@ -474,3 +474,46 @@ def test_reconnecting_leaves_the_chat_list_as_wide_as_it_was(
     _online(b)
     QCoreApplication.processEvents()
     assert win.sidebar.width() == side
+
+
+def _bar_colours(win: Any) -> set[str]:
+    bar = win.chat_view.verticalScrollBar()
+    image = bar.grab().toImage()
+    return {
+        image.pixelColor(x, y).name()
+        for x in range(2, image.width() - 2)
+        for y in range(2, image.height() - 2, 3)
+    }
+
+
+@pytest.mark.parametrize("mode", [ThemeMode.LIGHT, ThemeMode.DARK])
+def test_the_chat_s_scroll_bar_shows_a_handle_only_when_there_is_more_to_see(
+    make_window: Any, qapp: Any, mode: ThemeMode
+) -> None:
+    """The bar is always there (rows keep their width), but an empty or short chat showed a
+    handle the whole height of its track, as if all of a long chat were on screen."""
+    before = qapp.styleSheet()
+    ThemeManager(qapp, mode)
+    try:
+        b = _backend()
+        b.messages["s4"] = [
+            user(f"u{i}", f"question {i}") if i % 2 else assistant(f"a{i}", f"answer {i}")
+            for i in range(60)
+        ]
+        b.summaries.append(SessionSummary("s4", "Long", "answer", 0.5, 60))
+        win = make_window(b)
+        win.resize(1040, 700)
+        win.open_session("s1")
+        QCoreApplication.processEvents()
+        bar = win.chat_view.verticalScrollBar()
+        assert bar.isVisible() and bar.maximum() == 0
+        assert len(_bar_colours(win)) == 1, "a short chat's bar shows a handle"
+        win.open_session("s4")
+        QCoreApplication.processEvents()
+        assert bar.maximum() > 0
+        assert len(_bar_colours(win)) > 1, "a long chat's bar shows no handle"
+        win.open_session("s1")
+        QCoreApplication.processEvents()
+        assert len(_bar_colours(win)) == 1
+    finally:
+        qapp.setStyleSheet(before)
