@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
@@ -49,6 +49,11 @@ class WrappingLabel(QLabel):
         return self._full
 
 
+def few_chars(metrics: QFontMetrics, few: int = 4) -> int:
+    """The width an eliding widget asks for at least: a few characters' (widths of "M")."""
+    return metrics.horizontalAdvance("M") * few
+
+
 class ElidingLabel(QLabel):
     """A one-line label that ends in "…" where its text does not fit (the whole text in its
     tooltip then), and never asks the layout for more than a few characters' width."""
@@ -65,8 +70,7 @@ class ElidingLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
-        few = self.fontMetrics().horizontalAdvance("M") * self._few
-        return QSize(min(hint.width(), few), hint.height())
+        return QSize(min(hint.width(), few_chars(self.fontMetrics(), self._few)), hint.height())
 
     def setText(self, text: str) -> None:
         super().setText(text)
@@ -115,7 +119,7 @@ class ElidingToolButton(QToolButton):
     def minimumSizeHint(self) -> QSize:
         hint = self.sizeHint()
         metrics = self.fontMetrics()
-        spare = max(0, metrics.horizontalAdvance(self.text()) - metrics.horizontalAdvance("M") * 4)
+        spare = max(0, metrics.horizontalAdvance(self.text()) - few_chars(metrics))
         return QSize(hint.width() - spare, hint.height())
 
     def paintEvent(self, event: QPaintEvent) -> None:
