@@ -302,15 +302,17 @@ def test_ctrl_b_collapses_the_sidebar_and_it_is_remembered(
 
 
 @pytest.fixture
-def themed(qapp: Any) -> Any:
+def styled(qapp: Any, mode: ThemeMode) -> Any:
+    """The theme of the test's `mode` parameter, for the test's length."""
     before = qapp.styleSheet()
-    manager = ThemeManager(qapp, ThemeMode.LIGHT)
+    manager = ThemeManager(qapp, mode)
     yield manager
     qapp.setStyleSheet(before)
 
 
+@pytest.mark.parametrize("mode", [ThemeMode.LIGHT])
 def test_keyboard_focus_shows_on_the_lists_and_the_composer_buttons(
-    make_window: Any, qtbot: Any, themed: Any
+    make_window: Any, qtbot: Any, styled: Any
 ) -> None:
     win = make_window(_backend())
     win.open_session("s1")
@@ -395,31 +397,26 @@ def _contrast(a: QColor, b: QColor) -> float:
 )  # offscreen
 @pytest.mark.parametrize("mode", [ThemeMode.LIGHT, ThemeMode.DARK])
 def test_the_profile_list_names_every_profile_readably(
-    make_window: Any, qtbot: Any, qapp: Any, mode: ThemeMode
+    make_window: Any, qtbot: Any, styled: Any, mode: ThemeMode
 ) -> None:
-    before = qapp.styleSheet()
-    ThemeManager(qapp, mode)
-    try:
-        win = make_window(FakeBackend(pid="p1"), FakeBackend(pid="p2"))
-        combo = win.sidebar.profile_combo
-        combo.showPopup()
-        view = combo.view()
-        qtbot.waitUntil(view.isVisible)
-        image = view.grab().toImage()
-        for row in range(combo.count()):
-            rect = view.visualRect(view.model().index(row, 0)).adjusted(2, 2, -2, -2)
-            seen: dict[str, int] = {}
-            for x in range(rect.left(), min(rect.right(), image.width())):
-                for y in range(rect.top(), min(rect.bottom(), image.height())):
-                    name = image.pixelColor(x, y).name()
-                    seen[name] = seen.get(name, 0) + 1
-            ground = QColor(max(seen, key=lambda name: seen[name]))
-            ink = max(_contrast(QColor(name), ground) for name in seen)
-            # WCAG AA for text: the current profile's name was white on a near-white row.
-            assert ink >= 4.5, f"{combo.itemText(row)!r}: contrast {ink:.1f}"
-        combo.hidePopup()
-    finally:
-        qapp.setStyleSheet(before)
+    win = make_window(FakeBackend(pid="p1"), FakeBackend(pid="p2"))
+    combo = win.sidebar.profile_combo
+    combo.showPopup()
+    view = combo.view()
+    qtbot.waitUntil(view.isVisible)
+    image = view.grab().toImage()
+    for row in range(combo.count()):
+        rect = view.visualRect(view.model().index(row, 0)).adjusted(2, 2, -2, -2)
+        seen: dict[str, int] = {}
+        for x in range(rect.left(), min(rect.right(), image.width())):
+            for y in range(rect.top(), min(rect.bottom(), image.height())):
+                name = image.pixelColor(x, y).name()
+                seen[name] = seen.get(name, 0) + 1
+        ground = QColor(max(seen, key=lambda name: seen[name]))
+        ink = max(_contrast(QColor(name), ground) for name in seen)
+        # WCAG AA for text: the current profile's name was white on a near-white row.
+        assert ink >= 4.5, f"{combo.itemText(row)!r}: contrast {ink:.1f}"
+    combo.hidePopup()
 
 
 def _reconnecting(b: FakeBackend) -> None:
@@ -444,11 +441,12 @@ def _whole(win: Any, *buttons: Any) -> None:
         assert button.mapTo(win, button.rect().topRight()).x() <= win.width(), button.text()
 
 
+@pytest.mark.parametrize("mode", [ThemeMode.LIGHT, ThemeMode.DARK])
 @pytest.mark.parametrize(
     "model", ["fake-model", "anthropic/claude-3-5-sonnet-20241022"], ids=["short", "long"]
 )
 def test_reconnecting_leaves_the_chat_list_as_wide_as_it_was(
-    make_window: Any, qtbot: Any, themed: Any, model: str
+    make_window: Any, styled: Any, model: str, mode: ThemeMode
 ) -> None:
     b = _backend()
     win = make_window(b)
@@ -488,32 +486,27 @@ def _bar_colours(win: Any) -> set[str]:
 
 @pytest.mark.parametrize("mode", [ThemeMode.LIGHT, ThemeMode.DARK])
 def test_the_chat_s_scroll_bar_shows_a_handle_only_when_there_is_more_to_see(
-    make_window: Any, qapp: Any, mode: ThemeMode
+    make_window: Any, styled: Any, mode: ThemeMode
 ) -> None:
     """The bar is always there (rows keep their width), but an empty or short chat showed a
     handle the whole height of its track, as if all of a long chat were on screen."""
-    before = qapp.styleSheet()
-    ThemeManager(qapp, mode)
-    try:
-        b = _backend()
-        b.messages["s4"] = [
-            user(f"u{i}", f"question {i}") if i % 2 else assistant(f"a{i}", f"answer {i}")
-            for i in range(60)
-        ]
-        b.summaries.append(SessionSummary("s4", "Long", "answer", 0.5, 60))
-        win = make_window(b)
-        win.resize(1040, 700)
-        win.open_session("s1")
-        QCoreApplication.processEvents()
-        bar = win.chat_view.verticalScrollBar()
-        assert bar.isVisible() and bar.maximum() == 0
-        assert len(_bar_colours(win)) == 1, "a short chat's bar shows a handle"
-        win.open_session("s4")
-        QCoreApplication.processEvents()
-        assert bar.maximum() > 0
-        assert len(_bar_colours(win)) > 1, "a long chat's bar shows no handle"
-        win.open_session("s1")
-        QCoreApplication.processEvents()
-        assert len(_bar_colours(win)) == 1
-    finally:
-        qapp.setStyleSheet(before)
+    b = _backend()
+    b.messages["s4"] = [
+        user(f"u{i}", f"question {i}") if i % 2 else assistant(f"a{i}", f"answer {i}")
+        for i in range(60)
+    ]
+    b.summaries.append(SessionSummary("s4", "Long", "answer", 0.5, 60))
+    win = make_window(b)
+    win.resize(1040, 700)
+    win.open_session("s1")
+    QCoreApplication.processEvents()
+    bar = win.chat_view.verticalScrollBar()
+    assert bar.isVisible() and bar.maximum() == 0
+    assert len(_bar_colours(win)) == 1, "a short chat's bar shows a handle"
+    win.open_session("s4")
+    QCoreApplication.processEvents()
+    assert bar.maximum() > 0
+    assert len(_bar_colours(win)) > 1, "a long chat's bar shows no handle"
+    win.open_session("s1")
+    QCoreApplication.processEvents()
+    assert len(_bar_colours(win)) == 1
