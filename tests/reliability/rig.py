@@ -446,6 +446,13 @@ class Rig:
         assert conv is not None
         return [m.text for m in conv.messages if m.role is Role.ASSISTANT and not m.streaming]
 
+    def untimed_replies(self, key: str) -> int:
+        """Replies of the chat shown without a time (each bubble shows when it was written;
+        a prompt's is its local bubble's, which the window adds, not the rig)."""
+        conv = self.router.conversation(key)
+        assert conv is not None
+        return sum(m.created_at <= 0 for m in conv.messages if m.role is Role.ASSISTANT)
+
     async def wait_reply(self, key: str, text: str, timeout: float = 20.0) -> float:
         return await until(lambda: text in self.replies(key), f"reply {text[:40]!r}", timeout)
 

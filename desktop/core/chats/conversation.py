@@ -1259,7 +1259,21 @@ def _reply_rows(rows: list[Any]) -> int:
 def _same(new: ChatMessage, old: ChatMessage) -> bool:
     if new.role is not old.role:
         return False
-    return new.text.strip() == old.text.strip() or _unfinished_pair(new, old)
+    return (
+        new.text.strip() == old.text.strip() or _unfinished_pair(new, old) or _streamed_on(new, old)
+    )
+
+
+def _streamed_on(new: ChatMessage, old: ChatMessage) -> bool:
+    """A reply that was streaming here when the link went (its words so far shown) and the
+    history's copy of it, which went on while the link was down (0.19 keeps no times: the
+    shown one's carries over)."""
+    return (
+        old.role is Role.ASSISTANT
+        and old.streaming
+        and bool(old.text.strip())
+        and new.text.strip().startswith(old.text.strip())
+    )
 
 
 def _unfinished_pair(new: ChatMessage, old: ChatMessage) -> bool:

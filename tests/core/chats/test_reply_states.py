@@ -67,6 +67,34 @@ def test_a_shorter_interrupted_history_row_keeps_every_shown_word() -> None:
     assert rs.state_text(reply) == f"Interrupted: {rs.GATEWAY_WENT_AWAY}"
 
 
+def test_a_reply_that_went_on_while_the_link_was_down_keeps_its_time_and_thinking() -> None:
+    """Hermes 0.19 keeps no times in its history: a reply cut mid-stream by a lost link came
+    back whole after the reconnect without the time it started here (its bubble showed
+    none, its neighbours did)."""
+    now = [100.0]
+    conv = Conversation("k", now=lambda: now[0])
+    conv.load_snapshot({"messages": [{"role": "user", "content": "q"}], "running": False})
+    conv.apply(ev("message.start"))
+    conv.apply(ev("reasoning.delta", text="Let me think."))
+    conv.apply(ev("message.delta", text="Here is the "))
+    now[0] = 160.0  # the link is back a minute later; the turn went on meanwhile
+    history = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "Here is the whole answer."},
+    ]
+    conv.load_snapshot({"messages": history, "running": False})
+    reply = conv.messages[-1]
+    assert (reply.text, reply.created_at) == ("Here is the whole answer.", 100.0)
+    assert reply.thinking == "Let me think." and not reply.streaming
+    assert rs.state_text(reply) == ""
+    # Words that only begin the same are not the same reply: nothing carries over.
+    conv.apply(ev("message.start"))
+    conv.apply(ev("message.delta", text="Another "))
+    history += [{"role": "user", "content": "q2"}, {"role": "assistant", "content": "Other."}]
+    conv.load_snapshot({"messages": history, "running": False})
+    assert conv.messages[-1].created_at == 0.0
+
+
 def test_a_history_row_marked_interrupted_reads_interrupted() -> None:
     conv = Conversation("k")
     history = [
