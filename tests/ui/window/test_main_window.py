@@ -483,6 +483,10 @@ def test_the_model_menu_switches_the_session_model_where_offered(make_window: An
     menu = win.model_label.menu()
     assert menu is not None
     assert [a.text() for a in menu.actions()] == ["m1  (Custom)", "m2  (OpenRouter)"]
+    # The header names the provider as the menu does, whichever name the last info used.
+    assert win.model_label.text() == "m1 · Custom"
+    b.emit("on_session_info", "s1", SessionInfo(model="m1", provider="custom"))
+    assert win.model_label.text() == "m1 · Custom"
     menu.actions()[1].trigger()
     assert b.calls[-1] == ("set_model", ("s1", models[1]))
 

@@ -114,10 +114,14 @@ class ChatHeader(QWidget):
     def show_info(self, info: SessionInfo, models: list[ModelChoice]) -> None:
         """The session's model and provider (a menu when there are models to switch to) and
         how much of its context is used."""
-        model = " · ".join(p for p in (info.model, info.provider) if p)
+        # The provider by the name its menu gives it: session.info names it by its slug
+        # (Hermes: "custom" after each turn, "Custom endpoint" in model.options).
+        names = {choice.provider: choice.provider_name for choice in models}
+        provider = names.get(info.provider, info.provider)
+        model = " · ".join(p for p in (info.model, provider) if p)
         self.model_label.setText(model)
         self.model_label.setToolTip(
-            f"Model {info.model or 'unknown'}, provider {info.provider or 'unknown'}"
+            f"Model {info.model or 'unknown'}, provider {provider or 'unknown'}"
             + (f", approvals: {info.approval_mode}" if info.approval_mode else "")
         )
         self.model_label.setVisible(bool(model))
