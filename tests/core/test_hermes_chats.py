@@ -1,4 +1,4 @@
-"""Delete and rename against real Hermes 0.19.0, 0.20.1.2 and 0.22.2, as the window asks them.
+"""Delete, rename and what a chat shows of its turns, against real Hermes 0.19.0, 0.20.1.2, 0.22.2.
 
 One gateway per line, two chats, and two app runs on the same store (the second a fresh
 controller, as after a restart): a chat renamed in the first run carries its new title in the
@@ -228,3 +228,35 @@ async def test_a_tcp_reset_sends_the_open_chat_to_the_window_once_with_its_turn(
                     # bubble of the turn still in it.
                     assert a.seen.lists.count(key) - before == 1
                     assert [(m.role, m.text) for m in conv.messages] == turn
+
+
+@pytest.mark.parametrize("dist", DISTS)
+async def test_each_reply_shows_the_tokens_its_own_turn_used(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    """Every line sends the session's running totals with each reply (`_get_usage`): the
+    second reply of a chat showed both turns' tokens as its own."""
+    from desktop.ui.render.usage import usage_line
+    from tests.support.fake_openai import _usage
+
+    require_hermes(dist)
+    with FakeOpenAIServer(reply="ok") as fake:
+        fake.script = [{"content": "the first answer"}, {"content": "the second answer"}]
+        async with (
+            hermes_gateway(
+                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+            ) as gw,
+            app(gw.url, gw.token, tmp_path) as a,
+        ):
+            key = await a.chat("a question")
+            conv = a.router.conversation(key)
+            assert conv is not None
+            a.ctl.send(key, "and another", ())
+            await a.until(lambda: not conv.running and len(conv.messages) == 4, "second reply", 120)
+            first, second = conv.messages[1], conv.messages[3]
+            asked = [_usage(r, "")["prompt_tokens"] for r in fake.requests]
+            assert (first.usage["input"], second.usage["input"]) == (asked[0], asked[1])
+            assert first.usage["input"] + second.usage["input"] == conv.usage["input"]
+            # What its footer says: "2.5k in · 5 out ...", not the two turns' "5k in · 10 out".
+            assert usage_line(second.usage).startswith(usage_line({"input": asked[1]}))
+            assert second.usage["output"] == conv.usage["output"] - first.usage["output"]

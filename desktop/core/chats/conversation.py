@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 from desktop.common.methods import REQUEST_CANCEL_EVENT, SERVER_REQUEST_EVENT
 from desktop.core.chats import reply_state as rs
 from desktop.core.chats.file_changes import record_tool_change
-from desktop.core.chats.progress import context_of, todo_state
+from desktop.core.chats.progress import context_of, reply_usage, todo_state
 from desktop.core.chats.requests import (
     BLOCKING_KINDS,
     EXPIRE_EVENTS,
@@ -163,6 +163,9 @@ class Conversation:
         self.context_note = ""
         self._now = now or (lambda: 0.0)
         self._started_at: float | None = None  # when the running turn's message.start came
+        # The session's usage totals when the running turn's message.start came (Hermes
+        # reports totals: a reply's share is what they grew by, see `reply_usage`).
+        self._usage_base: dict[str, Any] | None = None
         # The gateway summarises the history (status.update compacting/compressing, or a
         # session.compress this client asked for): its status line shows even between turns.
         self.compacting = False
@@ -404,6 +407,7 @@ class Conversation:
     def _on_start(self, payload: dict[str, Any]) -> bool:
         self.running = True
         self._started_at = self._now()
+        self._usage_base = dict(self.usage)
         self._completed = False
         self._failed = None
         current = self.streaming_message
@@ -533,8 +537,9 @@ class Conversation:
         if reasoning and not msg.thinking.strip():
             msg.thinking = reasoning  # deltas lost while detached: the final field has it
         usage = payload.get("usage")
+        base, self._usage_base = self._usage_base, None
         if isinstance(usage, dict):
-            msg.usage = dict(usage)
+            msg.usage = reply_usage(usage, base)
             if usage:
                 self.usage = dict(usage)  # the authoritative final figure of the turn
         if status == rs.INTERRUPTED and self._stopping:

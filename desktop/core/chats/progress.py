@@ -36,6 +36,43 @@ def context_of(usage: dict[str, Any]) -> tuple[int | None, int | None, int | Non
     return percent, used, most or None
 
 
+# Hermes' usage is the session's running totals (`_get_usage`: its agent's counters since the
+# gateway built it, each model call added): these fields. The embedded gateway's is the
+# reply's own (`prompt_tokens`, `completion_tokens`).
+_TOTALS = ("input", "output", "reasoning", "prompt", "completion", "total", "calls")
+
+
+def reply_usage(usage: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
+    """What one reply used, from its `message.complete` usage.
+
+    Hermes sends the session's totals so far (every reply showed them as its own: the third
+    reply of a chat read three replies' tokens, a stopped one the turn's before it): the
+    reply's share is what they grew by since its turn began (`base`: the totals then, None
+    when the turn began unseen, as after a reconnect mid-turn). Its counts go when that is
+    not known, or when no model call of the turn finished (stopped before one did); the
+    context figures are the window's now, kept. A usage without the totals is the reply's.
+    """
+    if "calls" not in usage:
+        return dict(usage)
+    own = {k: v for k, v in usage.items() if k not in _TOTALS}
+    if base is None or not _grown(usage, base, "calls"):
+        return own
+    for name in ("input", "output"):
+        grown = _grown(usage, base, name)
+        if grown is not None:
+            own[name] = grown
+    return own
+
+
+def _grown(usage: dict[str, Any], base: dict[str, Any], name: str) -> int | None:
+    now, then = _count(usage.get(name)), _count(base.get(name)) or 0
+    if now is None:
+        return None
+    # Totals below the base: the gateway restarted (its counters began again), all of them
+    # are this turn's.
+    return now - then if now >= then else now
+
+
 def todo_state(payload: Any) -> tuple[tuple[TodoItem, ...], int] | None:
     """`(items, revision)` from a `todo.updated` payload or a snapshot's `todo_state`;
     None when it is not one (an item without text is skipped, an unknown status is pending)."""

@@ -108,3 +108,41 @@ def test_a_snapshot_todo_state_is_adopted() -> None:
     conv = Conversation("s1")
     conv.load_snapshot({"session_id": "r1", "messages": [], "todo_state": TODOS})
     assert [t.status for t in conv.session_info().todos][:2] == ["completed", "in_progress"]
+
+
+def _turn(conv: Conversation, text: str, usage: dict[str, Any], status: str = "complete") -> Any:
+    conv.apply(ev("message.start"))
+    conv.apply(ev("message.delta", text=text))
+    conv.apply(ev("message.complete", text=text, usage=usage, status=status))
+    return conv.messages[-1]
+
+
+def totals(calls: int, tokens_in: int, tokens_out: int) -> dict[str, Any]:
+    """Hermes' message.complete usage: the session's totals so far (all three lines)."""
+    return {**USAGE_TICK, "calls": calls, "input": tokens_in, "output": tokens_out}
+
+
+def test_each_reply_shows_the_tokens_it_used_not_the_sessions_totals() -> None:
+    """Hermes sends the session's running totals with each reply: a chat's third reply read
+    '7.6k in · 276 out' (three replies' worth) and a reply stopped before its model call
+    finished repeated the one before (seen on 0.19 under Xvfb)."""
+    from desktop.ui.render.usage import usage_line
+
+    conv = Conversation("s1")
+    conv.load_snapshot({"session_id": "r1", "messages": [], "running": False, "info": {}})
+    first = _turn(conv, "one", totals(1, 2400, 92))
+    second = _turn(conv, "two", totals(3, 7600, 276))  # a tool call between: two model calls
+    stopped = _turn(conv, "thr", totals(3, 7600, 276), status="interrupted")
+    assert usage_line(first.usage) == "2.4k in · 92 out · context 55k of 131k"
+    assert usage_line(second.usage) == "5.2k in · 184 out · context 55k of 131k"
+    assert usage_line(stopped.usage) == "context 55k of 131k", "no model call of it finished"
+    assert conv.session_info().context_percent == 42  # the header's meter: the window's use
+    # A turn whose start was not seen (a reconnect in the middle): its share is not known.
+    conv.apply(ev("message.delta", text="four"))
+    conv.apply(ev("message.complete", text="four", usage=totals(4, 9000, 300)))
+    assert usage_line(conv.messages[-1].usage) == "context 55k of 131k"
+    # The gateway restarted (its counters began again): all of the totals are this turn's.
+    assert usage_line(_turn(conv, "five", totals(1, 1500, 40)).usage).startswith("1.5k in · 40")
+    # The embedded gateway's usage is the reply's own.
+    own = _turn(conv, "six", {"prompt_tokens": 800, "completion_tokens": 20, "model": "m"})
+    assert usage_line(own.usage) == "800 in · 20 out"
