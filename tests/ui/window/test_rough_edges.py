@@ -510,3 +510,25 @@ def test_the_chat_s_scroll_bar_shows_a_handle_only_when_there_is_more_to_see(
     win.open_session("s1")
     QCoreApplication.processEvents()
     assert len(_bar_colours(win)) == 1
+
+
+@pytest.mark.parametrize("mode", [ThemeMode.LIGHT])
+def test_a_short_header_shortens_the_title_no_more_than_the_model_name(
+    make_window: Any, styled: Any, mode: ThemeMode
+) -> None:
+    """At the window's first size the title read "Kitchen …" beside a whole "fake-model ·
+    Custom endpoint": Qt squeezes a stretched item to its minimum before it shortens others."""
+    b = _backend()
+    win = make_window(b)
+    win.resize(1040, 700)
+    win.open_session("s1")
+    win.header.set_title("Kitchen tiles for the bathroom floor")
+    info = SessionInfo(model="fake-model", provider="Custom endpoint", context_percent=2)
+    b.emit("on_session_info", "s1", info)
+    _online(b)
+    QCoreApplication.processEvents()
+    title, model = win.header.title_label, win.header.model_label
+    title_cut = title.sizeHint().width() - title.width()
+    model_cut = model.sizeHint().width() - model.width()
+    assert title_cut > 0, "the header is short at this width (else the test shows nothing)"
+    assert title_cut <= model_cut + 1, f"title cut by {title_cut} px, model by {model_cut}"

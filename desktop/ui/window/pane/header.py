@@ -92,7 +92,11 @@ class ChatHeader(QWidget):
         st = QHBoxLayout(self)
         st.setContentsMargins(8, 8, 12, 8)
         st.addWidget(self.sidebar_button)
-        st.addWidget(self.title_label, 1)
+        # No stretch on the title itself: Qt squeezes a stretched item to its minimum before
+        # it shortens any other ("Kitchen …" beside a whole "fake-model · Custom endpoint").
+        # Without, a short header takes from the title and the model name alike.
+        st.addWidget(self.title_label)
+        st.addStretch(1)
         st.addWidget(self.context_label)
         st.addWidget(self.compress)
         st.addWidget(self.auto_approve)
