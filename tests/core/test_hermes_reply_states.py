@@ -124,6 +124,47 @@ async def test_stop_reads_stopped_by_you_with_the_words_shown(
             assert "word20" in reply.text and "word399" not in reply.text
 
 
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
+async def test_stop_pressed_while_the_link_is_down_stops_the_reply_once_it_is_back(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    """Stop pressed while the link was down said "session.interrupt failed: Hermes: not
+    connected" and stopped nothing: the reply ran on to its end (seen on 0.19 under Xvfb)."""
+    from desktop.core.profile.stopping import NOT_CONNECTED
+
+    require_hermes(dist)
+    long = " ".join(f"word{i}" for i in range(400))
+    with FakeOpenAIServer(reply="ok", chunk_size=6, chunk_delay=0.03) as fake:
+        fake.script = [{"content": "ready"}, {"content": long}]
+        async with hermes_gateway(
+            tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
+        ) as gw:
+            with proxy_to(gw.url) as (proxy, url):
+                async with app(url, gw.token, tmp_path) as a:
+                    key = await a.chat("warm up")
+                    conv = a.router.conversation(key)
+                    assert conv is not None
+                    a.ctl.send(key, "Write a long essay", ())
+                    await a.until(lambda: "word20" in conv.messages[-1].text, "streaming", 120)
+                    epoch = a.sup.epoch
+                    proxy.set_mode("reset")  # the link goes and stays down
+                    await a.until(
+                        lambda: a.sup.status.state is not ConnectionState.ONLINE, "link down"
+                    )
+                    a.ctl.interrupt(key)
+                    assert a.seen.notices[-1:] == [NOT_CONNECTED]
+                    proxy.set_mode("pass")
+                    a.sup.reconnect_now()
+                    await a.until(lambda: a.sup.epoch > epoch, "back")
+                    await a.until(lambda: not conv.running, "the turn ended", 120)
+                    reply = conv.messages[-1]
+                    assert (reply.role, reply.status) == (Role.ASSISTANT, "stopped"), reply
+                    assert state_text(reply) == "Stopped by you"
+                    assert "word399" not in reply.text, "stopped before its end"
+                    assert a.seen.notices[-1] == "", "the notice goes once it is stopped"
+                    assert not any("session." in n for n in a.seen.notices), a.seen.notices
+
+
 def _turns(conv: Any) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """The chat as the user sees it: each message's role and text, and a reply's versions
     (the prompt each answered, and its text)."""

@@ -24,7 +24,6 @@ from desktop.common.methods import (
     RESPOND,
     SESSION_BRANCH,
     SESSION_HISTORY,
-    SESSION_INTERRUPT,
     SESSION_UNDO,
 )
 from desktop.core.chats.index import SessionIndex
@@ -85,6 +84,7 @@ from desktop.core.profile.feed import ConversationFeed
 from desktop.core.profile.list_refresh import ListRefresh
 from desktop.core.profile.new_chats import TempSessions
 from desktop.core.profile.prompt_bubbles import PromptBubbles, bubble_id, ref_of
+from desktop.core.profile.stopping import StopRequests
 
 __all__ = ["TEMP_PREFIX", "ProfileController", "is_temp_key"]
 
@@ -223,10 +223,19 @@ class ProfileController:
             spawn=self._spawn,
         )
         events = SessionEvents(router, self._index, notify, on_list_changed=self._lists.changed)
+        self._stops = StopRequests(
+            call=self._sup.call,
+            online=self._port.is_online,
+            runtime_id=router.runtime_id,
+            conversation=self._feed.get,
+            notify=notify,
+            spawn=self._spawn,
+        )
         self._unsubs: list[Callable[[], None]] = [
             supervisor.add_status_listener(self._on_status),
             supervisor.subscribe(events.on_supervisor_event),
             router.on_synced(self._catchup.on_router_synced),
+            router.on_synced(self._stops.on_router_synced),
             router.on_snapshot(self._catchup.keep_snapshot),
             router.on_snapshot(self._feed.on_router_snapshot),
             router.on_snapshot(self._work.on_snapshot),
@@ -481,12 +490,10 @@ class ProfileController:
 
     def interrupt(self, key: str) -> None:
         key = self._resolve(key)
-        runtime = self._router.runtime_id(key)
         conv = self._feed.get(key)
         if conv is not None:
             conv.stop_requested()  # its end reads "stopped by you", not "interrupted"
-        if runtime:
-            self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
+        self._stops.stop(key)
 
     # -- while a turn runs (core/profile/agent/steering.py) -------------------------------------
 
@@ -775,7 +782,7 @@ class ProfileController:
         if kind == WAITING_KIND:
             # The only way out of a question this app was never sent: stop the turn, which
             # releases it on the gateway.
-            self._call_soon(SESSION_INTERRUPT, {"session_id": runtime})
+            self._stops.stop(key)
             return
         params: dict[str, Any] = {"session_id": runtime, "request_id": request_id}
         if kind == "approval":
@@ -785,14 +792,14 @@ class ProfileController:
             params["choice"] = answer if answer in APPROVAL_CHOICES else "deny"
             if request is not None and not request.server_id:
                 del params["request_id"]  # 0.19: no id; it resolves the oldest pending one
-            self._call_soon(RESPOND["approval"], params)
+            self._answer_soon(RESPOND["approval"], params)
         elif kind in ("sudo", "secret"):
             # Never logged, never stored: the value lives only in this call's params.
             params["password" if kind == "sudo" else "value"] = str(answer)
-            self._call_soon(RESPOND[kind], params)
+            self._answer_soon(RESPOND[kind], params)
         else:
             params["answer"] = str(answer)
-            self._call_soon(RESPOND["clarify"], params)
+            self._answer_soon(RESPOND["clarify"], params)
 
     def _reply_soon(self, request: ApprovalRequest, answer: RequestAnswer) -> None:
         """Answer a server->client request (Hermes 0.22) by a reply to its id: the same id
@@ -812,12 +819,25 @@ class ProfileController:
         try:
             await self._sup.reply(reply_to, result)
         except GatewayError as exc:
-            # Still open on the gateway: the next snapshot lists it and the card comes back.
-            notice(
-                self._listeners.emit,
-                "",
-                f"The answer was not sent ({exc}); asked again when the connection is back",
-            )
+            self._answer_not_sent(exc)
+
+    def _answer_soon(self, method: str, params: dict[str, Any]) -> None:
+        """Answer an approval or a question by a call (Hermes 0.19-0.21)."""
+        self._spawn(self._answer_quietly(method, params))
+
+    async def _answer_quietly(self, method: str, params: dict[str, Any]) -> None:
+        try:
+            await self._sup.call(method, params)
+        except GatewayError as exc:
+            self._answer_not_sent(exc)
+
+    def _answer_not_sent(self, exc: GatewayError) -> None:
+        # Still open on the gateway: the next snapshot lists it and the card comes back.
+        notice(
+            self._listeners.emit,
+            "",
+            f"The answer was not sent ({exc}); asked again when the connection is back",
+        )
 
     def _request_shown(self, key: str, request: ApprovalRequest) -> None:
         """A card is on screen: a 0.22 approval's timeout runs from `approval.received`."""
@@ -829,9 +849,7 @@ class ProfileController:
         if not runtime:
             return
         self._received.add(request.request_id)
-        self._call_soon(
-            APPROVAL_RECEIVED, {"session_id": runtime, "request_id": request.gateway_id}
-        )
+        self._spawn(self._acknowledge(runtime, request.gateway_id))
 
     # -- what the agent offers (slash commands, models) --------------------------------------
 
@@ -969,15 +987,15 @@ class ProfileController:
     def _tell(self, key: str, text: str) -> None:
         notice(self._listeners.emit, key, text)
 
-    def _call_soon(self, method: str, params: dict[str, Any]) -> None:
-        """Send a call whose failure only needs telling the user."""
-        self._spawn(self._call_quietly(method, params))
-
-    async def _call_quietly(self, method: str, params: dict[str, Any]) -> None:
+    async def _acknowledge(self, runtime: str, request_id: str) -> None:
+        """Tell a 0.22 gateway an approval card is on screen (its timeout runs from then)."""
         try:
-            await self._sup.call(method, params)
+            await self._sup.call(
+                APPROVAL_RECEIVED, {"session_id": runtime, "request_id": request_id}
+            )
         except GatewayError as exc:
-            notice(self._listeners.emit, "", f"{method} failed: {exc}")
+            # Nothing the user did failed: the gateway's own timeout runs from its sending.
+            log.info("approval.received for %s not sent: %s", request_id, exc)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         self._jobs.spawn(coro)
