@@ -532,3 +532,28 @@ def test_a_short_header_shortens_the_title_no_more_than_the_model_name(
     model_cut = model.sizeHint().width() - model.width()
     assert title_cut > 0, "the header is short at this width (else the test shows nothing)"
     assert title_cut <= model_cut + 1, f"title cut by {title_cut} px, model by {model_cut}"
+
+
+@pytest.mark.parametrize("mode", [ThemeMode.LIGHT])
+def test_the_model_name_keeps_room_for_a_menu_arrow_only_when_it_has_a_menu(
+    make_window: Any, styled: Any, mode: ThemeMode
+) -> None:
+    from desktop.core.models import ModelChoice
+
+    b = _backend()
+    win = make_window(b)
+    win.open_session("s1")
+    b.emit("on_session_info", "s1", SessionInfo(model="fake-model", provider="custom"))
+    model = win.header.model_label
+    assert model.menu() is None
+    plain = model.sizeHint().width()
+    choices = [ModelChoice("custom", "Custom", "fake-model", True), ModelChoice("c", "C", "m2")]
+    b.emit("on_models", "s1", choices)
+    assert model.menu() is not None and model.text() == "fake-model · Custom"
+    b.emit("on_models", "s1", [])
+    b.emit("on_session_info", "s1", SessionInfo(model="fake-model", provider="Custom"))
+    assert model.menu() is None and model.sizeHint().width() < plain + 20
+    plain = model.sizeHint().width()  # the same text as with the menu
+    b.emit("on_models", "s1", choices)
+    with_menu = model.sizeHint().width()
+    assert with_menu - plain >= 10, f"{plain} px without a menu, {with_menu} px with one"

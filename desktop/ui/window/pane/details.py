@@ -6,7 +6,15 @@ import time
 
 from PySide6.QtCore import QPointF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent, QPen
-from PySide6.QtWidgets import QDialog, QFormLayout, QLabel, QListWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QFormLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.ui.backend import Diagnostics
 
@@ -34,14 +42,17 @@ class Sparkline(QWidget):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         r = self.rect().adjusted(2, 4, -2, -4)
-        if len(self.values) < 2:
+        if not self.values:
             p.setPen(self.palette().placeholderText().color())
-            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "no heartbeat data")
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "no heartbeat yet")
             return
-        top = max(self.values) or 1.0
-        step = r.width() / (len(self.values) - 1)
+        # One round trip so far is a level line (it said "no heartbeat data" beside the
+        # round trip's figure).
+        values = self.values if len(self.values) > 1 else self.values * 2
+        top = max(values) or 1.0
+        step = r.width() / (len(values) - 1)
         path = QPainterPath()
-        for i, v in enumerate(self.values):
+        for i, v in enumerate(values):
             pt = QPointF(r.left() + i * step, r.bottom() - (v / top) * r.height())
             if i == 0:
                 path.moveTo(pt)
@@ -96,6 +107,9 @@ class DetailsDialog(QDialog):
         for rec in reversed(d.reconnects):
             stamp = time.strftime("%H:%M:%S", time.localtime(rec.at))
             self.history.addItem(f"{stamp}  {rec.reason}")
+        if not d.reconnects:  # an empty box said nothing at all
+            none = QListWidgetItem("None since the app started", self.history)
+            none.setFlags(Qt.ItemFlag.NoItemFlags)
 
 
 def _rtt_summary(samples: tuple[float, ...]) -> str:

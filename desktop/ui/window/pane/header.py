@@ -138,6 +138,11 @@ class ChatHeader(QWidget):
         # No models offered (e.g. the embedded gateway): the name only, no menu.
         # setMenu(None) takes the menu away; PySide6's stubs do not allow None.
         self.model_label.setMenu(self.model_menu if len(models) > 1 else None)  # type: ignore[arg-type]
+        # Room for the menu's arrow only where there is a menu (16 px of nothing otherwise).
+        if self.model_label.property("menu") != (len(models) > 1):
+            self.model_label.setProperty("menu", len(models) > 1)
+            self.model_label.style().unpolish(self.model_label)
+            self.model_label.style().polish(self.model_label)
         context, context_tip = context_text(info)
         self.context_label.setText(context)
         # The figure is short and is the point: the title gives way first, never "context 6…".

@@ -123,3 +123,26 @@ def test_details_show_internals(qtbot: Any) -> None:
     assert d.rtt.text() == "last 500 ms, median 30 ms, worst 500 ms"
     assert "heartbeat deadline" in d.history.item(0).text()
     assert not d.sparkline.grab().isNull()
+
+
+def test_details_say_what_there_is_none_of_yet(qtbot: Any) -> None:
+    """One heartbeat so far: the chart said "no heartbeat data" beside its round trip in
+    words; no reconnect yet: an empty box."""
+    d = DetailsDialog()
+    qtbot.addWidget(d)
+    d.resize(400, 300)
+    d.show_diagnostics(
+        Diagnostics(
+            epoch=1,
+            generation=1,
+            dialect="current",
+            last_inbound_age=6.7,
+            heartbeat_rtts=(0.002,),
+            reconnects=(),
+        )
+    )
+    assert d.rtt.text() == "last 2 ms, median 2 ms, worst 2 ms"
+    image = d.sparkline.grab().toImage()
+    pixels = [image.pixelColor(x, y) for x in range(image.width()) for y in range(image.height())]
+    assert any(c.blue() - c.red() > 80 for c in pixels), "the one round trip is drawn (blue)"
+    assert d.history.count() == 1 and d.history.item(0).text() == "None since the app started"
