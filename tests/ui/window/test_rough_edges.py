@@ -557,3 +557,34 @@ def test_the_model_name_keeps_room_for_a_menu_arrow_only_when_it_has_a_menu(
     b.emit("on_models", "s1", choices)
     with_menu = model.sizeHint().width()
     assert with_menu - plain >= 10, f"{plain} px without a menu, {with_menu} px with one"
+
+
+@pytest.mark.parametrize("mode", [ThemeMode.LIGHT, ThemeMode.DARK])
+def test_a_notice_under_the_header_stands_out_from_the_chat(
+    make_window: Any, styled: Any, mode: ThemeMode
+) -> None:
+    """It was a line of text on the chat's own background, read as part of the chat."""
+    b = _backend()
+    win = make_window(b)
+    win.resize(1040, 500)
+    win.open_session("s1")
+    b.emit("on_notice", "s1", "Not connected: the reply is stopped as soon as it is back")
+    QCoreApplication.processEvents()
+    label = win.notice_label
+    assert label.isVisible()
+
+    def ground(image: Any) -> str:
+        seen: dict[str, int] = {}
+        for x in range(0, image.width(), 3):
+            for y in range(0, image.height(), 2):
+                name = image.pixelColor(x, y).name()
+                seen[name] = seen.get(name, 0) + 1
+        return max(seen, key=lambda name: seen[name])
+
+    shot = win.grab()  # as the window shows them, each over what lies under it
+    at = label.mapTo(win, label.rect().topLeft())
+    notice = shot.copy(at.x() + 16, at.y() + 10, label.width() - 32, label.height() - 12)
+    view = win.chat_view.viewport()
+    where = view.mapTo(win, view.rect().topLeft())
+    chat = shot.copy(where.x(), where.y(), view.width(), view.height())
+    assert ground(notice.toImage()) != ground(chat.toImage()), "no ground of its own"

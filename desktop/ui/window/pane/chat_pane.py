@@ -49,7 +49,7 @@ class ChatPane(QWidget):
         self.notice_label.setObjectName("noticeLabel")
         self.notice_label.setAccessibleName("Notice")
         self.notice_label.setWordWrap(True)
-        self.notice_label.setContentsMargins(16, 4, 16, 4)
+        self.notice_label.setContentsMargins(14, 6, 14, 6)
         self.notice_label.hide()
         self.chat_view = ChatView(self)
         # Hermes' transient status text while a turn runs (each replaces the last).
