@@ -3,21 +3,25 @@ the prompt again as the same turn (one user message in the chat, the store and t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from desktop.common.methods import SESSION_HISTORY
+from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.reply_state import state_text
 from desktop.core.link.client import JsonRpcGatewayClient
 from desktop.core.models import ConnectionState, Role
-from tests.core.test_hermes_chats import NO_AUTO_TITLE, app
+from tests.core.test_hermes_chats import NO_AUTO_TITLE, App, app
 from tests.support.fake_openai import FakeOpenAIServer
-from tests.support.fault_proxy import port_of, proxy_to
+from tests.support.fault_proxy import FaultProxy, port_of, proxy_to
 from tests.support.hermes_env import (
     HERMES_019,
     HERMES_0201,
@@ -97,41 +101,22 @@ def _content(message: dict[str, Any]) -> str:
     return str(content or "")
 
 
-@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
-async def test_stop_reads_stopped_by_you_with_the_words_shown(
-    tmp_path: Path, dist: HermesDist
-) -> None:
-    require_hermes(dist)
-    long = " ".join(f"word{i}" for i in range(400))
-    with FakeOpenAIServer(reply="ok", chunk_size=6, chunk_delay=0.03) as fake:
-        fake.script = [{"content": "ready"}, {"content": long}]
-        async with (
-            hermes_gateway(
-                tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
-            ) as gw,
-            app(gw.url, gw.token, tmp_path) as a,
-        ):
-            key = await a.chat("warm up")
-            conv = a.router.conversation(key)
-            assert conv is not None
-            a.ctl.send(key, "Write a long essay", ())
-            await a.until(lambda: "word20" in conv.messages[-1].text, "streaming", 120)
-            a.ctl.interrupt(key)
-            await a.until(lambda: not conv.running, "the turn ended", 120)
-            reply = conv.messages[-1]
-            assert (reply.role, reply.status) == (Role.ASSISTANT, "stopped"), reply
-            assert state_text(reply) == "Stopped by you"
-            assert "word20" in reply.text and "word399" not in reply.text
+@dataclass
+class Essay:
+    """A chat on a real line, through a fault proxy, its second reply (a 400-word essay at
+    about 30 words a second) streaming."""
+
+    a: App
+    conv: Conversation
+    key: str
+    proxy: FaultProxy
+    fake: FakeOpenAIServer
+    url: str  # the gateway itself, not through the proxy
+    token: str
 
 
-@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
-async def test_stop_pressed_while_the_link_is_down_stops_the_reply_once_it_is_back(
-    tmp_path: Path, dist: HermesDist
-) -> None:
-    """Stop pressed while the link was down said "session.interrupt failed: Hermes: not
-    connected" and stopped nothing: the reply ran on to its end (seen on 0.19 under Xvfb)."""
-    from desktop.core.profile.stopping import NOT_CONNECTED
-
+@contextlib.asynccontextmanager
+async def streaming_essay(tmp_path: Path, dist: HermesDist) -> AsyncIterator[Essay]:
     require_hermes(dist)
     long = " ".join(f"word{i}" for i in range(400))
     with FakeOpenAIServer(reply="ok", chunk_size=6, chunk_delay=0.03) as fake:
@@ -146,23 +131,47 @@ async def test_stop_pressed_while_the_link_is_down_stops_the_reply_once_it_is_ba
                     assert conv is not None
                     a.ctl.send(key, "Write a long essay", ())
                     await a.until(lambda: "word20" in conv.messages[-1].text, "streaming", 120)
-                    epoch = a.sup.epoch
-                    proxy.set_mode("reset")  # the link goes and stays down
-                    await a.until(
-                        lambda: a.sup.status.state is not ConnectionState.ONLINE, "link down"
-                    )
-                    a.ctl.interrupt(key)
-                    assert a.seen.notices[-1:] == [NOT_CONNECTED]
-                    proxy.set_mode("pass")
-                    a.sup.reconnect_now()
-                    await a.until(lambda: a.sup.epoch > epoch, "back")
-                    await a.until(lambda: not conv.running, "the turn ended", 120)
-                    reply = conv.messages[-1]
-                    assert (reply.role, reply.status) == (Role.ASSISTANT, "stopped"), reply
-                    assert state_text(reply) == "Stopped by you"
-                    assert "word399" not in reply.text, "stopped before its end"
-                    assert a.seen.notices[-1] == "", "the notice goes once it is stopped"
-                    assert not any("session." in n for n in a.seen.notices), a.seen.notices
+                    yield Essay(a, conv, key, proxy, fake, gw.url, gw.token)
+
+
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
+async def test_stop_reads_stopped_by_you_with_the_words_shown(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    async with streaming_essay(tmp_path, dist) as e:
+        e.a.ctl.interrupt(e.key)
+        await e.a.until(lambda: not e.conv.running, "the turn ended", 120)
+        reply = e.conv.messages[-1]
+        assert (reply.role, reply.status) == (Role.ASSISTANT, "stopped"), reply
+        assert state_text(reply) == "Stopped by you"
+        assert "word20" in reply.text and "word399" not in reply.text
+
+
+@pytest.mark.parametrize("dist", line_params(HERMES_019, HERMES_0201, HERMES_022))
+async def test_stop_pressed_while_the_link_is_down_stops_the_reply_once_it_is_back(
+    tmp_path: Path, dist: HermesDist
+) -> None:
+    """Stop pressed while the link was down said "session.interrupt failed: Hermes: not
+    connected" and stopped nothing: the reply ran on to its end (seen on 0.19 under Xvfb)."""
+    from desktop.core.profile.stopping import NOT_CONNECTED
+
+    async with streaming_essay(tmp_path, dist) as e:
+        a, conv = e.a, e.conv
+        epoch = a.sup.epoch
+        e.proxy.set_mode("reset")  # the link goes and stays down
+        await a.until(lambda: a.sup.status.state is not ConnectionState.ONLINE, "link down")
+        a.ctl.interrupt(e.key)
+        assert a.seen.notices[-1:] == [NOT_CONNECTED]
+        e.proxy.set_mode("pass")
+        a.sup.reconnect_now()
+        await a.until(lambda: a.sup.epoch > epoch, "back")
+        await a.until(lambda: not conv.running, "the turn ended", 120)
+        reply = conv.messages[-1]
+        assert (reply.role, reply.status) == (Role.ASSISTANT, "stopped"), reply
+        assert state_text(reply) == "Stopped by you"
+        assert "word399" not in reply.text, "stopped before its end"
+        assert a.seen.notices[-1] == "", "the notice goes once it is stopped"
+        assert not any("session." in n for n in a.seen.notices), a.seen.notices
 
 
 def _turns(conv: Any) -> list[tuple[str, str, list[tuple[str, str]]]]:
@@ -397,49 +406,34 @@ async def test_retry_of_a_stopped_reply_is_one_turn_after_a_reconnect(
 ) -> None:
     """A stopped reply's exchange is in the stored rows (unlike a failed one's on 0.19 and
     0.20.1): its Retry must replace it there too, or a reconnect shows the prompt twice."""
-    require_hermes(dist)
-    long = " ".join(f"word{i}" for i in range(400))
-    with FakeOpenAIServer(reply="ok", chunk_size=6, chunk_delay=0.03) as fake:
-        fake.script = [{"content": "ready"}, {"content": long}]
-        async with hermes_gateway(
-            tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
-        ) as gw:
-            with proxy_to(gw.url) as (proxy, url):
-                async with app(url, gw.token, tmp_path) as a:
-                    key = await a.chat("warm up")
-                    conv = a.router.conversation(key)
-                    assert conv is not None
-                    a.ctl.send(key, "Write a long essay", ())
-                    await a.until(lambda: "word20" in conv.messages[-1].text, "streaming", 120)
-                    a.ctl.interrupt(key)
-                    await a.until(lambda: not conv.running, "stopped", 120)
-                    fake.set_reply("A short essay.", chunk_delay=0.0)
-                    assert a.ctl.retry_reply(key, conv.messages[-1].id)
-                    await a.until(
-                        lambda: not conv.running and conv.messages[-1].text == "A short essay.",
-                        "the retried reply",
-                        120,
-                    )
-                    want = [("user", "warm up"), ("user", "Write a long essay")]
-                    epoch = a.sup.epoch
-                    proxy.reset_all()
-                    await a.until(lambda: a.sup.status.state is not ConnectionState.ONLINE, "cut")
-                    a.sup.reconnect_now()
-                    await a.until(
-                        lambda: a.sup.epoch > epoch and a.router.synced_epoch == a.sup.epoch,
-                        "reconnected",
-                        120,
-                    )
-                    runtime = a.router.runtime_id(key)
-                    assert runtime
-                    users = await _history_users(gw.url, gw.token, runtime)
-                    assert users == [t for _, t in want], users
-                    await a.until(
-                        lambda: (
-                            [(m.role.value, m.text) for m in conv.messages if m.role is Role.USER]
-                            == want
-                        ),
-                        "the chat after the reconnect",
-                        30,
-                    )
-                    assert conv.messages[-1].text == "A short essay."
+    async with streaming_essay(tmp_path, dist) as e:
+        a, conv, key = e.a, e.conv, e.key
+        a.ctl.interrupt(key)
+        await a.until(lambda: not conv.running, "stopped", 120)
+        e.fake.set_reply("A short essay.", chunk_delay=0.0)
+        assert a.ctl.retry_reply(key, conv.messages[-1].id)
+        await a.until(
+            lambda: not conv.running and conv.messages[-1].text == "A short essay.",
+            "the retried reply",
+            120,
+        )
+        want = [("user", "warm up"), ("user", "Write a long essay")]
+        epoch = a.sup.epoch
+        e.proxy.reset_all()
+        await a.until(lambda: a.sup.status.state is not ConnectionState.ONLINE, "cut")
+        a.sup.reconnect_now()
+        await a.until(
+            lambda: a.sup.epoch > epoch and a.router.synced_epoch == a.sup.epoch,
+            "reconnected",
+            120,
+        )
+        runtime = a.router.runtime_id(key)
+        assert runtime
+        users = await _history_users(e.url, e.token, runtime)
+        assert users == [t for _, t in want], users
+        await a.until(
+            lambda: [(m.role.value, m.text) for m in conv.messages if m.role is Role.USER] == want,
+            "the chat after the reconnect",
+            30,
+        )
+        assert conv.messages[-1].text == "A short essay."
