@@ -38,11 +38,13 @@ _ROLES = {r.value: r for r in Role}
 # What the preview leaves out: marks, not characters of the text ("issue #28", "file_name.py",
 # "a > b", "C#" and "5 * 3" keep theirs). A mark with a space on both sides is the text's own
 # (CommonMark: neither left- nor right-flanking), unless it starts a line (a list item).
+# (Each branch tests its first character before any look-behind: a look-behind tried at every
+# space made 10,000 listed chats ~30 ms slower to merge.)
 _MARKUP = re.compile(
-    r"(?=[!\[*`~_ \t#>])(?:"  # (a quick test: where none of the marks can start)
+    r"(?=[!\[*`~_#>]|^[ \t])(?:"  # (a quick test: where none of the marks can start)
     r"!?\[([^\]]*)\]\([^)]*\)"  # a link or an image: its text stays
-    r"|(?<![ \t*`])[*`]+|[*`]+(?=[^\s*`])|~~+"  # emphasis, code and strike-through marks
-    r"|(?<!\w)_+(?=[^\s_])|(?<=[^\s_])_+(?!\w)"  # underscores around words, not inside them
+    r"|(?=[*`])(?:(?<![ \t*`])[*`]+|[*`]+(?=[^\s*`]))|~~+"  # emphasis, code, strike-through
+    r"|(?=_)(?:(?<!\w)_+(?=[^\s_])|(?<=[^\s_])_+(?!\w))"  # underscores around words only
     r"|^[ \t]{0,3}(?:#{1,6}(?=[ \t]|$)|>[> \t]*))",  # a heading's or a quote's mark
     re.MULTILINE,
 )
