@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import time
 from pathlib import Path
 from typing import Any
@@ -407,16 +408,22 @@ def test_the_profile_list_names_every_profile_readably(
     image = view.grab().toImage()
     for row in range(combo.count()):
         rect = view.visualRect(view.model().index(row, 0)).adjusted(2, 2, -2, -2)
-        seen: dict[str, int] = {}
-        for x in range(rect.left(), min(rect.right(), image.width())):
-            for y in range(rect.top(), min(rect.bottom(), image.height())):
-                name = image.pixelColor(x, y).name()
-                seen[name] = seen.get(name, 0) + 1
+        seen = _colours(image, rect)
         ground = QColor(max(seen, key=lambda name: seen[name]))
         ink = max(_contrast(QColor(name), ground) for name in seen)
         # WCAG AA for text: the current profile's name was white on a near-white row.
         assert ink >= 4.5, f"{combo.itemText(row)!r}: contrast {ink:.1f}"
     combo.hidePopup()
+
+
+def _colours(image: Any, rect: Any, step: int = 1) -> collections.Counter[str]:
+    """How many pixels of each colour `rect` of `image` holds (every `step`-th row and column)."""
+    right, bottom = min(rect.right(), image.width()), min(rect.bottom(), image.height())
+    return collections.Counter(
+        image.pixelColor(x, y).name()
+        for x in range(rect.left(), right, step)
+        for y in range(rect.top(), bottom, step)
+    )
 
 
 def _reconnecting(b: FakeBackend) -> None:
@@ -574,11 +581,7 @@ def test_a_notice_under_the_header_stands_out_from_the_chat(
     assert label.isVisible()
 
     def ground(image: Any) -> str:
-        seen: dict[str, int] = {}
-        for x in range(0, image.width(), 3):
-            for y in range(0, image.height(), 2):
-                name = image.pixelColor(x, y).name()
-                seen[name] = seen.get(name, 0) + 1
+        seen = _colours(image, image.rect(), step=2)
         return max(seen, key=lambda name: seen[name])
 
     shot = win.grab()  # as the window shows them, each over what lies under it
