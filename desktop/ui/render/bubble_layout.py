@@ -303,16 +303,19 @@ class BubbleDocs:
         else:
             html = self.markdown.render(chunk, *style)
         last = stream.tail
-        if last is not None and last.html == html and not plain:
+        if first and last is not None and last.html == html:
             # The block being written finished as the last frame showed it (a table's last
-            # row): that document, laid out already, is the group.
-            return chunk, last.doc, plain
-        # Laid out once, like the block being written (see _markdown_doc's `fit`).
-        doc = _markdown_doc(stream.role, font, stream.width, colors, html, fit=False)
+            # row; a code block's last line, its code plain like its frames): that document,
+            # laid out already, is the group. Its own flags as a block being written go.
+            doc = last.doc
+            doc.open_fence, doc.fences, doc.plain_code = False, 0, False
+        else:
+            # Laid out once, like the block being written (see _markdown_doc's `fit`).
+            doc = _markdown_doc(stream.role, font, stream.width, colors, html, fit=False)
         closed = closed_code(chunk) if "```" in chunk or "~~~" in chunk else None
         doc.code_block = closed is not None
-        if closed is not None and plain:  # a code block that closed, plain like its frames
-            doc.code_alone = (chunk[: chunk.index("\n") + 1], closed[1])
+        # A code block that closed, plain like its frames (see code_unchanged_above).
+        doc.code_alone = (chunk[: chunk.index("\n") + 1], closed[1]) if closed and plain else None
         doc.table_lines = table_lines(chunk)  # a table alone, or None
         return chunk, doc, plain
 

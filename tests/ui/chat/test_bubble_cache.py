@@ -16,6 +16,7 @@ from desktop.ui.chat.model import MESSAGE_ROLE
 from desktop.ui.chat.render_cache import Change
 from desktop.ui.chat.view import ChatView
 from desktop.ui.render import bubble_layout
+from desktop.ui.render.document import only_code
 from desktop.ui.render.links import LinkOpener
 from desktop.ui.render.markdown import (
     MarkdownCache,
@@ -663,6 +664,37 @@ def test_a_code_block_closed_with_its_last_lines_is_not_drawn_whole_again(
         -view.visualRect(index).topLeft()
     )
     assert drawn == bubbles._render_bubble(reply, lay, part)[0].toImage()
+
+
+def test_a_code_block_that_closes_as_its_last_frame_showed_it_keeps_that_document(
+    qtbot: Any, view: ChatView
+) -> None:
+    # Its fence closing made the block a group laid out anew (~1 ms for a screen of code) in
+    # the frame that shows the fence, though the last frame had laid out the same code.
+    view.resize(640, 700)
+    lines = "".join(f"total_{k} = compute({k})\n" for k in range(20))
+    text = "Intro\n\n```python\n" + lines + "last = 1\n```\n\nafter"
+    _stream_and_compare(qtbot, view, text, [text.index("\n```\n\nafter")])
+    bubbles, index = view.bubbles, view.chat_model.index(1)
+    reply, before = index.data(MESSAGE_ROLE), bubbles.layout_for(index)
+    kept = bubbles.rows_kept
+    with qtbot.wait_signal(view.chat_model.flushed):
+        reply.text = text  # the fence that closes it, a new paragraph
+        view.update_message(reply)
+    view.grab()
+    lay = bubbles.layout_for(index)
+    code = lay.head_docs[1][0]
+    assert code is before.tail_doc, "the closed block was laid out again"
+    assert "last = 1" in code.toPlainText() and only_code(code)
+    assert bubbles.rows_kept - kept > 18 * 18, "its lines were drawn again"
+    drawn = view.render_cache.pixmaps[view.render_cache.live_keys[reply.id]][0].toImage()
+    part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
+        -view.visualRect(index).topLeft()
+    )
+    assert drawn == bubbles._render_bubble(reply, lay, part)[0].toImage()
+    # And it still gets its colours in idle time, as a block laid out anew would.
+    qtbot.waitUntil(lambda: not bubbles.colouring, timeout=5000)
+    assert bubbles.layout_for(index).head_docs[1][0] is not code
 
 
 def test_a_reply_that_ends_keeps_its_layout_and_copies_what_its_last_frame_drew(
