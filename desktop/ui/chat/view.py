@@ -84,6 +84,12 @@ AHEAD_SLICE = 0.004
 # still grows is looked at again this often (ms); the rows are drawn ahead once it stops.
 AHEAD_WAIT_STREAMING_MS = 250
 SINGLE_STEP = 24
+# Focus that came by the keyboard: the current message shows its ring (see ChatView._ring).
+_KEYBOARD_FOCUS = (
+    Qt.FocusReason.TabFocusReason,
+    Qt.FocusReason.BacktabFocusReason,
+    Qt.FocusReason.ShortcutFocusReason,
+)
 # Passes of measuring the rows on screen before a paint: a measured row can change which rows
 # are on screen, which are measured in the next pass.
 MEASURE_PASSES = 4
@@ -162,6 +168,10 @@ class ChatView(QListView):
         self.chat_model = MessageListModel(self, self.render_cache.docs.markdown.plain_text)
         # Replies shown at an earlier version (< n/m >): the reply itself, by id.
         self._newest: dict[str, ChatMessage] = {}
+        # Whether the current message shows its focus ring: after keys (Up/Down move it, Tab
+        # comes in), not after a click, which shows by itself where it landed (as a browser's
+        # :focus-visible); the frame's focus border shows either way.
+        self._ring = True
         self.jump_button = JumpButton(self)
         self.jump_button.clicked.connect(self.jump_to_newest)
         # Runs only while rows near the view remain undrawn: idle means no timer.
@@ -1138,6 +1148,7 @@ class ChatView(QListView):
                 self._ahead.start(0)
 
     def mousePressEvent(self, e: QMouseEvent) -> None:
+        self._ring = False  # a click shows where it landed: no keyboard ring (see _ring)
         pos = e.position().toPoint()
         if e.button() != Qt.MouseButton.LeftButton:
             if e.button() == Qt.MouseButton.RightButton:
@@ -1228,6 +1239,8 @@ class ChatView(QListView):
         self.show_message_menu()
 
     def keyPressEvent(self, e: QKeyEvent) -> None:
+        self._ring = True
+        self._update_focus_row()
         mods = e.modifiers()
         shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
         msg = self.current_message()
@@ -1288,6 +1301,10 @@ class ChatView(QListView):
         self._update_focus_row()
 
     def focusInEvent(self, e: QFocusEvent) -> None:
+        if e.reason() in _KEYBOARD_FOCUS:
+            self._ring = True
+        elif e.reason() == Qt.FocusReason.MouseFocusReason:
+            self._ring = False
         super().focusInEvent(e)
         self._restyled()
         self._update_focus_row()
@@ -1309,7 +1326,7 @@ class ChatView(QListView):
         self.viewport().update()
 
     def _update_focus_row(self) -> None:
-        row = self.currentIndex().row() if self.hasFocus() else -1
+        row = self.currentIndex().row() if self.hasFocus() and self._ring else -1
         old, self.bubbles.focus_row = self.bubbles.focus_row, row
         if old != row:
             self.viewport().update()

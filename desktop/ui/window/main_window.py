@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
         side.session_selected.connect(self._on_sidebar_session_selected)
         side.session_activated.connect(self._on_sidebar_session_activated)
         side.search_entered.connect(
-            lambda: self.chat_view.setFocus(Qt.FocusReason.OtherFocusReason)
+            lambda: self.chat_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
         )
         # The sidebar's widgets by the names users (and tests) know them by.
         self.profile_combo = side.profile_combo

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QPoint, Qt, QUrl
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtTest import QTest
 
 from desktop.core.models import ChatMessage, DeliveryState, Role, ToolCall
@@ -281,6 +281,45 @@ def test_keyboard_moves_through_messages_and_scrolls_them_into_view(
     assert view.currentIndex().row() == 299
     assert view.visualRect(last).intersects(view.viewport().rect())
     assert view.at_bottom
+
+
+def _ring_pixels(view: ChatView, row: int) -> int:
+    """Pixels of the accent colour just outside a message's bubble: its focus ring."""
+    index = view.chat_model.index(row)
+    bubble = view.bubbles.layout_for(index).bubble.translated(view.visualRect(index).topLeft())
+    image = view.viewport().grab().toImage()
+    accent = QColor(view.bubbles.colors.accent)
+    left = round(bubble.left())
+    return sum(
+        _near(image.pixelColor(x, y), accent)
+        for x in range(left - 4, left)
+        for y in range(round(bubble.top()) + 16, round(bubble.bottom()) - 16)
+    )
+
+
+def _near(a: QColor, b: QColor) -> bool:
+    return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) < 60
+
+
+def test_a_click_in_the_chat_shows_no_focus_ring_and_the_keyboard_brings_it_back(
+    qtbot: Any, view: ChatView
+) -> None:
+    # Clicking a message to select its text drew an accent ring around it, as if the click
+    # had picked the message: the ring is where the keyboard is, shown once keys are used.
+    view.show_messages([user("u1", "a question " * 8), assistant("a1", "an answer " * 30)])
+    _settle(qtbot, view)
+    index = view.chat_model.index(1)
+    bubble = view.bubbles.layout_for(index).bubble.translated(view.visualRect(index).topLeft())
+    QTest.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=bubble.center().toPoint() + QPoint(0, 4)
+    )
+    assert view.hasFocus() and view.currentIndex().row() == 1
+    assert _ring_pixels(view, 1) == 0, "a click drew the keyboard's focus ring"
+    QTest.keyClick(view, Qt.Key.Key_Up)
+    assert view.currentIndex().row() == 0
+    assert _ring_pixels(view, 0) > 20, "the keyboard's current message has no ring"
+    QTest.keyClick(view, Qt.Key.Key_Down)
+    assert _ring_pixels(view, 1) > 20 and _ring_pixels(view, 0) == 0
 
 
 def test_screen_readers_see_one_list_item_per_message(qtbot: Any, view: ChatView) -> None:
