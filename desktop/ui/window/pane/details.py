@@ -47,9 +47,12 @@ class Sparkline(QWidget):
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "no heartbeat yet")
             return
         # One round trip so far is a level line (it said "no heartbeat data" beside the
-        # round trip's figure).
+        # round trip's figure); a level line runs through the middle (along the top edge it
+        # read as an underline of the row above).
         values = self.values if len(self.values) > 1 else self.values * 2
         top = max(values) or 1.0
+        if min(values) == top:
+            top *= 2
         step = r.width() / (len(values) - 1)
         path = QPainterPath()
         for i, v in enumerate(values):
