@@ -195,9 +195,9 @@ class AgentCommands:
             conv = self._conversation(key)
             if conv is not None and current[1]:
                 # The model the next reply will use, as of now (a provider may have been added
-                # or changed since the session's info came).
-                named = next((c.provider_name for c in choices if c.current), current[0])
-                conv.apply_info({"model": current[1], "provider": named})
+                # or changed since the session's info came). The provider by its slug, as
+                # session.info names it: the header shows the name the menu gives it.
+                conv.apply_info({"model": current[1], "provider": current[0]})
         self._models[key] = choices
         self._notify(lambda listener: listener.on_models(key, choices))
 
@@ -213,7 +213,8 @@ class AgentCommands:
         conv = self._conversation(key)
         if conv is not None:
             # The next session.info confirms it; the header changes at once.
-            conv.apply_info({"model": str(result.get("value") or choice.model)})
+            model = str(result.get("value") or choice.model)
+            conv.apply_info({"model": model, "provider": choice.provider})
 
     def compress(self, key: str, focus: str = "") -> None:
         """Ask the gateway to summarise the session's history (`session.compress`); the chat

@@ -84,6 +84,7 @@ async def test_models_of_signed_in_providers_are_offered_and_a_switch_shows_at_o
         "providers": [
             {"slug": "openrouter", "name": "OpenRouter", "models": ["m-small", "m-large"]},
             {"slug": "anthropic", "name": "Anthropic", "models": ["c-1"], "authenticated": False},
+            {"slug": "groq", "name": "Groq", "models": ["g-1"]},
         ],
     }
 
@@ -101,8 +102,12 @@ async def test_models_of_signed_in_providers_are_offered_and_a_switch_shows_at_o
         assert choices == [
             ModelChoice("openrouter", "OpenRouter", "m-small", False),
             ModelChoice("openrouter", "OpenRouter", "m-large", True),
+            ModelChoice("groq", "Groq", "g-1", False),
         ]
         assert r.ctl.models("s1") == choices  # what the header's menu shows
+        # The provider by its slug, as session.info gives it (the header names it).
+        info = r.seen.of("on_session_info")[-1][1]
+        assert (info.model, info.provider) == ("m-large", "openrouter")
 
         r.ctl.set_model("s1", choices[0])
         await settle(lambda: bool(r.seen.of("on_notice")), "the warning told")
@@ -111,6 +116,11 @@ async def test_models_of_signed_in_providers_are_offered_and_a_switch_shows_at_o
         ]
         assert r.seen.of("on_notice") == [("s1", "m-small has a short context")]
         assert r.seen.of("on_session_info")[-1][1].model == "m-small"
+
+        # Another provider's model: the header names it at once, not the provider before.
+        r.ctl.set_model("s1", choices[2])
+        await settle(lambda: len(r.gw.calls("config.set")) == 2, "switched")
+        await settle(lambda: r.seen.of("on_session_info")[-1][1].provider == "groq", "shown")
 
 
 async def test_a_gateway_without_commands_or_models_hides_them_quietly(tmp_path: Path) -> None:
