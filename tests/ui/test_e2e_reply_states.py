@@ -74,6 +74,14 @@ def _zones(app: App, msg: ChatMessage) -> list[str]:
     return [z.kind for z in view.bubbles.layout_for(view.chat_model.index(row)).zones]
 
 
+def _waiting(app: App, msg: ChatMessage) -> bool:
+    """Whether the reply's bubble says it waits for the connection (its note line)."""
+    view = app.window.chat_view
+    row = view.chat_model.row_of(msg.id)
+    assert row is not None
+    return view.bubbles.layout_for(view.chat_model.index(row)).waiting
+
+
 def _menu(app: App, msg: ChatMessage) -> list[str]:
     view = app.window.chat_view
     row = view.chat_model.row_of(msg.id)
@@ -109,10 +117,13 @@ async def test_gateway_killed_mid_reply_marks_it_interrupted_with_every_shown_wo
         os.kill(pid, signal.SIGKILL)
         shown = _reply(app).text
         await until(lambda: ctl.status().state is not ConnectionState.ONLINE, "drop noticed", 5)
+        # Meanwhile the reply says, under its words, that the rest waits for the connection.
+        await until(lambda: _waiting(app, _reply(app)), "the reply says it waits", 5)
         await until(lambda: launcher.pid not in (None, pid), "the child restarted")
         await app.wait_online()
         await until(lambda: not _reply(app).streaming, "the cut reply ended")
         reply = _reply(app)
+        assert not _waiting(app, reply), "still says it waits, back online and ended"
         assert reply.status == "interrupted", reply
         assert reply.text.startswith(shown), "every word that was shown is still there"
         assert state_text(reply).startswith("Interrupted: the gateway went away")

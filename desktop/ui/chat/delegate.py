@@ -150,6 +150,8 @@ class BubbleDelegate(QStyledItemDelegate):
         # A selection over several messages: each one's selected part, by message id.
         self.span: dict[str, TextSelection] = {}
         self.focus_row = -1
+        # The chat's link is down: a reply still streaming says it waits (ChatView.set_link_status).
+        self.link_down = False
         # Find in chat: the term (casefolded) highlighted in every bubble, and the current match.
         self.find_term = ""
         self.match_row = -1
@@ -242,7 +244,14 @@ class BubbleDelegate(QStyledItemDelegate):
             and self._cache.docs.streamed_here(msg.id)
         )
         lay = build_layout(
-            msg, width, self._font(), self.colors, expanded, docs=self._cache.docs, stacked=stacked
+            msg,
+            width,
+            self._font(),
+            self.colors,
+            expanded,
+            docs=self._cache.docs,
+            stacked=stacked,
+            waiting=self.link_down,
         )
         self._whole.discard(msg.id)
         if stacked:

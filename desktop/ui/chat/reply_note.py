@@ -1,4 +1,5 @@
-"""Paints how a reply that did not complete ended (stopped, interrupted, failed) and its Retry."""
+"""Paints how a reply that did not complete ended (stopped, interrupted, failed) and its Retry,
+and that a reply still streaming waits for its link."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from PySide6.QtGui import QColor, QPainter, QPainterPath
 
 from desktop.core.chats import reply_state as rs
 from desktop.core.models import ChatMessage
-from desktop.ui.render.bubble_layout import BubbleLayout
+from desktop.ui.render.bubble_layout import WAITING_TEXT, BubbleLayout
 from desktop.ui.theme import Colors
 
 
 def note_color(msg: ChatMessage, colors: Colors) -> QColor:
     """Failed reads as an error, interrupted as a warning, stopped (the user's doing) muted."""
+    if msg.streaming:  # waiting for its link (the header says how it goes)
+        return QColor(colors.muted)
     if msg.status == rs.FAILED:
         return QColor(colors.danger)
     if msg.status == rs.INTERRUPTED:
@@ -29,7 +32,7 @@ def draw_reply_note(painter: QPainter, msg: ChatMessage, lay: BubbleLayout, colo
     flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(
         Qt.TextFlag.TextWordWrap
     )
-    painter.drawText(rect, flags, rs.state_text(msg))
+    painter.drawText(rect, flags, WAITING_TEXT if lay.waiting else rs.state_text(msg))
     for zone in lay.zones:
         if zone.kind != "retry_reply":
             continue

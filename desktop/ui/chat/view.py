@@ -46,7 +46,13 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.common.memory import release_freed_memory
-from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.core.models import (
+    ChatMessage,
+    ConnectionState,
+    ConnectionStatus,
+    DeliveryState,
+    Role,
+)
 from desktop.ui.chat.backdrop import Backdrop
 from desktop.ui.chat.delegate import BubbleDelegate
 from desktop.ui.chat.jump_button import MARGIN, JumpButton
@@ -368,6 +374,17 @@ class ChatView(QListView):
         self._update_focus_row()
         self.viewport().update()
         self._release.start()
+
+    def set_link_status(self, status: ConnectionStatus) -> None:
+        """The chat's link came or went: a reply still streaming says, under its text, that
+        the rest waits for the connection (the header says how reconnecting goes)."""
+        down = status.state is not ConnectionState.ONLINE
+        if down == self.bubbles.link_down:
+            return
+        self.bubbles.link_down = down
+        for msg in self.chat_model.messages():
+            if msg.streaming:
+                self.chat_model.touch(msg.id)
 
     def live_end_joined(self) -> None:
         """The rows loaded back reached the live end: the newest message is loaded again, so

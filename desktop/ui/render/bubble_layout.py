@@ -52,6 +52,8 @@ SECTION_GAP = 6.0
 HEADER_H = 24.0
 CARD_H = 30.0
 FOOTER_H = 16.0
+# What a reply still streaming says while its link is down (and the app reconnecting).
+WAITING_TEXT = "Not connected: reconnecting to get the rest of this reply"
 BUTTON_H = 26.0
 TOOL_BODY_LIMIT = 4000
 # Replies still streaming: message id -> their finished block groups, each laid out once.
@@ -91,6 +93,8 @@ class BubbleLayout:
     # What the footer says (worked out once a layout, not again at every paint).
     stamp: str | None = None
     error_rect: QRectF | None = None
+    # A reply streaming while its link is down: `error_rect` says so (WAITING_TEXT).
+    waiting: bool = False
     # A reply whose tools changed files: its "N files changed" card (ui/render/changes).
     changes: ChangesCard | None = None
     zones: list[Zone] = field(default_factory=list)
@@ -403,10 +407,12 @@ def build_layout(
     *,
     docs: BubbleDocs,
     stacked: bool = False,
+    waiting: bool = False,
 ) -> BubbleLayout:
     """Lay out one message for a view `view_width` wide, its text documents from the view's
     `docs`; `stacked`: a finished reply as it was laid out while it streamed (its block
-    groups stacked, see `BubbleDocs.streaming_docs`)."""
+    groups stacked, see `BubbleDocs.streaming_docs`); `waiting`: the link is down, a reply
+    still streaming says so under its text."""
     fm = QFontMetricsF(font)
     max_w = bubble_max_width(view_width)
     inner_max = max_w - 2 * PAD_H
@@ -508,6 +514,17 @@ def build_layout(
         lay.zones.append(Zone("retry_reply", 0, QRectF(0, y, w, BUTTON_H), "Retry"))
         content_w = max(content_w, w)
         y += BUTTON_H
+
+    if waiting and msg.streaming and not user:
+        # Said where the reader is, not only in the header: nothing more comes until then.
+        y += SECTION_GAP / 2
+        note = fm.boundingRect(
+            QRectF(0, 0, inner_max, 1e6), int(Qt.TextFlag.TextWordWrap), WAITING_TEXT
+        )
+        lay.error_rect = QRectF(0, y, inner_max, note.height())
+        lay.waiting = True
+        content_w = max(content_w, min(inner_max, note.width() + 2))
+        y += note.height()
 
     if msg.versions and not user:
         # < n/m >: the earlier replies to the same prompt (see ui/chat/version_switch).

@@ -302,6 +302,7 @@ class MainWindow(QMainWindow):
         self.show_approvals()
         self.show_queue()
         self.connection.set_status(backend.status())
+        self.chat_view.set_link_status(backend.status())
         # A tab of the profile shows again; else the chat open when it was last shown.
         last = (self.tabs.first_of(profile_id) or view.last_session) if open_last else ""
         if last:

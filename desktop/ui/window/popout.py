@@ -104,6 +104,7 @@ class ChatWindow(QMainWindow):
         self.composer.set_running(bool(summary and summary.running))
         self.composer.set_commands(backend.commands())
         self.connection.set_status(backend.status())
+        self.chat_view.set_link_status(backend.status())
         backend.load_commands(key)
         backend.load_models(key)
         self._show_title(summary)

@@ -160,6 +160,7 @@ def screen_wiring(
     view, composer = screen.chat_view, screen.composer
     return [
         (b.status_changed, screen.connection.set_status),
+        (b.status_changed, view.set_link_status),
         (b.sessions_changed, screen.show_sessions),
         (b.viewed_key_changed, screen.follow_session_key),
         (b.commands_loaded, composer.set_commands),

@@ -697,6 +697,39 @@ def test_a_code_block_that_closes_as_its_last_frame_showed_it_keeps_that_documen
     assert bubbles.layout_for(index).head_docs[1][0] is not code
 
 
+def test_a_reply_streaming_while_its_link_is_down_says_so_under_its_text(
+    qtbot: Any, view: ChatView
+) -> None:
+    # Its link gone, a reply stood still as if the model were thinking; the header alone
+    # said "Reconnecting". The bubble says it too, drawn as a whole frame would be, and no
+    # more once the link is back.
+    from desktop.core.models import ConnectionState, ConnectionStatus
+
+    text = "Intro\n\n| a | b |\n|---|---|\n| 1 | `two` |\n\nA paragraph being written"
+    _stream_and_compare(qtbot, view, text, [len(text) - 8])
+    bubbles, index = view.bubbles, view.chat_model.index(1)
+    before = bubbles.layout_for(index)
+    assert not before.waiting and before.error_rect is None
+    for state, waiting in ((ConnectionState.RECONNECTING, True), (ConnectionState.ONLINE, False)):
+        view.set_link_status(ConnectionStatus(state, 1, 1))  # the row changes at once
+        view.grab()
+        lay = bubbles.layout_for(index)
+        assert lay.waiting is waiting and (lay.error_rect is not None) is waiting
+        assert lay.bubble.height() > before.bubble.height() if waiting else lay == before
+        reply = index.data(MESSAGE_ROLE)
+        drawn = view.render_cache.pixmaps[view.render_cache.live_keys[reply.id]][0].toImage()
+        part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
+            -view.visualRect(index).topLeft()
+        )
+        assert drawn == bubbles._render_bubble(reply, lay, part)[0].toImage()
+    # A reply that is not streaming has nothing to wait for.
+    reply.streaming = False
+    with qtbot.wait_signal(view.chat_model.flushed):
+        view.update_message(reply)
+    view.set_link_status(ConnectionStatus(ConnectionState.RECONNECTING, 1, 2))
+    assert not bubbles.layout_for(index).waiting
+
+
 def test_a_reply_that_ends_keeps_its_layout_and_copies_what_its_last_frame_drew(
     qtbot: Any, view: ChatView
 ) -> None:
