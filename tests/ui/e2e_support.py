@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.app.assembly import EMBEDDED_PROFILE_ID, AppPaths, Core
 from desktop.core.link.launcher import ProcessLauncher
-from desktop.core.link.profiles import Profile
+from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.link.transport import Transport, WebSocketTransport, open_websocket
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.core.profile.controller import ProfileController
@@ -54,6 +54,14 @@ def add_profiles(root: Path, profiles: list[Profile]) -> None:
     """Write extra (remote) profiles to the app's profiles.json."""
     config = AppPaths.create(str(root)).config
     (config / "profiles.json").write_text(json.dumps([p.to_json() for p in profiles]), "utf-8")
+
+
+def use_remote_gateway(root: Path, url: str, token: str, *, pid: str, name: str) -> None:
+    """The app at `root` gets one remote profile `pid` named `name`: the gateway at `url`, its
+    token kept where the app keeps tokens."""
+    ref = f"profile:{pid}:1"
+    FileTokenStore(AppPaths.create(str(root)).config / "tokens.json").set(ref, token)
+    add_profiles(root, [Profile(pid, name, ProfileKind.REMOTE, url=url, token_ref=ref)])
 
 
 class Sockets:

@@ -11,13 +11,11 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 
-from desktop.app.assembly import AppPaths
-from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import ChatMessage, Role
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.hermes_env import HERMES_0201, hermes_gateway, require_hermes
 from tests.ui.attachment_screenshots import chart_png
-from tests.ui.e2e_support import App, add_profiles, until
+from tests.ui.e2e_support import App, until, use_remote_gateway
 from tests.ui.settings_support import keep_loop  # noqa: F401 (fixture)
 from tests.ui.test_e2e_attachments import _click_zone, _kept_copy
 
@@ -25,7 +23,6 @@ pytestmark = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.usefixtures("kee
 
 WAIT = 180.0  # hermes serve imports a large agent on first start
 PROMPT = "what does this chart show?"
-TOKEN_REF = "profile:h0201:1"
 
 
 @pytest.fixture
@@ -39,10 +36,7 @@ def _prompt(app: App) -> ChatMessage | None:
 
 
 def _use_gateway(root: Path, url: str, token: str) -> None:
-    FileTokenStore(AppPaths.create(str(root)).config / "tokens.json").set(TOKEN_REF, token)
-    add_profiles(
-        root, [Profile("h0201", "Hermes 0.20.1", ProfileKind.REMOTE, url=url, token_ref=TOKEN_REF)]
-    )
+    use_remote_gateway(root, url, token, pid="h0201", name="Hermes 0.20.1")
 
 
 async def _online(app: App) -> None:

@@ -20,8 +20,6 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.app.assembly import AppPaths
-from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from tests.core.test_hermes_chats import NO_AUTO_TITLE
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.hermes_env import (
@@ -33,7 +31,7 @@ from tests.support.hermes_env import (
     line_params,
     require_hermes,
 )
-from tests.ui.e2e_support import App, add_profiles, until
+from tests.ui.e2e_support import App, until, use_remote_gateway
 from tests.ui.settings_support import keep_loop  # noqa: F401 (fixture)
 
 pytestmark = [
@@ -61,9 +59,7 @@ def provider() -> Iterator[FakeOpenAIServer]:
 
 
 def _open(root: Path, qtbot: Any, url: str, token: str) -> App:
-    ref = f"profile:{PID}:1"
-    FileTokenStore(AppPaths.create(str(root)).config / "tokens.json").set(ref, token)
-    add_profiles(root, [Profile(PID, "Hermes", ProfileKind.REMOTE, url=url, token_ref=ref)])
+    use_remote_gateway(root, url, token, pid=PID, name="Hermes")
     app = App.open(root, qtbot)
     app.window.switch_profile(PID)
     return app

@@ -10,10 +10,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from desktop.app.assembly import AppPaths
-from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import ChatMessage, Role
 from desktop.ui.render.bubble_layout import WAITING_TEXT
+from tests.core.test_hermes_chats import NO_AUTO_TITLE
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.fault_proxy import proxy_to
 from tests.support.hermes_env import (
@@ -25,7 +24,7 @@ from tests.support.hermes_env import (
     line_params,
     require_hermes,
 )
-from tests.ui.e2e_support import App, add_profiles, until
+from tests.ui.e2e_support import App, until, use_remote_gateway
 from tests.ui.settings_support import keep_loop  # noqa: F401 (fixture)
 
 pytestmark = [
@@ -38,15 +37,6 @@ pytestmark = [
 WAIT = 180.0  # hermes serve imports a large agent on first start
 PID = "h"
 ESSAY = " ".join(f"word{i}" for i in range(400))
-NO_AUTO_TITLE = "auxiliary:\n  title_generation:\n    enabled: false\n"
-
-
-def _use_gateway(root: Path, url: str, token: str, dist: HermesDist) -> None:
-    ref = f"profile:{PID}:1"
-    FileTokenStore(AppPaths.create(str(root)).config / "tokens.json").set(ref, token)
-    add_profiles(
-        root, [Profile(PID, f"Hermes {dist.version}", ProfileKind.REMOTE, url=url, token_ref=ref)]
-    )
 
 
 def _reply(app: App) -> ChatMessage:
@@ -75,7 +65,7 @@ async def test_a_reply_cut_off_by_the_link_says_it_waits_and_is_whole_once_it_is
             tmp_path / "home", fake.base_url, dist, config_extra=NO_AUTO_TITLE
         ) as gw:
             with proxy_to(gw.url) as (proxy, url):
-                _use_gateway(root, url, gw.token, dist)
+                use_remote_gateway(root, url, gw.token, pid=PID, name=f"Hermes {dist.version}")
                 app = App.open(root, qtbot)
                 win = app.window
                 ctl = app.controllers[PID]

@@ -19,9 +19,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from desktop.app.assembly import AppPaths
 from desktop.core.keys import is_temp_key
-from desktop.core.link.profiles import FileTokenStore, Profile, ProfileKind
 from desktop.core.models import Role
 from desktop.core.profile.controller import ProfileController
 from desktop.ui.chat.approval import CHOICE_LABELS, ApprovalCard
@@ -36,7 +34,7 @@ from tests.support.hermes_env import (
     hermes_gateway,
 )
 from tests.support.hermes_env import require_hermes as _require
-from tests.ui.e2e_support import App, add_profiles, until
+from tests.ui.e2e_support import App, until, use_remote_gateway
 from tests.ui.settings_support import keep_loop  # noqa: F401 (fixture)
 
 pytestmark = [
@@ -65,11 +63,7 @@ def provider() -> Iterator[FakeOpenAIServer]:
 
 
 def _use_gateway(root: Path, url: str, token: str, dist: HermesDist) -> None:
-    ref = f"profile:{PID}:1"
-    FileTokenStore(AppPaths.create(str(root)).config / "tokens.json").set(ref, token)
-    add_profiles(
-        root, [Profile(PID, f"Hermes {dist.version}", ProfileKind.REMOTE, url=url, token_ref=ref)]
-    )
+    use_remote_gateway(root, url, token, pid=PID, name=f"Hermes {dist.version}")
 
 
 def _keys(app: App, key: Qt.Key) -> None:
