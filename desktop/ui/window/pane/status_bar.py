@@ -128,6 +128,9 @@ class ConnectionWidget(QWidget):
         b.setAccessibleName(text)
         b.setAccessibleDescription(description)
         b.setCursor(Qt.CursorShape.PointingHandCursor)
+        # Tab reaches it; a click leaves the keyboard where it was (typing in the composer):
+        # Retry hides once the link is back, and the focus fell to Pause, ringed.
+        b.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         # Never narrower than its text: a narrow window is wider at least than the header
         # needs, rather than showing "ause" and "etail".
         b.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)

@@ -154,3 +154,30 @@ def test_details_say_what_there_is_none_of_yet(qtbot: Any) -> None:
     middle = image.height() / 2
     assert all(abs(y - middle) <= 2 for y in blue), (sorted(set(blue)), image.height())
     assert d.history.count() == 1 and d.history.item(0).text() == "None since the app started"
+
+
+def test_a_click_on_retry_leaves_the_keyboard_where_it_was(qtbot: Any, clock: FakeTime) -> None:
+    """Retry clicked while typing: once the link was back Retry hid and the keyboard fell to
+    Pause (ringed), away from what the user was typing."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication, QHBoxLayout, QLineEdit, QWidget
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    row = QHBoxLayout(window)
+    typing = QLineEdit(window)
+    header = ConnectionWidget(window, monotonic=lambda: clock.mono, wall=lambda: clock.wall)
+    row.addWidget(typing)
+    row.addWidget(header)
+    with qtbot.waitExposed(window):
+        window.show()
+    window.activateWindow()
+    typing.setFocus()
+    header.set_status(ConnectionStatus(ConnectionState.RECONNECTING, 1, 1, retry_at=107.0))
+    with qtbot.wait_signal(header.reconnect_requested):
+        QTest.mouseClick(header.reconnect_button, Qt.MouseButton.LeftButton)
+    header.set_status(ConnectionStatus(ConnectionState.ONLINE, 2, 1))
+    assert not header.reconnect_button.isVisible()
+    assert typing.hasFocus(), f"the keyboard is on {QApplication.focusWidget()!r}"
+    assert header.reconnect_button.focusPolicy() & Qt.FocusPolicy.TabFocus, "Tab reaches it"
