@@ -79,7 +79,7 @@ def _waiting(app: App, msg: ChatMessage) -> bool:
     view = app.window.chat_view
     row = view.chat_model.row_of(msg.id)
     assert row is not None
-    return view.bubbles.layout_for(view.chat_model.index(row)).waiting
+    return bool(view.bubbles.layout_for(view.chat_model.index(row)).waiting)
 
 
 def _menu(app: App, msg: ChatMessage) -> list[str]:

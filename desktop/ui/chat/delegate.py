@@ -150,8 +150,9 @@ class BubbleDelegate(QStyledItemDelegate):
         # A selection over several messages: each one's selected part, by message id.
         self.span: dict[str, TextSelection] = {}
         self.focus_row = -1
-        # The chat's link is down: a reply still streaming says it waits (ChatView.set_link_status).
-        self.link_down = False
+        # The chat's link is not online: what a reply still streaming says meanwhile
+        # (bubble_layout.waiting_text; "" while online; see ChatView.set_link_status).
+        self.link_note = ""
         # Find in chat: the term (casefolded) highlighted in every bubble, and the current match.
         self.find_term = ""
         self.match_row = -1
@@ -251,7 +252,7 @@ class BubbleDelegate(QStyledItemDelegate):
             expanded,
             docs=self._cache.docs,
             stacked=stacked,
-            waiting=self.link_down,
+            waiting=self.link_note,
         )
         self._whole.discard(msg.id)
         if stacked:

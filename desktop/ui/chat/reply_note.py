@@ -8,7 +8,7 @@ from PySide6.QtGui import QColor, QPainter, QPainterPath
 
 from desktop.core.chats import reply_state as rs
 from desktop.core.models import ChatMessage
-from desktop.ui.render.bubble_layout import WAITING_TEXT, BubbleLayout
+from desktop.ui.render.bubble_layout import BubbleLayout
 from desktop.ui.theme import Colors
 
 
@@ -32,7 +32,7 @@ def draw_reply_note(painter: QPainter, msg: ChatMessage, lay: BubbleLayout, colo
     flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(
         Qt.TextFlag.TextWordWrap
     )
-    painter.drawText(rect, flags, WAITING_TEXT if lay.waiting else rs.state_text(msg))
+    painter.drawText(rect, flags, lay.waiting or rs.state_text(msg))
     for zone in lay.zones:
         if zone.kind != "retry_reply":
             continue

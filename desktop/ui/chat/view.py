@@ -48,7 +48,6 @@ from PySide6.QtWidgets import (
 from desktop.common.memory import release_freed_memory
 from desktop.core.models import (
     ChatMessage,
-    ConnectionState,
     ConnectionStatus,
     DeliveryState,
     Role,
@@ -70,7 +69,7 @@ from desktop.ui.chat.text_selection import (
     word_at,
 )
 from desktop.ui.chat.version_switch import showing, version_count
-from desktop.ui.render.bubble_layout import BUBBLE_SHARE, PAD_H, ROW_MARGIN_H
+from desktop.ui.render.bubble_layout import BUBBLE_SHARE, PAD_H, ROW_MARGIN_H, waiting_text
 from desktop.ui.render.links import LinkOpener
 from desktop.ui.render.quoting import source_of
 from desktop.ui.theme import Colors
@@ -376,12 +375,12 @@ class ChatView(QListView):
         self._release.start()
 
     def set_link_status(self, status: ConnectionStatus) -> None:
-        """The chat's link came or went: a reply still streaming says, under its text, that
-        the rest waits for the connection (the header says how reconnecting goes)."""
-        down = status.state is not ConnectionState.ONLINE
-        if down == self.bubbles.link_down:
+        """The chat's link came, went or was paused: a reply still streaming says, under its
+        text, that the rest waits and for what (`waiting_text`; the header says the rest)."""
+        note = waiting_text(status.state)
+        if note == self.bubbles.link_note:
             return
-        self.bubbles.link_down = down
+        self.bubbles.link_note = note
         for msg in self.chat_model.messages():
             if msg.streaming:
                 self.chat_model.touch(msg.id)

@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QTextDocument
 
 from desktop.core.chats.reply_state import state_text, unfinished
-from desktop.core.models import ChatMessage, DeliveryState, Role
+from desktop.core.models import ChatMessage, ConnectionState, DeliveryState, Role
 from desktop.ui.render.attachments import GAP as ATTACH_GAP
 from desktop.ui.render.attachments import Previews, attachment_size, estimated_height
 from desktop.ui.render.changes import RESTORE_LABEL, ChangesCard, lay_out_changes
@@ -52,8 +52,6 @@ SECTION_GAP = 6.0
 HEADER_H = 24.0
 CARD_H = 30.0
 FOOTER_H = 16.0
-# What a reply still streaming says while its link is down (and the app reconnecting).
-WAITING_TEXT = "Not connected: reconnecting to get the rest of this reply"
 BUTTON_H = 26.0
 TOOL_BODY_LIMIT = 4000
 # Replies still streaming: message id -> their finished block groups, each laid out once.
@@ -93,8 +91,8 @@ class BubbleLayout:
     # What the footer says (worked out once a layout, not again at every paint).
     stamp: str | None = None
     error_rect: QRectF | None = None
-    # A reply streaming while its link is down: `error_rect` says so (WAITING_TEXT).
-    waiting: bool = False
+    # A reply streaming while its link is not online: what `error_rect` says (waiting_text).
+    waiting: str = ""
     # A reply whose tools changed files: its "N files changed" card (ui/render/changes).
     changes: ChangesCard | None = None
     zones: list[Zone] = field(default_factory=list)
@@ -398,6 +396,18 @@ class BubbleDocs:
         return [doc for _, doc, _plain in groups], tail_doc
 
 
+def waiting_text(state: ConnectionState) -> str:
+    """What a reply still streaming says under its text while its link is in `state` ("" while
+    online): true to what the app does meanwhile (the header says the rest)."""
+    if state is ConnectionState.ONLINE:
+        return ""
+    if state is ConnectionState.PAUSED:
+        return "Paused: resume to get the rest of this reply"
+    if state in (ConnectionState.CONNECTING, ConnectionState.RECONNECTING):
+        return "Not connected: reconnecting to get the rest of this reply"
+    return "Not connected: the rest of this reply comes once the connection is back"
+
+
 def build_layout(
     msg: ChatMessage,
     view_width: float,
@@ -407,12 +417,12 @@ def build_layout(
     *,
     docs: BubbleDocs,
     stacked: bool = False,
-    waiting: bool = False,
+    waiting: str = "",
 ) -> BubbleLayout:
     """Lay out one message for a view `view_width` wide, its text documents from the view's
     `docs`; `stacked`: a finished reply as it was laid out while it streamed (its block
-    groups stacked, see `BubbleDocs.streaming_docs`); `waiting`: the link is down, a reply
-    still streaming says so under its text."""
+    groups stacked, see `BubbleDocs.streaming_docs`); `waiting`: the link is not online, what
+    a reply still streaming says under its text (`waiting_text`)."""
     fm = QFontMetricsF(font)
     max_w = bubble_max_width(view_width)
     inner_max = max_w - 2 * PAD_H
@@ -518,11 +528,9 @@ def build_layout(
     if waiting and msg.streaming and not user:
         # Said where the reader is, not only in the header: nothing more comes until then.
         y += SECTION_GAP / 2
-        note = fm.boundingRect(
-            QRectF(0, 0, inner_max, 1e6), int(Qt.TextFlag.TextWordWrap), WAITING_TEXT
-        )
+        note = fm.boundingRect(QRectF(0, 0, inner_max, 1e6), int(Qt.TextFlag.TextWordWrap), waiting)
         lay.error_rect = QRectF(0, y, inner_max, note.height())
-        lay.waiting = True
+        lay.waiting = waiting
         content_w = max(content_w, min(inner_max, note.width() + 2))
         y += note.height()
 

@@ -710,12 +710,19 @@ def test_a_reply_streaming_while_its_link_is_down_says_so_under_its_text(
     bubbles, index = view.bubbles, view.chat_model.index(1)
     before = bubbles.layout_for(index)
     assert not before.waiting and before.error_rect is None
-    for state, waiting in ((ConnectionState.RECONNECTING, True), (ConnectionState.ONLINE, False)):
+    for state, says in (
+        (ConnectionState.RECONNECTING, "Not connected: reconnecting to get the rest"),
+        # Paused by the user: nothing reconnects until they resume.
+        (ConnectionState.PAUSED, "Paused: resume to get the rest of this reply"),
+        (ConnectionState.FAILED, "Not connected: the rest of this reply comes once"),
+        (ConnectionState.ONLINE, ""),
+    ):
         view.set_link_status(ConnectionStatus(state, 1, 1))  # the row changes at once
         view.grab()
         lay = bubbles.layout_for(index)
-        assert lay.waiting is waiting and (lay.error_rect is not None) is waiting
-        assert lay.bubble.height() > before.bubble.height() if waiting else lay == before
+        assert lay.waiting.startswith(says) and bool(says) is bool(lay.waiting), lay.waiting
+        assert (lay.error_rect is not None) is bool(says)
+        assert lay.bubble.height() > before.bubble.height() if says else lay == before
         reply = index.data(MESSAGE_ROLE)
         drawn = view.render_cache.pixmaps[view.render_cache.live_keys[reply.id]][0].toImage()
         part = bubbles._bubble_area(lay) & view.viewport().rect().translated(
