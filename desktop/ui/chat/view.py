@@ -95,6 +95,30 @@ _KEYBOARD_FOCUS = (
     Qt.FocusReason.BacktabFocusReason,
     Qt.FocusReason.ShortcutFocusReason,
 )
+# Keys that move through the messages or act on the current one bring its ring back; a
+# modifier alone (on the way to Ctrl+C after a mouse selection) or a shortcut does not, as a
+# browser's :focus-visible.
+_RING_KEYS = frozenset(
+    {
+        Qt.Key.Key_Up,
+        Qt.Key.Key_Down,
+        Qt.Key.Key_Left,
+        Qt.Key.Key_Right,
+        Qt.Key.Key_PageUp,
+        Qt.Key.Key_PageDown,
+        Qt.Key.Key_Home,
+        Qt.Key.Key_End,
+        Qt.Key.Key_Return,
+        Qt.Key.Key_Enter,
+        Qt.Key.Key_Space,
+        Qt.Key.Key_Menu,
+    }
+)
+_SHORTCUT_MODIFIERS = (
+    Qt.KeyboardModifier.ControlModifier
+    | Qt.KeyboardModifier.AltModifier
+    | Qt.KeyboardModifier.MetaModifier
+)
 # Passes of measuring the rows on screen before a paint: a measured row can change which rows
 # are on screen, which are measured in the next pass.
 MEASURE_PASSES = 4
@@ -1255,9 +1279,12 @@ class ChatView(QListView):
         self.show_message_menu()
 
     def keyPressEvent(self, e: QKeyEvent) -> None:
-        self._ring = True
-        self._update_focus_row()
         mods = e.modifiers()
+        if e.key() in _RING_KEYS and not (
+            mods & _SHORTCUT_MODIFIERS and e.key() not in (Qt.Key.Key_Left, Qt.Key.Key_Right)
+        ):
+            self._ring = True
+        self._update_focus_row()
         shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
         msg = self.current_message()
         if shift and msg is not None and self.currentIndex().isValid():

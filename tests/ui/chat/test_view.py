@@ -315,6 +315,11 @@ def test_a_click_in_the_chat_shows_no_focus_ring_and_the_keyboard_brings_it_back
     )
     assert view.hasFocus() and view.currentIndex().row() == 1
     assert _ring_pixels(view, 1) == 0, "a click drew the keyboard's focus ring"
+    # On the way to Ctrl+C after selecting with the mouse: a modifier alone and a shortcut are
+    # not moving through the messages.
+    QTest.keyClick(view, Qt.Key.Key_Control, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert _ring_pixels(view, 1) == 0, "Ctrl (Ctrl+C) drew the keyboard's focus ring"
     QTest.keyClick(view, Qt.Key.Key_Up)
     assert view.currentIndex().row() == 0
     assert _ring_pixels(view, 0) > 20, "the keyboard's current message has no ring"
