@@ -37,7 +37,7 @@ from desktop.ui.window.pane.chat_pane import ChatPane
 from desktop.ui.window.pane.details import DetailsDialog
 from desktop.ui.window.placement import Placement
 from desktop.ui.window.popout import PopOuts
-from desktop.ui.window.profile_view import ProfileView
+from desktop.ui.window.profile_view import ProfileView, show_status
 from desktop.ui.window.sidebar import Sidebar
 from desktop.ui.window.tabs import ChatTabs, chat_column
 
@@ -301,8 +301,7 @@ class MainWindow(QMainWindow):
         self.notice_label.hide()
         self.show_approvals()
         self.show_queue()
-        self.connection.set_status(backend.status())
-        self.chat_view.set_link_status(backend.status())
+        show_status(self, backend.status())
         # A tab of the profile shows again; else the chat open when it was last shown.
         last = (self.tabs.first_of(profile_id) or view.last_session) if open_last else ""
         if last:

@@ -25,7 +25,7 @@ from desktop.ui.window.finder import ChatFinder
 from desktop.ui.window.intents import ChatIntents
 from desktop.ui.window.pane.chat_pane import ChatPane
 from desktop.ui.window.pane.details import DetailsDialog
-from desktop.ui.window.profile_view import screen_wiring
+from desktop.ui.window.profile_view import screen_wiring, show_status
 
 _WINDOWS = "ui/chat_windows"
 
@@ -103,8 +103,7 @@ class ChatWindow(QMainWindow):
         summary = backend.summary(key)
         self.composer.set_running(bool(summary and summary.running))
         self.composer.set_commands(backend.commands())
-        self.connection.set_status(backend.status())
-        self.chat_view.set_link_status(backend.status())
+        show_status(self, backend.status())
         backend.load_commands(key)
         backend.load_models(key)
         self._show_title(summary)

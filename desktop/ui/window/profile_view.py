@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Protocol
 
 from PySide6.QtCore import QObject, QSettings, SignalInstance
 
 from desktop.core.chats.turns import finished_reply
-from desktop.core.models import ChatMessage, Role, SessionSummary
+from desktop.core.models import ChatMessage, ConnectionStatus, Role, SessionSummary
 from desktop.ui.backend import ChatBackend, Draft
 from desktop.ui.chat.view import ChatView
 from desktop.ui.compose.composer import Composer
@@ -153,14 +154,21 @@ class ProfileView(QObject):
             announce(view, f"New reply in {title}")
 
 
+def show_status(screen: Screen, status: ConnectionStatus) -> None:
+    """The link's status on every part of `screen` that shows it: the header's connection
+    widget and the waiting line of a reply still streaming. A screen's first status (a
+    profile shown, a chat's own window opened) and every later one (`screen_wiring`) alike."""
+    screen.connection.set_status(status)
+    screen.chat_view.set_link_status(status)
+
+
 def screen_wiring(
     b: ProfileBridge, screen: Screen
 ) -> list[tuple[SignalInstance, Callable[..., None]]]:
     """What of `b` reaches which part of `screen` (the main window, or a chat's own window)."""
     view, composer = screen.chat_view, screen.composer
     return [
-        (b.status_changed, screen.connection.set_status),
-        (b.status_changed, view.set_link_status),
+        (b.status_changed, partial(show_status, screen)),
         (b.sessions_changed, screen.show_sessions),
         (b.viewed_key_changed, screen.follow_session_key),
         (b.commands_loaded, composer.set_commands),
