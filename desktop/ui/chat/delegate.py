@@ -288,7 +288,8 @@ class BubbleDelegate(QStyledItemDelegate):
 
     def _colour_code(self) -> None:
         """Idle time: colour the code blocks shown plain, a slice at a time, then lay out again
-        the replies that streamed here (each shows its colours on its next frame)."""
+        the replies that streamed here and the messages laid out before their code's lexer
+        was loaded (each shows its colours on its next frame)."""
         docs = self._cache.docs
         if not docs.colours_waiting():
             return
@@ -298,7 +299,9 @@ class BubbleDelegate(QStyledItemDelegate):
         else:
             self._colour_since = None
             live = self._live()
-            self._recoloured = [i for i in docs.showing_plain() if i not in live]
+            waiting = [i for i in docs.showing_plain() if i not in live]
+            # (and those laid out with code plain as their lexer was not loaded yet)
+            self._recoloured = waiting + [i for i in docs.take_provisional() if i not in waiting]
             self._recolour.start(0)
 
     def _live(self) -> set[str]:

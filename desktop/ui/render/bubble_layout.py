@@ -233,22 +233,33 @@ class BubbleDocs:
     shared between views: a reply streaming in one view is laid out there alone.
     """
 
-    __slots__ = ("_streams", "markdown", "previews")
+    __slots__ = ("_provisional", "_streams", "markdown", "previews")
 
     def __init__(self) -> None:
         self.markdown = MarkdownCache()
         self.previews = Previews()
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
+        # Messages laid out provisionally (`message_doc`, `MarkdownCache.provisional`).
+        self._provisional: set[str] = set()
 
     def colour_step(self, budget: float) -> bool:
         """Colour code blocks a streaming reply showed plain for about `budget` seconds (idle
-        time: pygments takes milliseconds a frame cannot spare); whether one was finished.
-        The replies streaming here show it once laid out again."""
-        return self.markdown.colours.colour_one(budget)
+        time: pygments takes milliseconds a frame cannot spare), or make ready what another
+        provisional render wanted (`MarkdownCache.warm_step`); whether one was finished.
+        The replies streaming here and the provisional messages show it once laid out
+        again."""
+        return self.markdown.warm_step(budget)
 
     def colours_waiting(self) -> bool:
-        """Whether a code block waits for `colour_step`."""
-        return bool(self.markdown.colours.pending)
+        """Whether a code block, or links, wait for `colour_step`."""
+        return self.markdown.waiting()
+
+    def take_provisional(self) -> list[str]:
+        """The messages laid out provisionally (code shown plain for want of its lexer, bare
+        links not linked yet: `MarkdownCache.provisional`), forgotten here: once `colour_step`
+        has made ready what they wanted, each shows it when laid out again."""
+        ids, self._provisional = sorted(self._provisional), set()
+        return ids
 
     def streamed_here(self, message_id: str) -> bool:
         """Whether a reply's block groups from streaming are still kept (see `streaming_docs`)."""
@@ -272,11 +283,13 @@ class BubbleDocs:
         thumbnail (None)."""
         if message_ids is None:
             self._streams.clear()
+            self._provisional.clear()
             self.markdown.clear()
             self.previews.forget()
             return
         for message_id in message_ids:
             self._streams.pop(message_id, None)
+            self._provisional.discard(message_id)
 
     def message_doc(
         self, msg: ChatMessage, font: QFont, width: float, colors: Colors
@@ -284,11 +297,16 @@ class BubbleDocs:
         """The markdown document of a message's text, wrapped to at most `width`."""
         text = msg.text if msg.text or not msg.streaming else "…"
         style = (colors.pygments_style, colors.code_bg, colors.text)
+        provisional = self.markdown.provisional
         if not msg.streaming and self._streams.pop(msg.id, None) is not None:
             # It just finished streaming here: its finished blocks' HTML is in the cache.
             html = self.markdown.render_finished(text, *style)
         else:
             html = self.markdown.render(text, *style)
+        if self.markdown.provisional != provisional:
+            self._provisional.add(msg.id)  # laid out again after `colour_step`
+        else:
+            self._provisional.discard(msg.id)
         return _markdown_doc(msg.role, font, width, colors, html)
 
     def _group(
@@ -303,7 +321,9 @@ class BubbleDocs:
             # A code block closed in it is coloured in idle time (`colour_step`), not now.
             html, plain = self.markdown.streamed(chunk, *style, first=first)
         else:
+            before = self.markdown.provisional
             html = self.markdown.render(chunk, *style)
+            plain = self.markdown.provisional != before  # (see MarkdownCache.provisional)
         last = stream.tail
         if first and last is not None and last.html == html:
             # The block being written finished as the last frame showed it (a table's last

@@ -49,6 +49,22 @@ def _known_languages() -> frozenset[str]:
     )
 
 
+# Languages whose lexer and styles whose formatter are loaded (`colour_ready`).
+_LEXERS_LOADED: set[str] = set()
+_STYLES_LOADED: set[str] = set()
+
+
+def colour_ready(lang: str, style: str) -> bool:
+    """Whether colouring a block of `lang` in `style` now costs only its lexing: its lexer and
+    the style's formatter are loaded. The first of each costs milliseconds on its own (~35 ms
+    for the first block: pygments imported, its lexer's patterns compiled), which a block
+    shown for the first time (a chat opened at start-up) pays in idle time instead, shown
+    plain until then (`MarkdownCache`)."""
+    if style not in _STYLES_LOADED:
+        return False
+    return lang in _LEXERS_LOADED or lang.lower() not in _known_languages()
+
+
 @lru_cache(maxsize=64)
 def _lexer(lang: str) -> Any:
     # pygments costs ~0.1 s to import: load it when the first code block renders, not at start-up.
@@ -62,7 +78,9 @@ def _lexer(lang: str) -> Any:
             # pygments would look for plugin lexers in every installed package's entry points
             # (~50 ms, on the UI thread, the first time), and the app offers no plugins.
             return TextLexer()
-        return get_lexer_by_name(lang)
+        lexer = get_lexer_by_name(lang)
+        _LEXERS_LOADED.add(lang)
+        return lexer
     except ClassNotFound:
         return TextLexer()
     finally:
@@ -75,6 +93,7 @@ def _formatter(style: str) -> Any:
 
     formatter = HtmlFormatter(nowrap=True, noclasses=True, style=style)
     forget_import_sources()  # pygments and its style were just imported
+    _STYLES_LOADED.add(style)
     return formatter
 
 
@@ -221,6 +240,35 @@ def _pretest(text: str) -> bool:
     """linkify's quick test: whether `text` may hold a bare link (never False when it does)."""
     linking = _parsers(True).linkify
     return linking is not None and bool(linking.pretest(text))
+
+
+# Whether a view's render may be provisional, what it wants made ready in idle time (see
+# `MarkdownCache.provisional`). Tests of other things turn it off: what they see must not
+# depend on what the tests before them happened to make ready.
+PROVISIONAL = True
+_LINKS_READY = False
+# Every bare link linkify finds holds one of these (a scheme's colon or slashes, a dot of a
+# domain, www., an e-mail's @) or is localhost.
+_MAY_LINK = re.compile(r"[.:/@]|localhost", re.IGNORECASE)
+
+
+def links_ready() -> bool:
+    """Whether linkify's patterns are compiled (`warm_links`): finding bare links costs only
+    their matching."""
+    return _LINKS_READY
+
+
+def may_link(text: str) -> bool:
+    """Whether `text` may hold a bare link (never False when linkify would find one)."""
+    return _MAY_LINK.search(text) is not None
+
+
+def warm_links() -> None:
+    """Compile linkify's patterns: those built with its parser and those it compiles at its
+    first match (~35 ms in all, once)."""
+    global _LINKS_READY
+    _parsers(True).render("see https://example.com/a, www.example.org and a@example.net")
+    _LINKS_READY = True
 
 
 class GrowingPretest:
@@ -780,7 +828,20 @@ class MarkdownCache:
     def __init__(self) -> None:
         self.colours = _Colours()
         """Coloured code; a streaming reply's closed blocks are coloured in idle time."""
-        colour = self.colours.now
+        self.provisional = 0
+        """How many renders so far were provisional: a code block shown plain for want of its
+        lexer or formatter loaded (`colour_ready`), bare links not linked yet for want of
+        linkify's patterns compiled (`links_ready`). A caller that saw it grow lays the text
+        out again once `warm_step` has done what was wanting; none is cached here."""
+        self.links_waiting = False
+        """Whether a render left links for `warm_step` to make ready."""
+
+        def colour(code: str, lang: str, style: str) -> str:
+            if not PROVISIONAL or colour_ready(lang, style):
+                return self.colours.now(code, lang, style)
+            self.provisional += 1
+            return self.colours.later(code, lang, style)
+
         # A table's rows hold no code block: its HTML depends on its text alone.
         self.tables = _Tables(
             lambda text: render_markdown_fresh(text, "", "", ""), render_inline_fresh
@@ -790,14 +851,30 @@ class MarkdownCache:
         def fresh(
             text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
         ) -> str:
-            table = None if open_fence else self.tables.html(text)
-            if table is not None:
-                return table
+            links: bool | None = None  # (linkify's own quick test decides)
+            if PROVISIONAL and not links_ready():
+                # Linkify's patterns cost ~35 ms to compile, the first chat's first paint
+                # would wait for them: a text that may hold a bare link shows it as text
+                # until `warm_step`, then is laid out again.
+                links = False
+                if may_link(text):
+                    self.provisional += 1
+                    self.links_waiting = True
+            else:
+                table = None if open_fence else self.tables.html(text)
+                if table is not None:
+                    return table
             return render_markdown_fresh(
-                text, style, code_bg, code_fg, open_fence=open_fence, highlight=colour
+                text,
+                style,
+                code_bg,
+                code_fg,
+                open_fence=open_fence,
+                highlight=colour,
+                linkify=links,
             )
 
-        rendered = lru_cache(maxsize=RENDERED)(fresh)
+        rendered = _Final(fresh, RENDERED, self)
 
         def finished(text: str, style: str, code_bg: str, code_fg: str) -> str:
             groups = finished_groups(text)
@@ -861,21 +938,66 @@ class MarkdownCache:
         (`colours.colour_one` colours them, then it is rendered again)."""
         self.render = rendered
         """`render_markdown`, cached."""
-        self.render_finished = lru_cache(maxsize=RENDERED_FINISHED)(finished)
+        self.render_finished = _Final(finished, RENDERED_FINISHED, self)
         """`render` of a reply that streamed here: its finished groups come from `render`,
         where they were rendered while it streamed, so only the last block is rendered now."""
         self.plain_text = lru_cache(maxsize=PLAIN)(plain_text)
         """`plain_text`, cached."""
-        self._caches = (rendered, self.render_finished, self.plain_text)
+        self._finals = (rendered, self.render_finished)
+
+    def waiting(self) -> bool:
+        """Whether a provisional render waits for `warm_step`."""
+        return self.links_waiting or bool(self.colours.pending)
+
+    def warm_step(self, budget: float) -> bool:
+        """Idle time: make ready what a provisional render wanted, about `budget` seconds of
+        it (more for linkify's patterns, compiled at once); whether a piece was finished."""
+        if self.links_waiting:
+            warm_links()
+            self.links_waiting = False
+            return True
+        return self.colours.colour_one(budget)
 
     def clear(self) -> None:
         """Forget every result."""
         self.colours.clear()
         self.tables.clear()
-        for cache in self._caches:
-            cache.cache_clear()
+        self.plain_text.cache_clear()
+        for cache in self._finals:
+            cache.clear()
 
     def __len__(self) -> int:
         """Results held, all kinds together."""
         held = len(self.colours.done) + len(self.colours.pending)
-        return held + sum(cache.cache_info().currsize for cache in self._caches)
+        held += self.plain_text.cache_info().currsize
+        return held + sum(len(cache) for cache in self._finals)
+
+
+class _Final:
+    """`fn`'s results by their arguments, the `maxsize` least recently used kept, except one
+    that was provisional (its `owner.provisional` grew)."""
+
+    __slots__ = ("_fn", "_held", "_maxsize", "_owner")
+
+    def __init__(self, fn: Callable[..., str], maxsize: int, owner: MarkdownCache) -> None:
+        self._fn, self._maxsize, self._owner = fn, maxsize, owner
+        self._held: OrderedDict[tuple[str, ...], str] = OrderedDict()
+
+    def __call__(self, *args: str) -> str:
+        found = self._held.get(args)
+        if found is not None:
+            self._held.move_to_end(args)
+            return found
+        before = self._owner.provisional
+        found = self._fn(*args)
+        if self._owner.provisional == before:
+            self._held[args] = found
+            if len(self._held) > self._maxsize:
+                self._held.popitem(last=False)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def clear(self) -> None:
+        self._held.clear()

@@ -559,3 +559,138 @@ def test_ctrl_end_with_the_newest_rows_let_go_shows_the_live_end_again(
     assert view.chat_model.message_at(view.chat_model.rowCount() - 1).id == msgs[-1].id
     assert view.at_bottom and _newest_on_screen(view)
     assert not view.jump_button.isVisible()
+
+
+def _code_colours(view: ChatView, row: int) -> set[str]:
+    """The text colours in a message's code block as laid out now."""
+    from PySide6.QtGui import QTextDocument
+
+    doc = view.bubbles.layout_for(view.chat_model.index(row)).doc
+    assert isinstance(doc, QTextDocument)
+    colours: set[str] = set()
+    block = doc.begin()
+    while block.isValid():
+        if "total" in block.text():  # the code's line
+            it = block.begin()
+            while not it.atEnd():
+                colours.add(it.fragment().charFormat().foreground().color().name())
+                it += 1
+        block = block.next()
+    return colours
+
+
+def test_the_first_code_shown_waits_for_its_colours_not_the_chat_for_its_lexer(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chat opened at start-up with code on its first screen waited ~35 ms more for its
+    # first paint: pygments imported and its Python lexer's patterns compiled on the way.
+    # Shown plain at once, the code gets its colours in idle time, laid out again.
+    from desktop.ui.render import markdown
+
+    monkeypatch.setattr(markdown, "PROVISIONAL", True)
+    monkeypatch.setattr(markdown, "_LINKS_READY", True)  # (links: the next test)
+    monkeypatch.setattr(markdown, "_LEXERS_LOADED", set())  # as in a process just started
+    monkeypatch.setattr(markdown, "_STYLES_LOADED", set())
+    loaded: list[str] = []
+    real = markdown._lexer
+    monkeypatch.setattr(markdown, "_lexer", lambda lang: loaded.append(lang) or real(lang))
+    code = "Here:\n\n```python\ntotal = compute(42, scale=2)  # step\n```\n\nDone."
+    view.show_messages([user("u1", "code please"), assistant("a1", code)])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    assert loaded == [], "the chat's first paint waited for pygments' lexer"
+    assert len(_code_colours(view, 1)) == 1, "code shown in colours before any lexer ran"
+    qtbot.wait_until(lambda: not view.bubbles.colouring and len(_code_colours(view, 1)) > 2)
+    assert loaded == ["python"]
+    # On screen: the number drawn in its colour (none of it before the colours came).
+    number = _fragment_colour(view, 1, "42")
+    assert number != view.bubbles.colors.text
+    qtbot.wait_until(lambda: _pixels_near(view, 1, number) > 8)
+
+
+def _fragment_colour(view: ChatView, row: int, text: str) -> str:
+    doc = view.bubbles.layout_for(view.chat_model.index(row)).doc
+    assert doc is not None
+    found = doc.find(text)
+    return found.charFormat().foreground().color().name()
+
+
+def _pixels_near(view: ChatView, row: int, colour: str) -> int:
+    rect = view.visualRect(view.chat_model.index(row))
+    image = view.viewport().grab().toImage()
+    want = QColor(colour)
+    return sum(
+        _near(image.pixelColor(x, y), want)
+        for x in range(max(0, rect.left()), min(image.width(), rect.right()))
+        for y in range(max(0, rect.top()), min(image.height(), rect.bottom()))
+    )
+
+
+def _links(view: ChatView, row: int) -> list[str]:
+    """The links in a message as laid out now."""
+    doc = view.bubbles.layout_for(view.chat_model.index(row)).doc
+    assert doc is not None
+    found: list[str] = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            if fmt.isAnchor() and fmt.anchorHref():
+                found.append(fmt.anchorHref())
+            it += 1
+        block = block.next()
+    return found
+
+
+def test_the_first_links_shown_wait_for_linkify_not_the_chat(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Linkify's patterns (~35 ms to compile) held up a chat's first paint at start-up. Shown
+    # as text at once, a bare link is a link once they are compiled, in idle time.
+    from desktop.ui.render import markdown
+
+    monkeypatch.setattr(markdown, "PROVISIONAL", True)
+    monkeypatch.setattr(markdown, "_LINKS_READY", False)  # as in a process just started
+    warmed: list[int] = []
+    real = markdown.warm_links
+    monkeypatch.setattr(markdown, "warm_links", lambda: warmed.append(1) or real())
+    reply = "The notes are at https://example.com/docs for now."
+    view.show_messages([user("u1", "where are the notes?"), assistant("a1", reply)])
+    qtbot.wait_until(lambda: 1 in view.bubbles.painted_rows)
+    assert warmed == [], "the chat's first paint waited for linkify's patterns"
+    assert _links(view, 1) == []
+    qtbot.wait_until(lambda: not view.bubbles.colouring)
+    assert warmed == [1]
+    assert _links(view, 1) == ["https://example.com/docs"]
+    # And it is one: a click on it opens it.
+    opened: list[str] = []
+    monkeypatch.setattr(
+        LinkOpener,
+        "open_external",
+        classmethod(lambda cls, url: opened.append(url.toString()) or True),
+    )
+    _click_text(view, 1, "example.com")
+    assert opened == ["https://example.com/docs"]
+
+
+def _click_text(view: ChatView, row: int, text: str) -> None:
+    """Click in the middle of the first `text` in a message."""
+    index = view.chat_model.index(row)
+    lay = view.bubbles.layout_for(index)
+    doc = lay.doc
+    assert doc is not None
+    found = doc.find(text)
+    block = found.block()
+    at = (found.selectionStart() + found.selectionEnd()) // 2 - block.position()
+    line = block.layout().lineForTextPosition(at)
+    x = line.cursorToX(at)
+    x = x[0] if isinstance(x, tuple) else x
+    box = doc.documentLayout().blockBoundingRect(block)
+    rect = view.visualRect(index)
+    pos = QPoint(
+        int(rect.left() + lay.doc_pos.x() + box.left() + x),
+        int(rect.top() + lay.doc_pos.y() + box.top() + line.y() + line.height() / 2),
+    )
+    QTest.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pos
+    )
