@@ -561,11 +561,21 @@ def finished_groups(text: str) -> list[str] | None:
 TITLES = 512  # chats' titles held as plain text
 
 
+# A title markdown reads as its own words: letters, digits and punctuation that is never
+# syntax (no emphasis, code, link, escape or entity marks), beginning with a letter or digit
+# (no list, heading, quote or indented code) that does not start an ordered list.
+_PLAIN_TITLE = re.compile(r"(?!\d{1,9}[.)](?:\s|$))[^\W_](?:[^\W_]|[ ,.:;!?'\"()/@%=$-])*")
+
+
 @lru_cache(maxsize=TITLES)
 def title_text(title: str) -> str:
     """A chat's title as plain text (`plain_text`), cached: tabs, the strip and headers ask for
     every chat's title again at each refresh (twice at a reply's start and end), and parsing
-    its markdown took a few milliseconds of the frame that shows the reply's first words."""
+    its markdown took a few milliseconds of the frame that shows the reply's first words. A
+    title with no markdown in it is its own plain text, without the parser (whose first use
+    compiles linkify's patterns: ~15 ms of the first paint at start-up)."""
+    if _PLAIN_TITLE.fullmatch(title):
+        return title.strip()
     return plain_text(title)
 
 
