@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QPoint, Qt, QUrl
-from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication, QTextCharFormat
 from PySide6.QtTest import QTest
 
 from desktop.core.models import ChatMessage, DeliveryState, Role, ToolCall
@@ -561,22 +561,25 @@ def test_ctrl_end_with_the_newest_rows_let_go_shows_the_live_end_again(
     assert not view.jump_button.isVisible()
 
 
-def _code_colours(view: ChatView, row: int) -> set[str]:
-    """The text colours in a message's code block as laid out now."""
-    from PySide6.QtGui import QTextDocument
-
+def _fragments(view: ChatView, row: int) -> list[tuple[str, QTextCharFormat]]:
+    """A message's text as laid out now: each run of one format, with the format."""
     doc = view.bubbles.layout_for(view.chat_model.index(row)).doc
-    assert isinstance(doc, QTextDocument)
-    colours: set[str] = set()
+    assert doc is not None
+    found: list[tuple[str, QTextCharFormat]] = []
     block = doc.begin()
     while block.isValid():
-        if "total" in block.text():  # the code's line
-            it = block.begin()
-            while not it.atEnd():
-                colours.add(it.fragment().charFormat().foreground().color().name())
-                it += 1
+        it = block.begin()
+        while not it.atEnd():
+            found.append((it.fragment().text(), it.fragment().charFormat()))
+            it += 1
         block = block.next()
-    return colours
+    return found
+
+
+def _code_colours(view: ChatView, row: int) -> set[str]:
+    """The text colours in a message's code line (the one with `total` in it)."""
+    code = "total = compute(42, scale=2)  # step"
+    return {f.foreground().color().name() for text, f in _fragments(view, row) if text in code}
 
 
 def test_the_first_code_shown_waits_for_its_colours_not_the_chat_for_its_lexer(
@@ -627,19 +630,7 @@ def _pixels_near(view: ChatView, row: int, colour: str) -> int:
 
 def _links(view: ChatView, row: int) -> list[str]:
     """The links in a message as laid out now."""
-    doc = view.bubbles.layout_for(view.chat_model.index(row)).doc
-    assert doc is not None
-    found: list[str] = []
-    block = doc.begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            fmt = it.fragment().charFormat()
-            if fmt.isAnchor() and fmt.anchorHref():
-                found.append(fmt.anchorHref())
-            it += 1
-        block = block.next()
-    return found
+    return [f.anchorHref() for _text, f in _fragments(view, row) if f.isAnchor()]
 
 
 def test_the_first_links_shown_wait_for_linkify_not_the_chat(
