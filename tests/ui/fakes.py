@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from PySide6.QtGui import QTextCharFormat
+
 from desktop.core.listeners import BackendListener
 from desktop.core.models import (
     Attachment,
@@ -435,3 +437,18 @@ def wire_attachments(
     composer.image_to_attach.connect(
         lambda data, name: composer.show_attached(*store_image(data, name, attach_bytes))
     )
+
+
+def laid_out(view: Any, row: int) -> list[tuple[str, QTextCharFormat]]:
+    """A chat view's message as laid out now: each run of one format, with the format."""
+    doc = view.bubbles.layout_for(view.chat_model.index(row)).doc
+    assert doc is not None
+    found: list[tuple[str, QTextCharFormat]] = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            found.append((it.fragment().text(), it.fragment().charFormat()))
+            it += 1
+        block = block.next()
+    return found

@@ -297,12 +297,31 @@ class BubbleDelegate(QStyledItemDelegate):
         if docs.colours_waiting():
             self._colour.start(0)  # the next slice, after the events waiting
         else:
-            self._colour_since = None
-            live = self._live()
-            waiting = [i for i in docs.showing_plain() if i not in live]
-            # (and those laid out with code plain as their lexer was not loaded yet)
-            self._recoloured = waiting + [i for i in docs.take_provisional() if i not in waiting]
-            self._recolour.start(0)
+            self._coloured()
+
+    def _coloured(self) -> None:
+        """Every block waiting has its colours: the replies and messages that showed them
+        plain are laid out again, one per turn of the loop."""
+        self._colour_since = None
+        docs = self._cache.docs
+        live = self._live()
+        waiting = [i for i in docs.showing_plain() if i not in live]
+        # (and those laid out provisionally, see MarkdownCache.provisional)
+        self._recoloured = waiting + [i for i in docs.take_provisional() if i not in waiting]
+        self._recolour.start(0)
+
+    def finish_provisional(self) -> None:
+        """What this view's provisional renders wanted (code's lexers, linkify's patterns),
+        made ready at once, and those messages laid out again: start-up, once the window is
+        painted, before a reply streams (a slice at a time in idle time could fall in its
+        frames)."""
+        docs = self._cache.docs
+        if not docs.colours_waiting() and not docs.has_provisional():
+            return
+        while docs.colours_waiting():
+            docs.colour_step(1.0)
+        self._colour.stop()
+        self._coloured()
 
     def _live(self) -> set[str]:
         """The replies streaming now (they are the last rows)."""

@@ -254,6 +254,10 @@ class BubbleDocs:
         """Whether a code block, or links, wait for `colour_step`."""
         return self.markdown.waiting()
 
+    def has_provisional(self) -> bool:
+        """Whether a message is laid out provisionally (see `take_provisional`)."""
+        return bool(self._provisional)
+
     def take_provisional(self) -> list[str]:
         """The messages laid out provisionally (code shown plain for want of its lexer, bare
         links not linked yet: `MarkdownCache.provisional`), forgotten here: once `colour_step`

@@ -242,9 +242,9 @@ def _pretest(text: str) -> bool:
     return linking is not None and bool(linking.pretest(text))
 
 
-# Whether a view's render may be provisional, what it wants made ready in idle time (see
-# `MarkdownCache.provisional`). Tests of other things turn it off: what they see must not
-# depend on what the tests before them happened to make ready.
+# Whether a view's render may be provisional (see `MarkdownCache.provisional`): until the
+# window's first paint at start-up (`renders_final`). Tests of other things turn it off: what
+# they see must not depend on what the tests before them happened to make ready.
 PROVISIONAL = True
 _LINKS_READY = False
 # Every bare link linkify finds holds one of these (a scheme's colon or slashes, a dot of a
@@ -269,6 +269,15 @@ def warm_links() -> None:
     global _LINKS_READY
     _parsers(True).render("see https://example.com/a, www.example.org and a@example.net")
     _LINKS_READY = True
+
+
+def renders_final() -> None:
+    """From now on every render is final, linkify's patterns compiled now: start-up's first
+    paint did not wait for them, and made ready later, a slice at a time in idle time, they
+    could fall in the frames of a reply streaming by then (~35 ms at once)."""
+    global PROVISIONAL
+    warm_links()
+    PROVISIONAL = False
 
 
 class GrowingPretest:

@@ -24,6 +24,7 @@ from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.refocus import RefocusAfterDialogs
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
+from desktop.ui.render import markdown
 from desktop.ui.sessions.switcher import SessionSwitcher
 from desktop.ui.settings.values import AppSettings, SettingsChecks
 from desktop.ui.shortcuts import ShortcutsDialog
@@ -95,6 +96,7 @@ class MainWindow(QMainWindow):
         # What waits until the user sees the window (desktop/app adds its own).
         self.after_paint = AfterFirstPaint(self)
         self.after_paint.call(self._list_every_chat)
+        self.after_paint.call(self._renders_final)
 
     # -- construction -----------------------------------------------------------------------
 
@@ -219,6 +221,12 @@ class MainWindow(QMainWindow):
         for 10,000, which would have kept the window from showing that much longer)."""
         for view in self._views.values():
             view.backend.load_all_sessions()
+
+    def _renders_final(self) -> None:
+        """The first paint did not wait for linkify's patterns or the shown code's lexers
+        (markdown.PROVISIONAL): loaded now, before a reply streams; final renders from here."""
+        markdown.renders_final()
+        self.chat_view.bubbles.finish_provisional()
 
     def add_profile(self, entry: ProfileEntry) -> None:
         """A profile was added in Settings: list it (and show it if it is the only one)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QPoint, Qt, QUrl
-from PySide6.QtGui import QColor, QGuiApplication, QTextCharFormat
+from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtTest import QTest
 
 from desktop.core.models import ChatMessage, DeliveryState, Role, ToolCall
@@ -14,7 +14,7 @@ from desktop.ui.chat.view import ChatView
 from desktop.ui.render.document import SafeDocument
 from desktop.ui.render.links import LinkOpener
 from desktop.ui.render.markdown import render_markdown
-from tests.ui.fakes import assistant, user
+from tests.ui.fakes import assistant, laid_out, user
 
 
 @pytest.fixture
@@ -561,25 +561,10 @@ def test_ctrl_end_with_the_newest_rows_let_go_shows_the_live_end_again(
     assert not view.jump_button.isVisible()
 
 
-def _fragments(view: ChatView, row: int) -> list[tuple[str, QTextCharFormat]]:
-    """A message's text as laid out now: each run of one format, with the format."""
-    doc = view.bubbles.layout_for(view.chat_model.index(row)).doc
-    assert doc is not None
-    found: list[tuple[str, QTextCharFormat]] = []
-    block = doc.begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            found.append((it.fragment().text(), it.fragment().charFormat()))
-            it += 1
-        block = block.next()
-    return found
-
-
 def _code_colours(view: ChatView, row: int) -> set[str]:
     """The text colours in a message's code line (the one with `total` in it)."""
     code = "total = compute(42, scale=2)  # step"
-    return {f.foreground().color().name() for text, f in _fragments(view, row) if text in code}
+    return {f.foreground().color().name() for text, f in laid_out(view, row) if text in code}
 
 
 def test_the_first_code_shown_waits_for_its_colours_not_the_chat_for_its_lexer(
@@ -630,7 +615,7 @@ def _pixels_near(view: ChatView, row: int, colour: str) -> int:
 
 def _links(view: ChatView, row: int) -> list[str]:
     """The links in a message as laid out now."""
-    return [f.anchorHref() for _text, f in _fragments(view, row) if f.isAnchor()]
+    return [f.anchorHref() for _text, f in laid_out(view, row) if f.isAnchor()]
 
 
 def test_the_first_links_shown_wait_for_linkify_not_the_chat(
