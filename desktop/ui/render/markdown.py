@@ -272,11 +272,9 @@ def warm_links() -> None:
 
 
 def renders_final() -> None:
-    """From now on every render is final, linkify's patterns compiled now: start-up's first
-    paint did not wait for them, and made ready later, a slice at a time in idle time, they
-    could fall in the frames of a reply streaming by then (~35 ms at once)."""
+    """From now on every render is final (what a provisional one wanted is loaded as it is
+    needed, as by any render after start-up's first paint)."""
     global PROVISIONAL
-    warm_links()
     PROVISIONAL = False
 
 
