@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QResizeEvent
 from PySide6.QtWidgets import QListView, QMainWindow
 
@@ -43,10 +43,6 @@ from desktop.ui.window.sidebar import Sidebar
 from desktop.ui.window.tabs import ChatTabs, chat_column
 
 __all__ = ["MainWindow", "ProfileEntry"]
-
-# After the first paint, when the renders it did not wait for are made final (ms): the full
-# chat list painted first (~0.1 s for 10,000 chats), long before a reply can stream.
-RENDERS_FINAL_MS = 100
 
 
 class MainWindow(QMainWindow):
@@ -100,8 +96,7 @@ class MainWindow(QMainWindow):
         # What waits until the user sees the window (desktop/app adds its own).
         self.after_paint = AfterFirstPaint(self)
         self.after_paint.call(self._list_every_chat)
-        # (after the full list has been painted: it would wait for them otherwise)
-        self.after_paint.call(lambda: QTimer.singleShot(RENDERS_FINAL_MS, self._renders_final))
+        self.after_paint.call(self._renders_final)
 
     # -- construction -----------------------------------------------------------------------
 
@@ -229,8 +224,9 @@ class MainWindow(QMainWindow):
 
     def _renders_final(self) -> None:
         """The first paint did not wait for linkify's patterns or the shown code's lexers
-        (markdown.PROVISIONAL): loaded now, before a reply streams (a slice at a time in idle
-        time, they could fall in its frames: ~35 ms each at once); final renders from here."""
+        (markdown.PROVISIONAL): loaded now if a render wanted them, before a reply can stream
+        (a slice at a time in idle time, or later, they fell in its frames: ~35 ms each at
+        once; the run on a4f9cc4 under load: one ~100 ms stall); final renders from here."""
         markdown.renders_final()
         self.chat_view.bubbles.finish_provisional()
 
