@@ -47,7 +47,7 @@ def test_the_first_chat_gets_its_links_and_colours_once_the_window_is_painted(
     win.show()
     qtbot.wait_until(lambda: win.after_paint.painted and not markdown.PROVISIONAL)
     # Made ready at once, not a slice at a time in idle time where a reply's frames may be.
-    assert not view.bubbles.colouring or view.bubbles._recolour.isActive()
+    assert not view.bubbles._cache.docs.colours_waiting(), "left for idle time"
     assert not view.bubbles._colour.isActive()
     qtbot.wait_until(lambda: not view.bubbles.colouring)
     links, colours = _shown(view, 0)
