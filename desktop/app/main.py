@@ -1,6 +1,14 @@
 """Composition root: builds the concrete core objects and the Qt application, and wires them."""
 
+# ruff: noqa: E402  (the stand-ins below go in before anything imports asyncio or websockets)
+
 from __future__ import annotations
+
+from desktop.common.deferred import defer_unused_modules
+
+# The standard modules asyncio and websockets import but the app seldom uses (ssl among them)
+# are loaded on first use: this runs before this module's imports and main()'s.
+defer_unused_modules()
 
 import argparse
 import asyncio
@@ -17,7 +25,6 @@ from desktop import __version__
 from desktop.app.assembly import AppPaths, Core
 from desktop.app.bench_probe import BENCH_DRIVER_ENV, BENCH_STARTUP_ENV
 from desktop.app.display import display_problem
-from desktop.common.deferred import defer_unused_modules
 from desktop.common.dirs import APP_NAME
 
 if TYPE_CHECKING:
@@ -51,7 +58,6 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    defer_unused_modules()
     if argv[:1] == [GATEWAY_SUBCOMMAND]:
         # A frozen build has no `python -m`: the app runs its embedded gateway as a subcommand.
         from desktop.gateway.cli import main as gateway_main

@@ -1,5 +1,6 @@
 """Both processes start without the standard modules websockets and logging import but do not
-use (smaller, sooner), and a program that does use one gets the real module."""
+use, and without OpenSSL (smaller, sooner); a program that does use one gets the real module,
+and a TLS link still works."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ import pytest
 
 from desktop.common import deferred
 from desktop.common.deferred import UNUSED_AT_START
+from tests.support.gateway_process import TOKEN, gateway_process
 
 # What the deferred modules pull in; none is imported by the app or the gateway otherwise.
 HEAVY = ("email.message", "zipfile", "csv", "http.client", "_pickle")
+# OpenSSL's modules: asyncio's import loads `ssl`, hashlib's and hmac's `_hashlib`.
+OPENSSL = ("ssl", "_ssl", "_hashlib")
 
 
 def run_python(code: str, **env: str) -> Any:
@@ -37,9 +41,12 @@ def run_python(code: str, **env: str) -> Any:
 
 
 LOADED = f"""
-    import json, sys
-    print(json.dumps({{m: m in sys.modules and type(sys.modules[m]).__name__ == "module"
-                      for m in {UNUSED_AT_START + HEAVY!r}}}))
+    import json, os, sys
+    loaded = {{m: m in sys.modules and type(sys.modules[m]).__name__ == "module"
+              for m in {UNUSED_AT_START + HEAVY + OPENSSL!r}}}
+    with open(f"/proc/{{os.getpid()}}/maps", encoding="utf-8") as maps:
+        loaded["libcrypto"] = "libcrypto" in maps.read()  # OpenSSL's library, 3.6 MB resident
+    print(json.dumps(loaded))
 """
 
 
@@ -57,6 +64,10 @@ def test_the_app_starts_without_them() -> None:
             main(["--version"])
         import desktop.core.link.transport  # the app's websockets client
         import logging.handlers
+        # What hashes and compares in the app: Python's own SHA-256, no OpenSSL for it.
+        import hashlib, secrets
+        assert secrets.compare_digest(hashlib.sha256(b"abc").hexdigest(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     """
     loaded = run_python(textwrap.dedent(code) + textwrap.dedent(LOADED))
     assert not any(loaded.values()), loaded
@@ -64,9 +75,9 @@ def test_the_app_starts_without_them() -> None:
 
 def test_without_the_stand_ins_websockets_loads_them() -> None:
     # The mechanism's own check: the same imports, no stand-ins.
-    code = "import websockets.asyncio.client, logging.handlers\n" + textwrap.dedent(LOADED)
+    code = "import websockets.asyncio.client, logging.handlers, secrets\n" + textwrap.dedent(LOADED)
     loaded = run_python(code)
-    assert all(loaded[m] for m in UNUSED_AT_START), loaded
+    assert all(loaded[m] for m in (*UNUSED_AT_START, *OPENSSL, "libcrypto")), loaded
 
 
 def test_a_module_used_after_all_is_the_real_one() -> None:
@@ -93,6 +104,58 @@ def test_a_module_used_after_all_is_the_real_one() -> None:
     assert got["loopback"] is None
     assert got["version"] and str(got["version"])[0].isdigit()
     assert got["pickle"] == [1, "two"]
+
+
+@pytest.fixture
+def self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (OpenSSL's command line)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subject = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    files = ["-keyout", str(key), "-out", str(cert)]
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            *subject,
+            *files,
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return cert, key
+
+
+def test_a_tls_link_works_where_openssl_loads_on_first_use(
+    tmp_path: Path, self_signed: tuple[Path, Path]
+) -> None:
+    # Both ends deferred: the gateway serves TLS, the app's connection test connects over it.
+    # Without asyncio given the real ssl when it loads, neither end could do a handshake.
+    cert, key = self_signed
+    with gateway_process(tmp_path / "gateway", "--tls-cert", str(cert), "--tls-key", str(key)) as (
+        _proc,
+        url,
+    ):
+        code = f"""
+            import desktop.app.main  # the app's start, first
+            import asyncio, json, sys
+            before = "_ssl" in sys.modules
+            from desktop.core.link.check import check_gateway
+            import ssl  # as the app makes a profile's context: ssl loads here
+            context = ssl.create_default_context(cafile={str(cert)!r})
+            told = asyncio.run(check_gateway({url!r}, {TOKEN!r}, ssl=context))
+            print(json.dumps([before, "_ssl" in sys.modules, told]))
+        """
+        before, after, told = run_python(code)
+    assert url.startswith("wss://127.0.0.1:")
+    assert (before, after) == (False, True)
+    assert "connected" in told.lower(), told
 
 
 def test_nothing_is_replaced_that_is_imported_or_missing() -> None:

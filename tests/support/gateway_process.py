@@ -49,7 +49,12 @@ def gateway_process(data_dir: Path, *extra: str) -> Iterator[tuple[subprocess.Po
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # blocks until the gateway listens (or dies)
-        assert line.startswith("HERMES_QT_GATEWAY_READY url=ws://127.0.0.1:"), line
+        assert line.startswith(
+            (
+                "HERMES_QT_GATEWAY_READY url=ws://127.0.0.1:",
+                "HERMES_QT_GATEWAY_READY url=wss://127.0.0.1:",
+            )
+        ), line
         yield proc, line.strip().split("url=", 1)[1]
     finally:
         if proc.poll() is None:
