@@ -64,9 +64,10 @@ from desktop.ui.theme import LIGHT, Colors
 _Index = QModelIndex | QPersistentModelIndex
 LAYOUT_CACHE = 128
 # Painted bubbles kept as pixmaps: this many screens' worth (the screen on view and the ones
-# drawn ahead above and below, with room to scroll back), least recent dropped first. Each
-# screen is about 1.7 MB at the default window size: 4, not 6, keeps a long scroll under the
-# memory target (see bench/scroll_memory.py).
+# drawn ahead above and below, with room to scroll back), least recent dropped first; once the
+# view rests, only those in its reach stay (ChatView._at_rest). Each screen is about 1.7 MB at
+# the default window size: 4, not 6, keeps a long scroll under the memory target (see
+# bench/scroll_memory.py).
 PIXMAP_SCREENS = 4
 PIXMAP_FLOOR = 4 * 2**20
 # Finished block groups of streaming replies, drawn once each; a reply's groups must all fit.

@@ -118,6 +118,11 @@ class RenderCache:
             self.pixmap_bytes -= self.pixmaps.pop(drawn)[1]
         self.docs.forget(gone)
 
+    def keep_drawn(self, message_ids: set[str]) -> None:
+        """Let go of the painted bubbles (and tiles) of every row but `message_ids`."""
+        for drawn in [k for k in self.pixmaps if k[0] not in message_ids]:
+            self.pixmap_bytes -= self.pixmaps.pop(drawn)[1]
+
     def held(self) -> int:
         """How many things are cached, all stores together (0 right after `Change.LOOK`)."""
         return (

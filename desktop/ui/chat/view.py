@@ -208,13 +208,14 @@ class ChatView(QListView):
         self._ahead.setSingleShot(True)
         self._ahead.timeout.connect(self._prepare_ahead)
         # Armed by scrolling and by rows coming and going (a session opened, pages loaded or
-        # let go): once that pauses, the heap they freed (rows, pages decoded, bubbles drawn
-        # and evicted) is handed back; the C library keeps it otherwise, and the app would stay
-        # at its high-water mark. About 0.3 ms. Idle means no timer.
+        # let go): once that pauses, bubbles drawn beyond the view's reach are let go, and the
+        # heap freed (rows, pages decoded, bubbles drawn and evicted) is handed back; the C
+        # library keeps it otherwise, and the app would stay at its high-water mark. About
+        # 0.3 ms. Idle means no timer.
         self._release = QTimer(self)
         self._release.setSingleShot(True)
         self._release.setInterval(RELEASE_MS)
-        self._release.timeout.connect(release_freed_memory)
+        self._release.timeout.connect(self._at_rest)
         self.bubbles = BubbleDelegate(self, self.chat_model, self.render_cache)
         self.setModel(self.chat_model)
         self.setItemDelegate(self.bubbles)
@@ -441,17 +442,35 @@ class ChatView(QListView):
         """Whether bubbles near the view are still being drawn in idle slices (a timer runs)."""
         return self._ahead.isActive()
 
+    def _reach(self) -> tuple[int, int, int, int]:
+        """Rows of the view's reach: the first drawn ahead above, the first and last on
+        screen, the last drawn ahead below (as laid out; the model may be ahead or behind)."""
+        rows = self.render_cache.rows
+        value = self.verticalScrollBar().value()
+        screen = self.viewport().height()
+        return (
+            rows.row_at(value - AHEAD_SCREENS * screen),
+            rows.row_at(value),
+            rows.row_at(value + screen),
+            rows.row_at(value + screen + AHEAD_SCREENS * screen),
+        )
+
+    def _at_rest(self) -> None:
+        """Scrolling and rows paused: only the bubbles in reach stay drawn (a jump far up
+        or down leaves the ones where the view was), and the heap freed goes back."""
+        if len(self.render_cache.rows):
+            first, _top, _bottom, last = self._reach()
+            model = self.chat_model
+            reach = range(max(first, 0), min(last + 1, model.rowCount()))
+            self.render_cache.keep_drawn({model.message_at(r).id for r in reach})
+        release_freed_memory()
+
     def _prepare_ahead(self) -> None:
         """Draw the nearest undrawn rows around the view, for one short slice of time."""
         n = len(self.render_cache.rows)
         if not n or not self.isVisible():
             return
-        value = self.verticalScrollBar().value()
-        screen = self.viewport().height()
-        top = self.render_cache.rows.row_at(value)
-        bottom = self.render_cache.rows.row_at(value + screen)
-        first = self.render_cache.rows.row_at(value - AHEAD_SCREENS * screen)
-        last = self.render_cache.rows.row_at(value + screen + AHEAD_SCREENS * screen)
+        first, top, bottom, last = self._reach()
         above = range(top - 1, first - 1, -1)
         below = range(bottom + 1, last + 1)
         order = [r for pair in zip_longest(above, below) for r in pair if r is not None]

@@ -434,6 +434,30 @@ def test_a_page_up_shows_bubbles_already_drawn_while_the_app_was_idle(
     assert not view.drawing_ahead, "idle again: no timer left running"
 
 
+def test_a_jump_far_up_lets_go_of_the_bubbles_drawn_where_the_view_was(
+    qtbot: Any, view: ChatView
+) -> None:
+    # At rest the view keeps drawn only what is on screen and what is drawn ahead of it: after
+    # a jump to the start of a long chat, the end's pixmaps go (memory at rest, not at the
+    # high-water mark), and the end looks the same when the view jumps back.
+    view.show_messages(_long_session(400))
+    _settle(qtbot, view)
+    view.viewport().repaint()
+    qtbot.wait_until(lambda: not view.drawing_ahead)
+    end = {key[0] for key in view.render_cache.pixmaps}
+    at_end = view.viewport().grab().toImage()
+    view.scrollToTop()
+    view.viewport().repaint()
+    qtbot.wait_until(lambda: not view.drawing_ahead)
+    qtbot.wait_until(lambda: end.isdisjoint(key[0] for key in view.render_cache.pixmaps))
+    start = {key[0] for key in view.render_cache.pixmaps}
+    assert start, "what is on screen stays drawn"
+    assert view.chat_model.message_at(0).id in start
+    view.scrollToBottom()
+    view.viewport().repaint()
+    assert view.viewport().grab().toImage() == at_end
+
+
 def test_nothing_is_drawn_ahead_while_a_reply_grows_on_screen_and_all_is_once_it_stops(
     qtbot: Any, view: ChatView
 ) -> None:
