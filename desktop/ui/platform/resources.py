@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
+import tempfile
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -17,7 +19,6 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QIcon, QImage, QPainter, QPixmap
-from PySide6.QtSvg import QSvgRenderer
 
 # Package data of `desktop` (setup.py's build_py; the frozen build's datas).
 _PACKAGE = "desktop"
@@ -62,17 +63,38 @@ def resource_path(*parts: str) -> Path:
 # The neutral stroke colour the bundled line icons are drawn with; `tint` replaces it.
 NEUTRAL = "#5b6472"
 _SIZES = (16, 20, 24, 32, 40, 48, 64, 96)
+_tinted_names = itertools.count()
 
 
 @cache
 def icon(name: str, tint: str = "") -> QIcon:
     """An SVG icon from resources/icons by bare name; scales crisply at any device pixel ratio.
 
-    With `tint`, the neutral strokes are recoloured (line icons on a dark theme).
+    With `tint`, the neutral strokes are recoloured (line icons on a dark theme). Qt's own SVG
+    icon engine draws either kind at the size asked for, when asked; so a recoloured copy is
+    written into a folder of this run's (removed at exit), and drawn here at a few sizes only
+    where no such file can be written.
     """
     if not tint:
         return QIcon(str(resource_path("icons", f"{name}.svg")))
     svg = read_resource_text("icons", f"{name}.svg").replace(NEUTRAL, tint)
+    try:
+        path = _tinted_folder() / f"{name}-{next(_tinted_names)}.svg"
+        path.write_text(svg, encoding="utf-8")
+    except OSError:
+        return _drawn(svg)
+    return QIcon(str(path))
+
+
+@cache
+def _tinted_folder() -> Path:
+    return Path(_extracted.enter_context(tempfile.TemporaryDirectory(prefix="hermes-qt-icons-")))
+
+
+def _drawn(svg: str) -> QIcon:
+    """`svg` drawn at each of `_SIZES` (QtSvg's bindings, loaded here only)."""
+    from PySide6.QtSvg import QSvgRenderer
+
     renderer = QSvgRenderer(QByteArray(svg.encode("utf-8")))
     result = QIcon()
     for size in _SIZES:
