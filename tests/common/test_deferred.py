@@ -21,7 +21,7 @@ from desktop.common.deferred import UNUSED_AT_START
 from tests.support.gateway_process import TOKEN, gateway_process
 
 # What the deferred modules pull in; none is imported by the app or the gateway otherwise.
-HEAVY = ("email.message", "zipfile", "csv", "http.client", "_pickle")
+HEAVY = ("email.message", "zipfile", "csv", "http.client", "_pickle", "_bz2", "_lzma")
 # OpenSSL's modules: asyncio's import loads `ssl`, hashlib's and hmac's `_hashlib`.
 OPENSSL = ("ssl", "_ssl", "_hashlib")
 
@@ -91,12 +91,16 @@ def test_a_module_used_after_all_is_the_real_one() -> None:
         import importlib.metadata._meta  # a submodule first: its package loads for real
         from importlib.metadata import version
         import pickle
+        import shutil, bz2, lzma
         print(json.dumps({
             # A gateway off this machine still goes through the system proxy.
             "proxy": get_proxy(parse_uri("ws://gateway.example:8642/api/ws")),
             "loopback": get_proxy(parse_uri("ws://127.0.0.1:8642/api/ws")),
             "version": version("websockets"),
             "pickle": pickle.loads(pickle.dumps([1, "two"])),
+            "archives": [shutil._BZ2_SUPPORTED, shutil._LZMA_SUPPORTED,
+                         bz2.decompress(bz2.compress(b"bz2")).decode(),
+                         lzma.decompress(lzma.compress(b"xz")).decode()],
         }))
     """
     got = run_python(code, http_proxy="http://proxy.example:3128", no_proxy="127.0.0.1")
@@ -104,6 +108,7 @@ def test_a_module_used_after_all_is_the_real_one() -> None:
     assert got["loopback"] is None
     assert got["version"] and str(got["version"])[0].isdigit()
     assert got["pickle"] == [1, "two"]
+    assert got["archives"] == [True, True, "bz2", "xz"]
 
 
 @pytest.fixture
