@@ -349,8 +349,10 @@ class BubbleDocs:
         """Idle time: one group a reply still streaming (`live`) shows plain whose code has its
         colours now, rendered and laid out again in them; the reply's id, or None when none
         is left. Its next frame shows the group as it is, with no layout to make (a finished
-        reply's are rendered again when it is laid out next, see `streaming_docs`)."""
-        if self.markdown.colours.pending:
+        reply's are rendered again when it is laid out next, see `streaming_docs`). Nothing
+        while a provisional render still waits for its colours or links: the group would
+        come out the same."""
+        if self.markdown.waiting():
             return None
         for message_id in [m for m in reversed(self._streams) if m in live]:
             stream = self._streams[message_id]

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt
+from PySide6.QtGui import QFont
 from PySide6.QtTest import QTest
 
 from desktop.core.models import Role
@@ -930,6 +931,29 @@ def test_replies_get_their_code_colours_one_per_turn_of_the_loop(
     view.bubbles._recolour_one()
     assert touched == ["a2"], "more than one reply in one turn (the newest goes first)"
     qtbot.wait_until(lambda: touched == ["a2", "a1"])
+
+
+def test_a_group_shown_without_its_links_is_not_laid_out_again_until_they_can_be(
+    qapp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before the first paint a group with a bare link is shown as text (linkify's patterns not
+    # compiled yet): laid out again before they are, it would be the same text, in every idle
+    # step the reply streams through.
+    from desktop.ui.render import markdown
+
+    monkeypatch.setattr(markdown, "PROVISIONAL", True)
+    monkeypatch.setattr(markdown, "_LINKS_READY", False)
+    docs = bubble_layout.BubbleDocs()
+    reply = assistant("a1", "See example.com for details.\n\nand more", streaming=True)
+    groups, _tail = docs.streaming_docs(reply, QFont(), 400.0, LIGHT)
+    assert groups and "example.com" in groups[0].toPlainText()
+    assert docs.colours_waiting() and docs.showing_plain() == ["a1"]
+    assert docs.recolour_one({"a1"}) is None, "laid out again with its links still waiting"
+    while docs.colours_waiting():
+        docs.colour_step(0.05)
+    assert docs.recolour_one({"a1"}) == "a1"
+    monkeypatch.setattr(markdown, "PROVISIONAL", False)
+    assert docs.recolour_one({"a1"}) is None  # nothing else waits
 
 
 def test_a_frame_of_a_streaming_reply_never_lays_out_its_code_in_colours(
