@@ -119,6 +119,16 @@ _SHORTCUT_MODIFIERS = (
     | Qt.KeyboardModifier.AltModifier
     | Qt.KeyboardModifier.MetaModifier
 )
+# ...and with one, only these: Ctrl+Left and Ctrl+Right move the selection by a word.
+_WORD_KEYS = (Qt.Key.Key_Left, Qt.Key.Key_Right)
+
+
+def _brings_ring_back(e: QKeyEvent) -> bool:
+    """Whether a key press shows the current message's focus ring again."""
+    key = e.key()
+    return key in _RING_KEYS and (key in _WORD_KEYS or not e.modifiers() & _SHORTCUT_MODIFIERS)
+
+
 # Passes of measuring the rows on screen before a paint: a measured row can change which rows
 # are on screen, which are measured in the next pass.
 MEASURE_PASSES = 4
@@ -1299,9 +1309,7 @@ class ChatView(QListView):
 
     def keyPressEvent(self, e: QKeyEvent) -> None:
         mods = e.modifiers()
-        if e.key() in _RING_KEYS and not (
-            mods & _SHORTCUT_MODIFIERS and e.key() not in (Qt.Key.Key_Left, Qt.Key.Key_Right)
-        ):
+        if _brings_ring_back(e):
             self._ring = True
         self._update_focus_row()
         shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
