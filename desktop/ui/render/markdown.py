@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from desktop.ui.platform.sources import forget_import_sources
 
@@ -695,6 +695,44 @@ def _table_row_html(aligns: list[str], row: str, inline: Callable[[str], str]) -
     return "".join(out), len(cells)
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _Lru(Generic[_K, _V]):
+    """At most `maxsize` values by key, the least recently used dropped first."""
+
+    __slots__ = ("_held", "_maxsize")
+
+    def __init__(self, maxsize: int) -> None:
+        self._held: OrderedDict[_K, _V] = OrderedDict()
+        self._maxsize = maxsize
+
+    def get(self, key: _K) -> _V | None:
+        """The value kept for `key` (now the most recently used), or None."""
+        found = self._held.get(key)
+        if found is not None:
+            self._held.move_to_end(key)
+        return found
+
+    def put(self, key: _K, value: _V) -> _V:
+        """Keep `value` for `key` as the most recently used; returns it."""
+        self._held[key] = value
+        self._held.move_to_end(key)
+        while len(self._held) > self._maxsize:
+            self._held.popitem(last=False)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._held
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def clear(self) -> None:
+        self._held.clear()
+
+
 class _Tables:
     """A table's HTML from its rows' HTML, each row rendered once: a table growing a row at a
     time (a streaming reply) costs one row's parse per frame, not the whole table's.
@@ -707,8 +745,8 @@ class _Tables:
         self._render = render
         self._inline = inline
         # head lines -> (thead HTML, its columns' <td> attributes)
-        self._heads: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
-        self._rows: OrderedDict[tuple[str, str], tuple[str, int]] = OrderedDict()
+        self._heads: _Lru[str, tuple[str, list[str]]] = _Lru(TABLE_HEADS)
+        self._rows: _Lru[tuple[str, str], tuple[str, int]] = _Lru(TABLE_ROWS)
         """(head, row line) -> (its <tr>, how many cells the line has)"""
         self.rows_rendered = 0
         """Rows parsed so far (the test of the incremental layout counts them)."""
@@ -737,23 +775,15 @@ class _Tables:
             aligns = _table_aligns(head.split("\n")[1])
             if html.count("</th>") != len(aligns):
                 return None
-            found = self._heads[head] = (html[: cut + len("</thead>\n")], aligns)
-            while len(self._heads) > TABLE_HEADS:
-                self._heads.popitem(last=False)
-        else:
-            self._heads.move_to_end(head)
+            found = self._heads.put(head, (html[: cut + len("</thead>\n")], aligns))
         return found
 
     def _row(self, head: str, aligns: list[str], line: str) -> tuple[str, int]:
         key = (head, line)
         found = self._rows.get(key)
         if found is None:
-            found = self._rows[key] = _table_row_html(aligns, line, self._inline)
+            found = self._rows.put(key, _table_row_html(aligns, line, self._inline))
             self.rows_rendered += 1
-            while len(self._rows) > TABLE_ROWS:
-                self._rows.popitem(last=False)
-        else:
-            self._rows.move_to_end(key)
         return found
 
     def clear(self) -> None:
@@ -776,7 +806,7 @@ class _Colours:
     at a time."""
 
     def __init__(self) -> None:
-        self.done: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self.done: _Lru[tuple[str, str, str], str] = _Lru(HIGHLIGHTED)
         self.pending: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         # The oldest pending block, being coloured slice by slice.
         self._job: tuple[tuple[str, str, str], Highlighting] | None = None
@@ -788,25 +818,20 @@ class _Colours:
         if found is None:
             found = highlighted(code, lang, style)
             self._keep(key, found)
-        else:
-            self.done.move_to_end(key)
         return found
 
     def _keep(self, key: tuple[str, str, str], coloured: str) -> None:
-        self.done[key] = coloured
+        self.done.put(key, coloured)
         self.pending.pop(key, None)
         if self._job is not None and self._job[0] == key:
             self._job = None
-        while len(self.done) > HIGHLIGHTED:
-            self.done.popitem(last=False)
 
     def later(self, code: str, lang: str, style: str, *, now: bool = True) -> str:
         """Coloured if it was before (and `now`), else plain now and coloured at the next
         `colour_one` (a block coloured before is just shown so then)."""
         key = (code, lang, style)
-        found = self.done.get(key)
-        if found is not None and now:
-            self.done.move_to_end(key)
+        found = self.done.get(key) if now else None
+        if found is not None:
             return found
         self.pending[key] = None
         return html.escape(code.rstrip("\n"))
@@ -994,23 +1019,20 @@ class _Final:
     """`fn`'s results by their arguments, the `maxsize` least recently used kept, except one
     that was provisional (its `owner.provisional` grew)."""
 
-    __slots__ = ("_fn", "_held", "_maxsize", "_owner")
+    __slots__ = ("_fn", "_held", "_owner")
 
     def __init__(self, fn: Callable[..., str], maxsize: int, owner: MarkdownCache) -> None:
-        self._fn, self._maxsize, self._owner = fn, maxsize, owner
-        self._held: OrderedDict[tuple[str, ...], str] = OrderedDict()
+        self._fn, self._owner = fn, owner
+        self._held: _Lru[tuple[str, ...], str] = _Lru(maxsize)
 
     def __call__(self, *args: str) -> str:
         found = self._held.get(args)
         if found is not None:
-            self._held.move_to_end(args)
             return found
         before = self._owner.provisional
         found = self._fn(*args)
         if self._owner.provisional == before:
-            self._held[args] = found
-            if len(self._held) > self._maxsize:
-                self._held.popitem(last=False)
+            self._held.put(args, found)
         return found
 
     def __len__(self) -> int:
