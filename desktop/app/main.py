@@ -306,6 +306,7 @@ async def _run_window(
         tray=tray,
         app_settings=prefs.load,
         checks=SettingsChecks(prefs, paths.config, paths.state / "logs"),
+        at_start=True,  # its first paint does not wait for code colours or links
     )
     theme.theme_changed.connect(window.set_colors)  # apply_preferences() below applies it
 

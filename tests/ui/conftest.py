@@ -10,7 +10,6 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from desktop.ui.platform.tray import Tray
-from desktop.ui.render import markdown
 from desktop.ui.window.bridge import ProfileBridge
 from desktop.ui.window.main_window import MainWindow, ProfileEntry
 from tests.ui.fakes import FakeBackend
@@ -21,14 +20,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(Path(__file__).parent):
             item.add_marker(pytest.mark.qt_log_ignore("does not support propagateSizeHints"))
-
-
-@pytest.fixture(autouse=True)
-def _renders_final(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A view shows code plain, and bare links as text, until their lexer and linkify's
-    # patterns are loaded (once per process, in idle time): what a test sees must not depend
-    # on which tests ran before it. Tests of that turn it back on.
-    monkeypatch.setattr(markdown, "PROVISIONAL", False)
 
 
 @pytest.fixture

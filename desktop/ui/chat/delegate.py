@@ -315,8 +315,9 @@ class BubbleDelegate(QStyledItemDelegate):
         """What this view's provisional renders wanted (code's lexers, linkify's patterns),
         made ready at once, and those messages laid out again: start-up, once the window is
         painted, before a reply streams (a slice at a time in idle time could fall in its
-        frames)."""
+        frames). Every render after it is final."""
         docs = self._cache.docs
+        docs.markdown.renders_final()
         if not docs.colours_waiting() and not docs.has_provisional():
             return
         while docs.colours_waiting():

@@ -54,8 +54,8 @@ class RenderCache:
     """One chat view's caches (see the module docstring); the view and its delegate read and
     fill the stores, and drop them only through `invalidate`."""
 
-    def __init__(self) -> None:
-        self.docs = BubbleDocs()
+    def __init__(self, *, at_start: bool = False) -> None:
+        self.docs = BubbleDocs(at_start=at_start)
         # Heights: the prefix sums the view scrolls by, re-read from `exact`/`estimates` when
         # `rows_stale` (a rebuild); id -> (revision, width, height) once measured; guesses.
         self.rows = RowHeights()

@@ -163,6 +163,10 @@ class ChatView(QListView):
     other row stays a cached pixmap. The current message (Up/Down) has a focus ring and its
     actions (MessageActions) are reached by shortcut, the Menu key or a right click.
 
+    `at_start`: a view shown as the app starts; until its window's first paint it shows code
+    plain and bare links as text rather than wait for their loads (`BubbleDelegate.
+    finish_provisional`, see `MarkdownCache.provisional`).
+
     Signals:
         action_requested(str, str): ("retry" | "edit" | "discard" | "regenerate" | "resend" |
             "branch",
@@ -185,9 +189,9 @@ class ChatView(QListView):
     newer_wanted = Signal()
     live_end_wanted = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, at_start: bool = False) -> None:
         # Heights, layouts, pictures and documents: one owner, emptied by `invalidate` only.
-        self.render_cache = RenderCache()
+        self.render_cache = RenderCache(at_start=at_start)
         self._branch_check: Callable[[], tuple[bool, str]] = lambda: (True, "")
         self._adjusting = False
         self._painting = False

@@ -235,8 +235,8 @@ class BubbleDocs:
 
     __slots__ = ("_provisional", "_streams", "markdown", "previews")
 
-    def __init__(self) -> None:
-        self.markdown = MarkdownCache()
+    def __init__(self, *, at_start: bool = False) -> None:
+        self.markdown = MarkdownCache(at_start=at_start)
         self.previews = Previews()
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
         # Messages laid out provisionally (`message_doc`, `MarkdownCache.provisional`).

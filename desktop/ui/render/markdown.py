@@ -242,10 +242,6 @@ def _pretest(text: str) -> bool:
     return linking is not None and bool(linking.pretest(text))
 
 
-# Whether a view's render may be provisional (see `MarkdownCache.provisional`): until the
-# window's first paint at start-up (`renders_final`). Tests of other things turn it off: what
-# they see must not depend on what the tests before them happened to make ready.
-PROVISIONAL = True
 _LINKS_READY = False
 # Every bare link linkify finds holds one of these (a scheme's colon or slashes, a dot of a
 # domain, www., an e-mail's @) or is localhost.
@@ -269,13 +265,6 @@ def warm_links() -> None:
     global _LINKS_READY
     _parsers(True).render("see https://example.com/a, www.example.org and a@example.net")
     _LINKS_READY = True
-
-
-def renders_final() -> None:
-    """From now on every render is final (what a provisional one wanted is loaded as it is
-    needed, as by any render after start-up's first paint)."""
-    global PROVISIONAL
-    PROVISIONAL = False
 
 
 class GrowingPretest:
@@ -867,7 +856,10 @@ class MarkdownCache:
     memory back (the owning `RenderCache.invalidate`). Bounded: least recently used first out.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, at_start: bool = False) -> None:
+        self.at_start = at_start
+        """Whether a render may be provisional (see `provisional`): a view shown at start-up,
+        until its window's first paint (`renders_final`); a view made later never is."""
         self.colours = _Colours()
         """Coloured code; a streaming reply's closed blocks are coloured in idle time."""
         self.provisional = 0
@@ -879,7 +871,7 @@ class MarkdownCache:
         """Whether a render left links for `warm_step` to make ready."""
 
         def colour(code: str, lang: str, style: str) -> str:
-            if not PROVISIONAL or colour_ready(lang, style):
+            if not self.at_start or colour_ready(lang, style):
                 return self.colours.now(code, lang, style)
             self.provisional += 1
             return self.colours.later(code, lang, style)
@@ -894,7 +886,7 @@ class MarkdownCache:
             text: str, style: str, code_bg: str, code_fg: str, *, open_fence: bool = False
         ) -> str:
             links: bool | None = None  # (linkify's own quick test decides)
-            if PROVISIONAL and not links_ready():
+            if self.at_start and not links_ready():
                 # Linkify's patterns cost ~35 ms to compile, the first chat's first paint
                 # would wait for them: a text that may hold a bare link shows it as text
                 # until `warm_step`, then is laid out again.
@@ -986,6 +978,11 @@ class MarkdownCache:
         self.plain_text = lru_cache(maxsize=PLAIN)(plain_text)
         """`plain_text`, cached."""
         self._finals = (rendered, self.render_finished)
+
+    def renders_final(self) -> None:
+        """From now on every render is final (what a provisional one wanted is loaded as it
+        is needed, as by any render after start-up's first paint)."""
+        self.at_start = False
 
     def waiting(self) -> bool:
         """Whether a provisional render waits for `warm_step`."""

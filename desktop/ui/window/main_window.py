@@ -24,7 +24,6 @@ from desktop.ui.platform.folders import Folders
 from desktop.ui.platform.refocus import RefocusAfterDialogs
 from desktop.ui.platform.resources import icon
 from desktop.ui.platform.tray import Tray
-from desktop.ui.render import markdown
 from desktop.ui.sessions.switcher import SessionSwitcher
 from desktop.ui.settings.values import AppSettings, SettingsChecks
 from desktop.ui.shortcuts import ShortcutsDialog
@@ -66,8 +65,10 @@ class MainWindow(QMainWindow):
         checks: SettingsChecks | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        at_start: bool = False,
     ) -> None:
         super().__init__()
+        self._at_start = at_start  # the app's window as it starts (see ChatView)
         self.setWindowTitle("Hermes")
         self.setWindowIcon(icon("app"))
         self.setAccessibleName("Hermes chat")
@@ -118,7 +119,7 @@ class MainWindow(QMainWindow):
         self.session_model = side.session_model
         self.session_filter = side.session_filter
 
-        self.pane = pane = ChatPane(self, monotonic=monotonic, wall=wall)
+        self.pane = pane = ChatPane(self, at_start=self._at_start, monotonic=monotonic, wall=wall)
         # The pane's widgets by the names users (and tests) know them by.
         self.header = pane.header
         self.title_label = pane.header.title_label
@@ -224,11 +225,12 @@ class MainWindow(QMainWindow):
 
     def _renders_final(self) -> None:
         """The first paint did not wait for linkify's patterns or the shown code's lexers
-        (markdown.PROVISIONAL): loaded now if a render wanted them, before a reply can stream
-        (a slice at a time in idle time, or later, they fell in its frames: ~35 ms each at
-        once; the run on a4f9cc4 under load: one ~100 ms stall); final renders from here."""
-        markdown.renders_final()
-        self.chat_view.bubbles.finish_provisional()
+        (`at_start`, see ChatView): loaded now if a render wanted them, before a reply can
+        stream (a slice at a time in idle time, or later, they fell in its frames: ~35 ms each
+        at once; the run on a4f9cc4 under load: one ~100 ms stall); final renders from here,
+        in this window and in the chat windows restored with it."""
+        for view in (self.chat_view, *(w.chat_view for w in self.popouts.windows)):
+            view.bubbles.finish_provisional()
 
     def add_profile(self, entry: ProfileEntry) -> None:
         """A profile was added in Settings: list it (and show it if it is the only one)."""
@@ -548,7 +550,7 @@ class MainWindow(QMainWindow):
             target = last if last in self._views else self.sidebar.first_profile()
             if target:
                 self.switch_profile(target)
-        self.popouts.restore()
+        self.popouts.restore(at_start=self._at_start)
         for window in list(self.popouts.windows):
             if window.session_key is not None:  # in its window only, not in a tab as well
                 self.tabs.hand_over(window.profile_id, window.session_key)

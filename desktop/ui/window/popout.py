@@ -39,13 +39,15 @@ class ChatWindow(QMainWindow):
 
     closed = Signal(object)
 
-    def __init__(self, backend: ChatBackend, profile: str, key: str) -> None:
+    def __init__(
+        self, backend: ChatBackend, profile: str, key: str, *, at_start: bool = False
+    ) -> None:
         super().__init__()
         self.setWindowIcon(icon("app"))
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         self.profile = profile
         self.bridge = ProfileBridge(backend, self)  # a listener of its own: always live
-        self.pane = pane = ChatPane(self)
+        self.pane = pane = ChatPane(self, at_start=at_start)  # (see ChatView)
         pane.header.sidebar_button.hide()  # no chat list here
         self.setCentralWidget(pane)
         self.chat_view = pane.chat_view
@@ -221,16 +223,22 @@ class PopOuts(QObject):
         return True
 
     def open(
-        self, profile_id: str, key: str, geometry: QByteArray | None = None
+        self,
+        profile_id: str,
+        key: str,
+        geometry: QByteArray | None = None,
+        *,
+        at_start: bool = False,
     ) -> ChatWindow | None:
         """Chat `key` of `profile_id` in its own window (brought forward if it has one); the
-        window, None when there is no such chat."""
+        window, None when there is no such chat. `at_start`: as the app starts (see
+        ChatView)."""
         window = self.find(profile_id, key)
         if window is None:
             entry = self._backends.get(profile_id)
             if entry is None or entry[1].summary(key) is None:
                 return None
-            window = ChatWindow(entry[1], entry[0], key)
+            window = ChatWindow(entry[1], entry[0], key, at_start=at_start)
             if self._colors is not None:
                 window.set_colors(self._colors)
             if geometry is not None:
@@ -254,7 +262,7 @@ class PopOuts(QObject):
         ]
         self._settings.setValue(_WINDOWS, json.dumps(saved))
 
-    def restore(self) -> None:
+    def restore(self, *, at_start: bool = False) -> None:
         """The chat windows of the last run, less chats that are gone."""
         try:
             saved = json.loads(str(self._settings.value(_WINDOWS, "") or "[]"))
@@ -263,7 +271,7 @@ class PopOuts(QObject):
         for item in saved if isinstance(saved, list) else []:
             if isinstance(item, list) and len(item) == 3:
                 geometry = QByteArray.fromBase64(str(item[2]).encode())
-                self.open(str(item[0]), str(item[1]), geometry)
+                self.open(str(item[0]), str(item[1]), geometry, at_start=at_start)
 
     def close_all(self) -> None:
         """The app closes: every window goes, and is opened again at the next start."""

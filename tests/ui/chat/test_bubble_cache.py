@@ -941,9 +941,8 @@ def test_a_group_shown_without_its_links_is_not_laid_out_again_until_they_can_be
     # step the reply streams through.
     from desktop.ui.render import markdown
 
-    monkeypatch.setattr(markdown, "PROVISIONAL", True)
     monkeypatch.setattr(markdown, "_LINKS_READY", False)
-    docs = bubble_layout.BubbleDocs()
+    docs = bubble_layout.BubbleDocs(at_start=True)
     reply = assistant("a1", "See example.com for details.\n\nand more", streaming=True)
     groups, _tail = docs.streaming_docs(reply, QFont(), 400.0, LIGHT)
     assert groups and "example.com" in groups[0].toPlainText()
@@ -952,7 +951,7 @@ def test_a_group_shown_without_its_links_is_not_laid_out_again_until_they_can_be
     while docs.colours_waiting():
         docs.colour_step(0.05)
     assert docs.recolour_one({"a1"}) == "a1"
-    monkeypatch.setattr(markdown, "PROVISIONAL", False)
+    docs.markdown.renders_final()
     assert docs.recolour_one({"a1"}) is None  # nothing else waits
 
 

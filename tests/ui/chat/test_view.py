@@ -17,14 +17,24 @@ from desktop.ui.render.markdown import render_markdown
 from tests.ui.fakes import assistant, laid_out, user
 
 
-@pytest.fixture
-def view(qtbot: Any) -> ChatView:
-    v = ChatView()
+def _shown_view(qtbot: Any, *, at_start: bool = False) -> ChatView:
+    v = ChatView(at_start=at_start)
     qtbot.addWidget(v)
     v.resize(640, 480)
     with qtbot.waitExposed(v):
         v.show()
     return v
+
+
+@pytest.fixture
+def view(qtbot: Any) -> ChatView:
+    return _shown_view(qtbot)
+
+
+@pytest.fixture
+def view_at_start(qtbot: Any) -> ChatView:
+    """A view as the app's window shows it at start-up (see ChatView), never finished here."""
+    return _shown_view(qtbot, at_start=True)
 
 
 def _settle(qtbot: Any, v: ChatView) -> None:
@@ -592,14 +602,14 @@ def _code_colours(view: ChatView, row: int) -> set[str]:
 
 
 def test_the_first_code_shown_waits_for_its_colours_not_the_chat_for_its_lexer(
-    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+    qtbot: Any, view_at_start: ChatView, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A chat opened at start-up with code on its first screen waited ~35 ms more for its
     # first paint: pygments imported and its Python lexer's patterns compiled on the way.
     # Shown plain at once, the code gets its colours in idle time, laid out again.
     from desktop.ui.render import markdown
 
-    monkeypatch.setattr(markdown, "PROVISIONAL", True)
+    view = view_at_start
     monkeypatch.setattr(markdown, "_LINKS_READY", True)  # (links: the next test)
     monkeypatch.setattr(markdown, "_LEXERS_LOADED", set())  # as in a process just started
     monkeypatch.setattr(markdown, "_STYLES_LOADED", set())
@@ -643,13 +653,13 @@ def _links(view: ChatView, row: int) -> list[str]:
 
 
 def test_the_first_links_shown_wait_for_linkify_not_the_chat(
-    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch
+    qtbot: Any, view_at_start: ChatView, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Linkify's patterns (~35 ms to compile) held up a chat's first paint at start-up. Shown
     # as text at once, a bare link is a link once they are compiled, in idle time.
     from desktop.ui.render import markdown
 
-    monkeypatch.setattr(markdown, "PROVISIONAL", True)
+    view = view_at_start
     monkeypatch.setattr(markdown, "_LINKS_READY", False)  # as in a process just started
     warmed: list[int] = []
     real = markdown.warm_links

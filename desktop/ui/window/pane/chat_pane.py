@@ -38,6 +38,7 @@ class ChatPane(QWidget):
         self,
         parent: QWidget | None = None,
         *,
+        at_start: bool = False,
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
@@ -51,7 +52,7 @@ class ChatPane(QWidget):
         self.notice_label.setWordWrap(True)
         self.notice_label.setContentsMargins(14, 6, 14, 6)
         self.notice_label.hide()
-        self.chat_view = ChatView(self)
+        self.chat_view = ChatView(self, at_start=at_start)  # (see ChatView)
         # Hermes' transient status text while a turn runs (each replaces the last).
         self.activity_label = _status_line("activityLabel", self, "Agent status")
         # The agent's task list (todo.updated, tool.complete.todos) while a reply runs.
