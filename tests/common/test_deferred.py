@@ -5,7 +5,6 @@ and a TLS link still works."""
 from __future__ import annotations
 
 import builtins
-import json
 import subprocess
 import sys
 import textwrap
@@ -18,26 +17,13 @@ import pytest
 
 from desktop.common import deferred
 from desktop.common.deferred import UNUSED_AT_START
+from tests.support.fresh_python import run_python
 from tests.support.gateway_process import TOKEN, gateway_process
 
 # What the deferred modules pull in; none is imported by the app or the gateway otherwise.
 HEAVY = ("email.message", "zipfile", "csv", "http.client", "_pickle", "_bz2", "_lzma")
 # OpenSSL's modules: asyncio's import loads `ssl`, hashlib's and hmac's `_hashlib`.
 OPENSSL = ("ssl", "_ssl", "_hashlib")
-
-
-def run_python(code: str, **env: str) -> Any:
-    """Run `code` in a fresh interpreter; the JSON it prints last."""
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-        env={"PATH": "/usr/bin:/bin", "QT_QPA_PLATFORM": "offscreen", **env},
-    )
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
 
 
 LOADED = f"""

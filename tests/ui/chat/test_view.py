@@ -428,13 +428,18 @@ def test_older_history_arriving_above_leaves_the_message_being_read_in_place(
     assert not view.at_bottom
 
 
-def test_a_page_up_shows_bubbles_already_drawn_while_the_app_was_idle(
-    qtbot: Any, view: ChatView
-) -> None:
+def _long_chat_at_rest(qtbot: Any, view: ChatView) -> None:
+    """A 400-message chat shown at its end, with nothing left to draw ahead (idle)."""
     view.show_messages(_long_session(400))
     _settle(qtbot, view)
     view.viewport().repaint()
-    qtbot.wait_until(lambda: not view.drawing_ahead)  # idle: nothing left to draw ahead
+    qtbot.wait_until(lambda: not view.drawing_ahead)
+
+
+def test_a_page_up_shows_bubbles_already_drawn_while_the_app_was_idle(
+    qtbot: Any, view: ChatView
+) -> None:
+    _long_chat_at_rest(qtbot, view)
     built = view.bubbles.layouts_built
     bar = view.verticalScrollBar()
     bar.setValue(bar.value() - bar.pageStep())
@@ -450,10 +455,7 @@ def test_a_jump_far_up_lets_go_of_the_bubbles_drawn_where_the_view_was(
     # At rest the view keeps drawn only what is on screen and what is drawn ahead of it: after
     # a jump to the start of a long chat, the end's pixmaps go (memory at rest, not at the
     # high-water mark), and the end looks the same when the view jumps back.
-    view.show_messages(_long_session(400))
-    _settle(qtbot, view)
-    view.viewport().repaint()
-    qtbot.wait_until(lambda: not view.drawing_ahead)
+    _long_chat_at_rest(qtbot, view)
     end = {key[0] for key in view.render_cache.pixmaps}
     at_end = view.viewport().grab().toImage()
     view.scrollToTop()

@@ -3,9 +3,6 @@ from a copy written for this run (removed at exit); drawn up front where none ca
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +12,7 @@ from PySide6.QtGui import QColor, QIcon, QImage
 
 from desktop.ui.platform import resources
 from desktop.ui.platform.resources import icon
+from tests.support.fresh_python import run_python
 
 TINT = "#d04a02"
 
@@ -74,16 +72,9 @@ def test_the_copies_go_when_the_app_exits_and_qtsvg_is_never_loaded() -> None:
         app = QApplication([])
         from desktop.ui.platform.resources import icon, _tinted_folder
         assert not icon("attach", "#aab3c2").pixmap(24, 24).isNull()
-        print(_tinted_folder(), "PySide6.QtSvg" in sys.modules)
+        import json
+        print(json.dumps([str(_tinted_folder()), "PySide6.QtSvg" in sys.modules]))
     """
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-        env={"PATH": "/usr/bin:/bin", "QT_QPA_PLATFORM": "offscreen"},
-    )
-    folder, svg_loaded = out.stdout.split()
-    assert svg_loaded == "False"  # QtSvg's bindings: about 0.4 MB resident, not needed
+    folder, svg_loaded = run_python(code)
+    assert svg_loaded is False  # QtSvg's bindings: about 0.4 MB resident, not needed
     assert not Path(folder).exists()
