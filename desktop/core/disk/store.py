@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop.core.disk.checkpoint import Checkpointer
 from desktop.core.disk.migrations import CJK_RANGES, LATEST, migrate
 from desktop.core.errors import StorageError, StorageFullError, StorageReadOnlyError
 from desktop.core.models import Attachment, DeliveryState, ReplyVersion, SessionSummary
@@ -241,7 +242,8 @@ class Store:
     """The app's SQLite store. Each method is one short transaction; rows come back as values.
 
     Durable writes (drafts, outbox) commit with synchronous=FULL; the message cache, which the
-    gateway can always resend, commits with synchronous=NORMAL.
+    gateway can always resend, commits with synchronous=NORMAL. The log is carried into the
+    database on a thread of its own, never in a commit (see desktop/core/disk/checkpoint.py).
     `connect` builds the connection (autocommit mode); tests use it to inject faults.
     """
 
@@ -262,6 +264,8 @@ class Store:
             self._conn.execute("PRAGMA foreign_keys = ON")
             # The OS caches the file; SQLite's default 2 MB page cache would be resident too.
             self._conn.execute("PRAGMA cache_size = -512")
+            self._conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer's job
+            self._checkpoints: Checkpointer | None = Checkpointer(self.path)
             self._sync = ""
             self._set_sync("FULL")
             migrate(self._conn, LATEST)
@@ -271,6 +275,8 @@ class Store:
             raise translate(exc, "open the local store") from exc
 
     def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.close()  # first: the last connection closed carries the log in
         self._conn.close()
 
     def __enter__(self) -> Store:
@@ -309,6 +315,19 @@ class Store:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        self._committed()
+
+    def _committed(self) -> None:
+        """A commit went into the log: the checkpointer carries it in; where its thread has
+        no connection, the commits do again, as by SQLite's default (1,000 pages)."""
+        checkpoints = self._checkpoints
+        if checkpoints is None:
+            return
+        if checkpoints.failed:
+            self._checkpoints = None
+            self._conn.execute("PRAGMA wal_autocheckpoint = 1000")
+            return
+        checkpoints.written()
 
     def _read(self, action: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         try:

@@ -1,0 +1,102 @@
+"""The store's log is carried into the database on a thread of its own, never in a commit the
+UI thread waits for; nothing is lost, and without that thread the commits do it again."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.core.disk import checkpoint
+from desktop.core.disk.store import CachedMessage, Store
+
+ROWS = 50
+TEXT = "words of a long reply " * 200  # ~4.4 KB
+COMMITS = 30  # ~6.5 MB of rows, past SQLite's own 1,000-page (~4 MB) checkpoint
+
+
+def _write(store: Store, commits: int = COMMITS) -> None:
+    for c in range(commits):
+        rows = [CachedMessage(c * ROWS + i, "assistant", f"{c}-{i} {TEXT}") for i in range(ROWS)]
+        store.replace_messages("p", f"s{c}", rows)
+
+
+def _rows(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def test_commits_leave_the_log_to_the_checkpointer_and_lose_nothing(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoint, "INTERVAL", 3600.0)  # it does not get to run here
+    path = data_dir / "store.sqlite3"
+    store = Store(path)
+    before = path.stat().st_size
+    _write(store)
+    # With SQLite's default, the commit that found the log past 1,000 pages copied it in (and
+    # waited for the disk) on the thread that made it.
+    assert path.stat().st_size == before, "a commit copied the log into the database"
+    assert _wal(path).stat().st_size > 4 * 2**20
+    store.close()  # the last connection closed carries the log in
+    assert path.stat().st_size > before
+    assert _rows(path) == COMMITS * ROWS
+
+
+def test_the_checkpointer_carries_the_log_in_on_its_own_thread(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoint, "INTERVAL", 0.0)
+    path = data_dir / "store.sqlite3"
+    store = Store(path)
+    before = path.stat().st_size
+    ran: list[str] = []
+    real = sqlite3.Connection.execute
+
+    class Watched(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if "wal_checkpoint" in sql:
+                ran.append(threading.current_thread().name)
+            return real(self, sql, *args)
+
+    assert store._checkpoints is not None
+    store._checkpoints._connect = lambda p: sqlite3.connect(p, factory=Watched)
+    _write(store)
+    assert store._checkpoints.wait(1, timeout=30)
+    assert path.stat().st_size > before, "nothing carried in while the store was open"
+    assert set(ran) == {"store-checkpoint"}
+    thread = store._checkpoints._thread
+    store.close()
+    assert _rows(path) == COMMITS * ROWS
+    assert thread is not None and not thread.is_alive(), "the store closed, its thread runs on"
+
+
+def test_without_a_connection_of_its_own_the_commits_checkpoint_again(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = data_dir / "store.sqlite3"
+    store = Store(path)
+    before = path.stat().st_size
+
+    def refused(_path: str) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    assert store._checkpoints is not None
+    checkpoints = store._checkpoints
+    checkpoints._connect = refused
+    _write(store, 1)
+    assert not checkpoints.wait(1, timeout=30) and checkpoints.failed
+    _write(store)  # the log would grow without end: SQLite's default carries it in
+    assert path.stat().st_size > before
+    store.close()
+    assert _rows(path) == COMMITS * ROWS
