@@ -22,7 +22,8 @@ hashlib and hmac while OpenSSL's modules cannot be imported, as on a Python buil
 asyncio holds no `ssl` until the stand-in for it loads the real one and hands it over (asyncio
 binds it at its import and reads two of its names there, so no stand-in could be bound
 instead); hashlib and hmac keep Python's own SHA-2 and digest comparison for good (SHA-256 at
-~240 MB/s here, OpenSSL's ~1.3 GB/s: a 10 MB attachment ~40 ms instead of ~8).
+~240 MB/s here, OpenSSL's ~1.3 GB/s: a 10 MB attachment ~40 ms instead of ~8), and hashlib its
+own algorithms only (no scrypt, which nothing here uses).
 """
 
 from __future__ import annotations
