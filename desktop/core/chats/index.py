@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from desktop.common.clock import Clock
+from desktop.common.clock import Clock, TimerHandle
 from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.reply_state import APP_WENT_AWAY, INTERRUPTED
 from desktop.core.chats.versions import ReplyVersions
@@ -31,6 +31,11 @@ NEW_CHAT = "New chat"
 # A reply still growing is written this often (seconds), marked STREAMING.
 STREAM_SAVE_INTERVAL = 1.0
 STREAMING = "streaming"
+# A turn that ended is cached this long (seconds) after the event that ended it: writing a
+# long reply and its search index (~1.5 ms) in that event held up the frame showing the
+# reply's last words, and the next reply's first. Should the app go away meanwhile, its
+# reply is in the store as it grew (`keep_streaming`); closing writes it at once.
+TURN_CACHE_DELAY = 0.1
 # Sessions read at start (the top of the list, the window's first screen of it many times
 # over); the rest on `load_all`, once the window is painted.
 FIRST_ROWS = 200
@@ -153,6 +158,8 @@ class SessionIndex:
         # called or anything needs the whole list: 10,000 rows took ~0.15 s to read.
         self._read(limit=first_rows)
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
+        # Turns that ended, cached TURN_CACHE_DELAY later: session key -> (timer, conversation).
+        self._after_turn: dict[str, tuple[TimerHandle, Conversation]] = {}
         # session key -> history row -> what the prompt there carried (loaded when first asked)
         self._sent: dict[str, dict[int, SentAttachments]] = {}
         self.versions = ReplyVersions(profile_id, store)  # earlier replies, by prompt row
@@ -328,6 +335,8 @@ class SessionIndex:
         self._own_preview.discard(key)
         self._preview_known.discard(key)
         self._cached.pop(key, None)
+        if (ended := self._after_turn.pop(key, None)) is not None:
+            ended[0].cancel()
         if not is_temp_key(key):
             self._store.delete_session(self._id, key)
         self._viewers = {v: k for v, k in self._viewers.items() if k != key}
@@ -369,8 +378,9 @@ class SessionIndex:
         if state.running != conv.running:
             state.running = conv.running
             self._notify(lambda listener: listener.on_running(key, conv.running))
-            if not conv.running:
-                self.cache_conversation(key, conv)
+            if not conv.running and key not in self._after_turn:
+                timer = self._clock.call_later(TURN_CACHE_DELAY, lambda: self._cache_ended(key))
+                self._after_turn[key] = (timer, conv)
             self.emit()
         # The gateway's title: a session.title event, or Hermes' session.info (the stored title).
         title = gateway_title(conv.title or str(conv.info.get("title") or ""))
@@ -475,8 +485,21 @@ class SessionIndex:
         if fields and not is_temp_key(key):
             self._store.upsert_session(self._id, key, **fields)
 
+    def _cache_ended(self, key: str) -> None:
+        ended = self._after_turn.get(key)
+        if ended is not None:
+            self.cache_conversation(key, ended[1])
+            self.emit()  # its preview: the reply's last words
+
+    def cache_ended_turns(self) -> None:
+        """Cache now the turns that ended and wait for TURN_CACHE_DELAY (closing)."""
+        for key in list(self._after_turn):
+            self._cache_ended(key)
+
     def cache_conversation(self, key: str, conv: Conversation) -> None:
         """Store the settled messages, shown offline or before the gateway answers."""
+        if (ended := self._after_turn.pop(key, None)) is not None:
+            ended[0].cancel()  # (written now)
         if is_temp_key(key):
             return
         # A long session holds only a window of its history (from `history_start`): rows are

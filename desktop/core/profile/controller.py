@@ -266,6 +266,7 @@ class ProfileController:
             unsub()
         self._drafts.close()
         self._feed.close()
+        self._index.cache_ended_turns()
         await self._jobs.aclose()
         await self._temps.aclose()
         await self._router.close()

@@ -262,3 +262,49 @@ def test_a_gateway_title_is_shown_on_one_line_without_markdown_marks(tmp_path: P
     index.merge_listed([{"id": "s2", "title": "", "updated_at": 3.0}])
     index.note_prompt("s2", "**Quokka** facts, `please`")
     assert index.summary("s2").title == "Quokka facts, please"  # type: ignore[union-attr]
+
+
+def test_a_turn_is_cached_after_the_event_that_ended_it_and_at_close_if_still_waiting(
+    tmp_path: Path,
+) -> None:
+    """Writing a long reply and its search index (~1.5 ms) in the event that ended its turn
+    held up the frame that showed the reply's last words and the next reply's first ones: the
+    turn is cached TURN_CACHE_DELAY later, its preview said then; closing writes a turn that
+    still waits; a chat deleted meanwhile is not written back."""
+    from desktop.core.chats.conversation import Conversation
+    from desktop.core.chats.index import TURN_CACHE_DELAY
+    from desktop.core.link.protocol import Event
+
+    store = Store(tmp_path / "store.sqlite3")
+    clock = ManualClock()
+    heard: list[str] = []
+
+    class Lists(BackendListener):
+        def on_sessions(self, sessions: list[SessionSummary]) -> None:
+            heard.append(next(s.preview for s in sessions if s.key == "s1"))
+
+    index = SessionIndex("p", store, clock, lambda call: call(Lists()))
+    index.merge_listed(_rows(3))
+
+    def turn(key: str, reply: str) -> Conversation:
+        conv = Conversation(key)
+        conv.apply(Event("message.start", "r", {}, 1))
+        index.follow(conv)
+        conv.apply(Event("message.delta", "r", {"text": reply}, 2))
+        conv.apply(Event("message.complete", "r", {"status": "complete"}, 3))
+        index.follow(conv)
+        return conv
+
+    turn("s1", "the whole reply")
+    assert store.messages("p", "s1") == [], "written in the event that ended the turn"
+    clock.advance(TURN_CACHE_DELAY)
+    assert [m.text for m in store.messages("p", "s1")] == ["the whole reply"]
+    assert index.summary("s1").preview == heard[-1] == "the whole reply"  # type: ignore[union-attr]
+    turn("s2", "deleted before it was cached")
+    index.remove("s2")
+    turn("s0", "cached as the app closes")
+    index.cache_ended_turns()
+    assert [m.text for m in store.messages("p", "s0")] == ["cached as the app closes"]
+    clock.advance(TURN_CACHE_DELAY)
+    assert store.messages("p", "s2") == [], "a deleted chat written back"
+    store.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.common.codes import SESSION_NOT_FOUND
+from desktop.core.chats.index import TURN_CACHE_DELAY
 from desktop.core.disk.store import Store
 from desktop.core.errors import RpcError, StorageFullError, StorageReadOnlyError
 from desktop.core.models import ChatMessage, DeliveryState, Role
@@ -336,8 +337,12 @@ async def test_the_list_preview_is_the_last_message_live_and_after_a_restart(
             for question in ("first question", "second question"):
                 r.ctl.send("s1", question, ())
                 assert r.summary("s1").preview == question, "while it runs: the prompt"
-                await settle(lambda: not r.summary("s1").running, "the turn ended")
-                await settle(lambda: r.summary("s1").preview == "ok", "then: the reply")
+                # The turn ends and is cached TURN_CACHE_DELAY later (after its last frame).
+                await settle(
+                    lambda: r.clock.advance(TURN_CACHE_DELAY) or r.summary("s1").preview == "ok",
+                    "then: the reply",
+                )
+                assert not r.summary("s1").running
         async with rig(folder) as again:
             assert again.summary("s1").preview == "ok", "from the store: the same"
             again.gw.listing = [*listed, {"id": "s10", "title": "New", "preview": "hi"}]

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from desktop.core.chats.index import TURN_CACHE_DELAY
 from desktop.core.errors import RpcError, StorageError
 from desktop.core.models import ChatMessage, DeliveryState, Role
 from desktop.core.profile.prompt_bubbles import bubble_id, echoed, ref_of
@@ -146,6 +147,7 @@ async def test_a_prompt_confirmed_after_its_turn_ended_stays_and_is_cached_with_
         await settle(lambda: len(r.gw.calls("prompt.submit")) == 1, "prompt sent")
         r.emit("message.start", "r1")
         r.emit("message.complete", "r1", text="it ran", status="complete")
+        r.clock.advance(TURN_CACHE_DELAY)
         assert [m.role for m in r.store.messages("p", "s1")] == ["assistant"]
 
         answer.set_result({"ok": True})
