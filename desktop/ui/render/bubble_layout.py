@@ -173,6 +173,11 @@ def bubble_fill(role: Role, colors: Colors) -> str:
 def _markdown_doc(
     role: Role, font: QFont, width: float, colors: Colors, rendered: str, *, fit: bool = True
 ) -> SafeDocument:
+    return _laid_out(_parsed(role, font, colors, rendered), width, rendered, fit=fit)
+
+
+def _parsed(role: Role, font: QFont, colors: Colors, rendered: str) -> SafeDocument:
+    """A document of rendered markdown, not laid out yet (see _laid_out)."""
     doc = SafeDocument()
     doc.setDocumentMargin(0)
     doc.setDefaultFont(font)
@@ -185,6 +190,12 @@ def _markdown_doc(
     )
     doc.setHtml(rendered)
     doc.blank = not rendered.strip()
+    return doc
+
+
+def _laid_out(doc: SafeDocument, width: float, rendered: str, *, fit: bool) -> SafeDocument:
+    """`_parsed`'s document laid out `width` wide (narrower to fit its text unless told not
+    to: `fit`)."""
     doc.setTextWidth(width)
     doc.code_rects = code_block_rects(doc)  # the width changes below only without code
     if not doc.code_rects:
@@ -223,6 +234,9 @@ class _Stream:
     """Its text's block groups, scanned from the last final one on."""
     tail: _Tail | None = None
     """The block being written as last laid out."""
+    recolouring: tuple[str, str, SafeDocument] | None = None
+    """A group being laid out again in its colours: (its text, HTML, document parsed from
+    it and not laid out yet), see `BubbleDocs.recolour_one`."""
 
 
 class BubbleDocs:
@@ -313,21 +327,31 @@ class BubbleDocs:
             self._provisional.discard(msg.id)
         return _markdown_doc(msg.role, font, width, colors, html)
 
-    def _group(
-        self, stream: _Stream, chunk: str, *, first: bool
-    ) -> tuple[str, QTextDocument, bool]:
-        """A finished block group of a streaming reply, rendered and laid out (`first`: it
-        just finished, its code shown plain; else shown with the colours its code has)."""
-        colors, font = stream.colors, stream.font
+    def _group_html(self, stream: _Stream, chunk: str, *, first: bool) -> tuple[str, bool]:
+        """A finished block group's HTML, and whether a code block in it is shown plain."""
+        colors = stream.colors
         style = (colors.pygments_style, colors.code_bg, colors.text)
-        plain = False
         if "```" in chunk or "~~~" in chunk:
             # A code block closed in it is coloured in idle time (`colour_step`), not now.
-            html, plain = self.markdown.streamed(chunk, *style, first=first)
-        else:
-            before = self.markdown.provisional
-            html = self.markdown.render(chunk, *style)
-            plain = self.markdown.provisional != before  # (see MarkdownCache.provisional)
+            return self.markdown.streamed(chunk, *style, first=first)
+        before = self.markdown.provisional
+        html = self.markdown.render(chunk, *style)
+        return html, self.markdown.provisional != before  # (see MarkdownCache.provisional)
+
+    def _group(
+        self,
+        stream: _Stream,
+        chunk: str,
+        *,
+        first: bool,
+        parsed: tuple[str, SafeDocument] | None = None,
+    ) -> tuple[str, QTextDocument, bool]:
+        """A finished block group of a streaming reply, rendered and laid out (`first`: it
+        just finished, its code shown plain; else shown with the colours its code has).
+        `parsed`: HTML and its document parsed already (not laid out), used if it is the
+        group's."""
+        colors, font = stream.colors, stream.font
+        html, plain = self._group_html(stream, chunk, first=first)
         last = stream.tail
         if first and last is not None and last.html == html:
             # The block being written finished as the last frame showed it (a table's last
@@ -335,6 +359,8 @@ class BubbleDocs:
             # laid out already, is the group. Its own flags as a block being written go.
             doc = last.doc
             doc.open_fence, doc.fences, doc.plain_code = False, 0, False
+        elif parsed is not None and parsed[0] == html:
+            doc = _laid_out(parsed[1], stream.width, html, fit=False)
         else:
             # Laid out once, like the block being written (see _markdown_doc's `fit`).
             doc = _markdown_doc(stream.role, font, stream.width, colors, html, fit=False)
@@ -347,19 +373,29 @@ class BubbleDocs:
 
     def recolour_one(self, live: set[str]) -> str | None:
         """Idle time: one group a reply still streaming (`live`) shows plain whose code has its
-        colours now, rendered and laid out again in them; the reply's id, or None when none
-        is left. Its next frame shows the group as it is, with no layout to make (a finished
-        reply's are rendered again when it is laid out next, see `streaming_docs`). Nothing
-        while a provisional render still waits for its colours or links: the group would
-        come out the same."""
+        colours now, rendered and laid out again in them, in two calls: this one parses its
+        HTML ("" is returned: call again), the next lays it out (a screen of coloured code
+        takes ~2 ms for each, which in one turn of the loop held up the deltas streaming
+        meanwhile) and returns the reply's id; None when none is left. Its next frame shows
+        the group as it is, with no layout to make (a finished reply's are rendered again
+        when it is laid out next, see `streaming_docs`). Nothing while a provisional render
+        still waits for its colours or links: the group would come out the same."""
         if self.markdown.waiting():
             return None
         for message_id in [m for m in reversed(self._streams) if m in live]:
             stream = self._streams[message_id]
             for i, (chunk, _doc, plain) in enumerate(stream.groups):
-                if plain:
-                    stream.groups[i] = self._group(stream, chunk, first=False)
-                    return message_id
+                if not plain:
+                    continue
+                parsed = stream.recolouring
+                stream.recolouring = None
+                if parsed is None or parsed[0] != chunk:
+                    html, _plain = self._group_html(stream, chunk, first=False)
+                    doc = _parsed(stream.role, stream.font, stream.colors, html)
+                    stream.recolouring = (chunk, html, doc)
+                    return ""
+                stream.groups[i] = self._group(stream, chunk, first=False, parsed=parsed[1:])
+                return message_id
         return None
 
     def streaming_docs(

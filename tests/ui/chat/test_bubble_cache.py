@@ -929,8 +929,41 @@ def test_replies_get_their_code_colours_one_per_turn_of_the_loop(
         view.bubbles._colour_code()
     assert touched == [], "laid out again before the loop turned"
     view.bubbles._recolour_one()
+    assert touched == [], "parsed and laid out in one turn of the loop"
+    view.bubbles._recolour_one()
+    assert touched == [], "its group and its bubble laid out in one turn of the loop"
+    view.bubbles._recolour_one()
     assert touched == ["a2"], "more than one reply in one turn (the newest goes first)"
     qtbot.wait_until(lambda: touched == ["a2", "a1"])
+
+
+def test_a_group_laid_out_again_in_colours_is_parsed_in_one_turn_and_laid_out_in_the_next(
+    qapp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A screen of coloured code takes ~2 ms to parse and ~2 ms to lay out: in one turn of the
+    # loop (~6 ms with the layout of the bubble after it) it held up the deltas streaming then.
+    docs = bubble_layout.BubbleDocs()
+    code = "".join(f"total_{k} = compute({k}, scale=2)  # step\n" for k in range(60))
+    reply = assistant("a1", f"Code:\n\n```python\n{code}```\n\nafter", streaming=True)
+    groups, _tail = docs.streaming_docs(reply, QFont(), 600.0, LIGHT)
+    plain = groups[1]
+    while docs.colours_waiting():
+        docs.colour_step(0.05)
+    steps: list[str] = []
+    for name in ("_parsed", "_laid_out"):
+        real = getattr(bubble_layout, name)
+        monkeypatch.setattr(
+            bubble_layout, name, lambda *a, _r=real, _n=name, **k: steps.append(_n) or _r(*a, **k)
+        )
+    assert docs.recolour_one({"a1"}) == "", "laid out in the turn that parsed it"
+    assert steps == ["_parsed"]
+    assert docs.streaming_docs(reply, QFont(), 600.0, LIGHT)[0][1] is plain, "shown half done"
+    assert docs.recolour_one({"a1"}) == "a1"
+    assert steps == ["_parsed", "_laid_out"], "parsed again"
+    coloured = docs.streaming_docs(reply, QFont(), 600.0, LIGHT)[0][1]
+    assert coloured is not plain and coloured.toPlainText() == plain.toPlainText()
+    assert coloured.size() == plain.size(), "laid out unlike the group it replaces"
+    assert docs.recolour_one({"a1"}) is None
 
 
 def test_a_group_shown_without_its_links_is_not_laid_out_again_until_they_can_be(
@@ -950,6 +983,7 @@ def test_a_group_shown_without_its_links_is_not_laid_out_again_until_they_can_be
     assert docs.recolour_one({"a1"}) is None, "laid out again with its links still waiting"
     while docs.colours_waiting():
         docs.colour_step(0.05)
+    assert docs.recolour_one({"a1"}) == ""  # (parsed: laid out on the next call)
     assert docs.recolour_one({"a1"}) == "a1"
     docs.markdown.renders_final()
     assert docs.recolour_one({"a1"}) is None  # nothing else waits
@@ -984,7 +1018,9 @@ def test_a_frame_of_a_streaming_reply_never_lays_out_its_code_in_colours(
     view.grab()
     assert view.bubbles.layout_for(index).head_docs[1][0] is plain, "coloured in the frame"
     assert not [html for html in made if "return" in html], "the code was laid out in a frame"
-    view.bubbles._recolour_one()  # idle time: laid out in colours
+    view.bubbles._recolour_one()  # idle time: parsed in colours,
+    view.bubbles._recolour_one()  # then laid out,
+    view.bubbles._recolour_one()  # then its bubble
     coloured = view.bubbles.layout_for(index).head_docs[1][0]
     assert coloured is not plain
     made.clear()
