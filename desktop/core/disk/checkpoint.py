@@ -25,18 +25,13 @@ INTERVAL = 2.0  # seconds between checkpoints while commits come (read when one 
 
 
 class Checkpointer:
-    """Checkpoints `path`'s log on a thread started at the first commit it hears of."""
+    """Checkpoints `path`'s log on a thread started at the first commit it hears of, on a
+    connection of its own made by `connect` (the store's)."""
 
-    def __init__(
-        self,
-        path: str,
-        *,
-        interval: float | None = None,
-        connect: Callable[[str], sqlite3.Connection] | None = None,
-    ) -> None:
+    def __init__(self, path: str, connect: Callable[[str], sqlite3.Connection]) -> None:
         self._path = path
-        self._interval = INTERVAL if interval is None else interval
-        self._connect = connect or (lambda p: sqlite3.connect(p, isolation_level=None))
+        self._interval = INTERVAL
+        self._connect = connect
         self._written = threading.Event()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None

@@ -257,7 +257,8 @@ class Store:
         # The folder of attachment copies, found by hash: moving the data dir moves them too.
         self.attachments_dir = Path(self.path).parent / ATTACHMENTS_DIR
         try:
-            self._conn = (connect or _default_connect)(self.path)
+            connect = connect or _default_connect
+            self._conn = connect(self.path)
             self._conn.isolation_level = None
             self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
             self._conn.execute("PRAGMA journal_mode = WAL")
@@ -265,7 +266,7 @@ class Store:
             # The OS caches the file; SQLite's default 2 MB page cache would be resident too.
             self._conn.execute("PRAGMA cache_size = -512")
             self._conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer's job
-            self._checkpoints: Checkpointer | None = Checkpointer(self.path)
+            self._checkpoints: Checkpointer | None = Checkpointer(self.path, connect)
             self._sync = ""
             self._set_sync("FULL")
             migrate(self._conn, LATEST)

@@ -58,8 +58,6 @@ def test_the_checkpointer_carries_the_log_in_on_its_own_thread(
 ) -> None:
     monkeypatch.setattr(checkpoint, "INTERVAL", 0.0)
     path = data_dir / "store.sqlite3"
-    store = Store(path)
-    before = path.stat().st_size
     ran: list[str] = []
     real = sqlite3.Connection.execute
 
@@ -69,8 +67,8 @@ def test_the_checkpointer_carries_the_log_in_on_its_own_thread(
                 ran.append(threading.current_thread().name)
             return real(self, sql, *args)
 
-    assert store._checkpoints is not None
-    store._checkpoints._connect = lambda p: sqlite3.connect(p, factory=Watched)
+    store = Store(path, connect=lambda p: sqlite3.connect(p, factory=Watched))
+    before = path.stat().st_size
     _write(store)
     assert store._checkpoints.wait(1, timeout=30)
     assert path.stat().st_size > before, "nothing carried in while the store was open"
@@ -85,15 +83,18 @@ def test_without_a_connection_of_its_own_the_commits_checkpoint_again(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = data_dir / "store.sqlite3"
-    store = Store(path)
+    made: list[str] = []
+
+    def second_refused(path: str) -> sqlite3.Connection:
+        if made:  # (the checkpointer's: the store's own is the first)
+            raise sqlite3.OperationalError("unable to open database file")
+        made.append(path)
+        return sqlite3.connect(path)
+
+    store = Store(path, connect=second_refused)
     before = path.stat().st_size
-
-    def refused(_path: str) -> sqlite3.Connection:
-        raise sqlite3.OperationalError("unable to open database file")
-
     assert store._checkpoints is not None
     checkpoints = store._checkpoints
-    checkpoints._connect = refused
     _write(store, 1)
     assert not checkpoints.wait(1, timeout=30) and checkpoints.failed
     _write(store)  # the log would grow without end: SQLite's default carries it in
