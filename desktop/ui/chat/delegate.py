@@ -348,6 +348,7 @@ class BubbleDelegate(QStyledItemDelegate):
         only draws it); a finished reply is marked to be laid out again (when it shows).
         Each may be a screen of code (a few ms to lay out, a few to draw); all at once, or in
         the frame after, they held up the deltas of a reply streaming meanwhile."""
+        message_id: str | None
         if self._recoloured_live is not None:
             # Laid out in colours on the last turn: shown from this one (the layout of its
             # bubble is a frame's work: in that turn too, it held up the deltas meanwhile).
