@@ -43,12 +43,23 @@ _OPENSSL = ("ssl", "_ssl", "_hashlib")
 _WITHOUT_OPENSSL = ("asyncio", "hashlib", "hmac")
 
 _swap = threading.Lock()
-# What runs once a deferred module is loaded for real, by its name: it gets the real module.
-_on_load: dict[str, Callable[[types.ModuleType], None]] = {}
 
 
 class _Deferred(types.ModuleType):
-    """Stands in for a module until one of its attributes is read."""
+    """Stands in for a module until one of its attributes is read; `on_load`, if given, gets
+    the real module then."""
+
+    def __init__(
+        self, name: str, on_load: Callable[[types.ModuleType], None] | None = None
+    ) -> None:
+        super().__init__(name)
+        self.__on_load = on_load
+
+    def take_on_load(self) -> Callable[[types.ModuleType], None] | None:
+        """The hook for the real module, once (the first thread to load it runs it)."""
+        with _swap:
+            hook, self.__on_load = self.__on_load, None
+        return hook
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -67,17 +78,17 @@ def _load(stub: _Deferred) -> types.ModuleType:
         if sys.modules.get(module_name) is stub:
             del sys.modules[module_name]
     real = importlib.import_module(module_name)
+    hook = stub.take_on_load()
     # Whoever bound the stand-in (`import urllib.request`) reads the real names from now on.
     stub.__dict__.update(real.__dict__)
-    hook = _on_load.pop(module_name, None)
     if hook is not None:
         hook(real)
     return real
 
 
-def defer(module_name: str) -> bool:
-    """Put a stand-in for `module_name` into `sys.modules`; False if it is imported already or
-    cannot be found (then nothing changes)."""
+def defer(module_name: str, on_load: Callable[[types.ModuleType], None] | None = None) -> bool:
+    """Put a stand-in for `module_name` into `sys.modules` (`on_load` gets the real module when
+    it loads); False if it is imported already or cannot be found (then nothing changes)."""
     if module_name in sys.modules:
         return False
     parent_name, _, child = module_name.rpartition(".")
@@ -87,7 +98,7 @@ def defer(module_name: str) -> bool:
         return False
     if spec is None:
         return False
-    stub = _Deferred(module_name)
+    stub = _Deferred(module_name, on_load)
     # What the import statement reads, and what code scanning `sys.modules` for files reads
     # (inspect.getmodule): everything else comes from the real module.
     stub.__spec__ = spec
@@ -121,8 +132,7 @@ def without_openssl() -> bool:
         for module in list(sys.modules.values())
         if isinstance(module, types.ModuleType) and module.__dict__.get("ssl", False) is None
     ]
-    defer("ssl")
-    _on_load["ssl"] = partial(_give_ssl, without)
+    defer("ssl", partial(_give_ssl, without))
     return True
 
 
