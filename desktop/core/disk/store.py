@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.disk.checkpoint import Checkpointer
+from desktop.common.checkpoint import Checkpointer, after_commit
 from desktop.core.disk.migrations import CJK_RANGES, LATEST, migrate
 from desktop.core.errors import StorageError, StorageFullError, StorageReadOnlyError
 from desktop.core.models import Attachment, DeliveryState, ReplyVersion, SessionSummary
@@ -243,7 +243,7 @@ class Store:
 
     Durable writes (drafts, outbox) commit with synchronous=FULL; the message cache, which the
     gateway can always resend, commits with synchronous=NORMAL. The log is carried into the
-    database on a thread of its own, never in a commit (see desktop/core/disk/checkpoint.py).
+    database on a thread of its own, never in a commit (see desktop/common/checkpoint.py).
     `connect` builds the connection (autocommit mode); tests use it to inject faults.
     """
 
@@ -319,16 +319,8 @@ class Store:
         self._committed()
 
     def _committed(self) -> None:
-        """A commit went into the log: the checkpointer carries it in; where its thread has
-        no connection, the commits do again, as by SQLite's default (1,000 pages)."""
-        checkpoints = self._checkpoints
-        if checkpoints is None:
-            return
-        if checkpoints.failed:
-            self._checkpoints = None
-            self._conn.execute("PRAGMA wal_autocheckpoint = 1000")
-            return
-        checkpoints.written()
+        """A commit went into the log: the checkpointer carries it in (see after_commit)."""
+        self._checkpoints = after_commit(self._checkpoints, self._conn)
 
     def _read(self, action: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         try:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from desktop.common.checkpoint import Checkpointer, after_commit
 
 SCHEMA_VERSION = 1
 # Submission refs must be remembered at least 24 h; keep a week so slow clients stay safe.
@@ -104,8 +106,12 @@ class Store:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), isolation_level=None)
+        self._db = _connect(str(path))
         self._db.execute("PRAGMA journal_mode=WAL")
+        # The log is carried in on a thread of its own, not in a commit the loop waits for
+        # (the deltas of a streaming reply with it): see desktop/common/checkpoint.py.
+        self._db.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpoints: Checkpointer | None = Checkpointer(str(path), _connect)
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=2000")
@@ -116,7 +122,12 @@ class Store:
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.close()  # first: the last connection closed carries the log in
         self._db.close()
+
+    def _committed(self) -> None:
+        self._checkpoints = after_commit(self._checkpoints, self._db)
 
     def _fetch(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
         """Rows of a query; text that is not valid UTF-8 (written by other means) is read with
@@ -133,7 +144,7 @@ class Store:
             self._db.text_factory = str
 
     def _tx(self) -> _Transaction:
-        return _Transaction(self._db)
+        return _Transaction(self._db, self._committed)
 
     # sessions
 
@@ -424,8 +435,9 @@ class _Transaction:
     Used inside another one it joins it: the outer transaction commits or rolls back the whole.
     """
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, committed: Callable[[], None]) -> None:
         self._db = db
+        self._committed = committed
         self._outer = False
 
     def __enter__(self) -> None:
@@ -438,10 +450,15 @@ class _Transaction:
             return
         if not exc_type:
             self._db.execute("COMMIT")
+            self._committed()
         elif self._db.in_transaction:
             # SQLite has already rolled back after some errors (SQLITE_FULL): a second
             # ROLLBACK would fail and hide the error that names the cause.
             self._db.execute("ROLLBACK")
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
 
 
 def _message_rows(rows: list[Any]) -> list[MessageRow]:

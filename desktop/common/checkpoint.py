@@ -1,15 +1,16 @@
-"""The store's write-ahead log carried into the database on a thread of its own.
+"""A SQLite store's write-ahead log carried into the database on a thread of its own (the
+app's store and the embedded gateway's).
 
 SQLite in WAL mode appends each commit to the log and, by default, copies the log into the
 database file in the commit that finds it past 1,000 pages (~4 MB): that commit writes up to
-4 MB and waits for the disk to sync it, on the UI thread that made it (~5 ms here, far longer
-on a slow or busy disk), once every few dozen replies cached, often in the middle of a
-streaming reply's frames. The store turns that off (`PRAGMA wal_autocheckpoint = 0`) and tells
-a `Checkpointer` of each commit; at most once an INTERVAL while commits come, the checkpointer
-copies the log on its own connection (`wal_checkpoint(PASSIVE)`: it never makes a writer
-wait), and the next commit after a full copy starts the log again from its beginning.
-Nothing is checkpointed while nothing is written; closing the store's own connection, the
-last one, carries in whatever is left.
+4 MB and waits for the disk to sync it, on the thread that made it (the app's UI thread, the
+gateway's event loop: ~5 ms here, far longer on a slow or busy disk), once every few dozen
+replies, often in the middle of a streaming reply's frames. A store turns that off (`PRAGMA
+wal_autocheckpoint = 0`) and tells a `Checkpointer` of each commit (`after_commit`); at most
+once an INTERVAL while commits come, the checkpointer copies the log on its own connection
+(`wal_checkpoint(PASSIVE)`: it never makes a writer wait), and the next commit after a full
+copy starts the log again from its beginning. Nothing is checkpointed while nothing is
+written; closing the store's own connection, the last one, carries in whatever is left.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 log = logging.getLogger(__name__)
 
 INTERVAL = 2.0  # seconds between checkpoints while commits come (read when one is made)
+SQLITE_DEFAULT = 1000  # pages: SQLite's own wal_autocheckpoint, for commits without a thread
 
 
 class Checkpointer:
@@ -90,3 +92,16 @@ class Checkpointer:
                     self._ran.notify_all()
         finally:
             conn.close()
+
+
+def after_commit(checkpoints: Checkpointer | None, conn: sqlite3.Connection) -> Checkpointer | None:
+    """Tell `checkpoints` of a commit on `conn`; the checkpointer to tell next time. Where its
+    thread could not open a connection, `conn`'s commits checkpoint again (SQLite's default)
+    and None is returned: the log would grow without end otherwise."""
+    if checkpoints is None:
+        return None
+    if checkpoints.failed:
+        conn.execute(f"PRAGMA wal_autocheckpoint = {SQLITE_DEFAULT:d}")
+        return None
+    checkpoints.written()
+    return checkpoints

@@ -1,5 +1,6 @@
-"""The store's log is carried into the database on a thread of its own, never in a commit the
-UI thread waits for; nothing is lost, and without that thread the commits do it again."""
+"""A store's log is carried into the database on a thread of its own, never in a commit the
+UI thread (the app's store) or the event loop (the embedded gateway's) waits for; nothing is
+lost, and without that thread the commits do it again."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from desktop.core.disk import checkpoint
+from desktop.common import checkpoint
 from desktop.core.disk.store import CachedMessage, Store
+from desktop.gateway.sessions.store import Store as GatewayStore
 
 ROWS = 50
 TEXT = "words of a long reply " * 200  # ~4.4 KB
@@ -99,5 +101,47 @@ def test_without_a_connection_of_its_own_the_commits_checkpoint_again(
     assert not checkpoints.wait(1, timeout=30) and checkpoints.failed
     _write(store)  # the log would grow without end: SQLite's default carries it in
     assert path.stat().st_size > before
+    store.close()
+    assert _rows(path) == COMMITS * ROWS
+
+
+def _gateway_writes(path: Path) -> GatewayStore:
+    store = GatewayStore(path)
+    store.create_session("s", "chat", "test", 0.0)
+    return store
+
+
+def _write_replies(store: GatewayStore) -> None:
+    for c in range(COMMITS):
+        store.import_messages("s", [("assistant", f"{c}-{i} {TEXT}", c) for i in range(ROWS)])
+
+
+def test_the_gateways_commits_leave_the_log_to_its_checkpointer_and_lose_nothing(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gateway writes each reply as it streams: the commit that copied the log in held up
+    # the deltas it sends next (its event loop waited for the disk).
+    monkeypatch.setattr(checkpoint, "INTERVAL", 3600.0)  # it does not get to run here
+    path = data_dir / "gateway.sqlite3"
+    store = _gateway_writes(path)
+    before = path.stat().st_size
+    _write_replies(store)
+    assert path.stat().st_size == before, "a commit copied the log into the database"
+    assert _wal(path).stat().st_size > 4 * 2**20
+    store.close()  # the last connection closed carries the log in
+    assert path.stat().st_size > before
+    assert _rows(path) == COMMITS * ROWS
+
+
+def test_the_gateways_checkpointer_carries_the_log_in_while_it_runs(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoint, "INTERVAL", 0.0)
+    path = data_dir / "gateway.sqlite3"
+    store = _gateway_writes(path)
+    before = path.stat().st_size
+    _write_replies(store)
+    assert store._checkpoints is not None and store._checkpoints.wait(1, timeout=30)
+    assert path.stat().st_size > before, "nothing carried in while the store was open"
     store.close()
     assert _rows(path) == COMMITS * ROWS
