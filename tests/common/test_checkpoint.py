@@ -38,21 +38,56 @@ def _wal(path: Path) -> Path:
     return path.with_name(path.name + "-wal")
 
 
+def _gateway_writes(path: Path) -> GatewayStore:
+    store = GatewayStore(path)
+    if store.get_session("s") is None:
+        store.create_session("s", "chat", "test", 0.0)
+    return store
+
+
+def _write_replies(store: GatewayStore) -> None:
+    for c in range(COMMITS):
+        store.import_messages("s", [("assistant", f"{c}-{i} {TEXT}", c) for i in range(ROWS)])
+
+
+def _open(side: str, path: Path) -> Store | GatewayStore:
+    return Store(path) if side == "app" else _gateway_writes(path)
+
+
+def _fill(store: Store | GatewayStore) -> None:
+    if isinstance(store, Store):
+        _write(store)
+    else:
+        _write_replies(store)
+
+
+@pytest.mark.parametrize("side", ["app", "gateway"])
 def test_commits_leave_the_log_to_the_checkpointer_and_lose_nothing(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    side: str, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # With SQLite's default, the commit that found the log past 1,000 pages copied it in (and
+    # waited for the disk) on the thread that made it: the app's UI thread; the gateway's
+    # event loop, between the deltas of a reply it streams.
     monkeypatch.setattr(checkpoint, "INTERVAL", 3600.0)  # it does not get to run here
     path = data_dir / "store.sqlite3"
-    store = Store(path)
+    store = _open(side, path)
     before = path.stat().st_size
-    _write(store)
-    # With SQLite's default, the commit that found the log past 1,000 pages copied it in (and
-    # waited for the disk) on the thread that made it.
+    _fill(store)
     assert path.stat().st_size == before, "a commit copied the log into the database"
     assert _wal(path).stat().st_size > 4 * 2**20
     store.close()  # the last connection closed carries the log in
     assert path.stat().st_size > before
     assert _rows(path) == COMMITS * ROWS
+    # Told of each commit, the thread carries the log in while the store is open.
+    monkeypatch.setattr(checkpoint, "INTERVAL", 0.0)
+    store = _open(side, path)
+    before = path.stat().st_size
+    _fill(store)
+    assert store._checkpoints is not None and store._checkpoints.wait(1, timeout=30)
+    assert path.stat().st_size > before, "nothing carried in while the store was open"
+    written = _rows(path)
+    store.close()
+    assert _rows(path) == written
 
 
 def test_the_checkpointer_carries_the_log_in_on_its_own_thread(
@@ -72,7 +107,7 @@ def test_the_checkpointer_carries_the_log_in_on_its_own_thread(
     store = Store(path, connect=lambda p: sqlite3.connect(p, factory=Watched))
     before = path.stat().st_size
     _write(store)
-    assert store._checkpoints.wait(1, timeout=30)
+    assert store._checkpoints is not None and store._checkpoints.wait(1, timeout=30)
     assert path.stat().st_size > before, "nothing carried in while the store was open"
     assert set(ran) == {"store-checkpoint"}
     thread = store._checkpoints._thread
@@ -101,47 +136,5 @@ def test_without_a_connection_of_its_own_the_commits_checkpoint_again(
     assert not checkpoints.wait(1, timeout=30) and checkpoints.failed
     _write(store)  # the log would grow without end: SQLite's default carries it in
     assert path.stat().st_size > before
-    store.close()
-    assert _rows(path) == COMMITS * ROWS
-
-
-def _gateway_writes(path: Path) -> GatewayStore:
-    store = GatewayStore(path)
-    store.create_session("s", "chat", "test", 0.0)
-    return store
-
-
-def _write_replies(store: GatewayStore) -> None:
-    for c in range(COMMITS):
-        store.import_messages("s", [("assistant", f"{c}-{i} {TEXT}", c) for i in range(ROWS)])
-
-
-def test_the_gateways_commits_leave_the_log_to_its_checkpointer_and_lose_nothing(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The gateway writes each reply as it streams: the commit that copied the log in held up
-    # the deltas it sends next (its event loop waited for the disk).
-    monkeypatch.setattr(checkpoint, "INTERVAL", 3600.0)  # it does not get to run here
-    path = data_dir / "gateway.sqlite3"
-    store = _gateway_writes(path)
-    before = path.stat().st_size
-    _write_replies(store)
-    assert path.stat().st_size == before, "a commit copied the log into the database"
-    assert _wal(path).stat().st_size > 4 * 2**20
-    store.close()  # the last connection closed carries the log in
-    assert path.stat().st_size > before
-    assert _rows(path) == COMMITS * ROWS
-
-
-def test_the_gateways_checkpointer_carries_the_log_in_while_it_runs(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(checkpoint, "INTERVAL", 0.0)
-    path = data_dir / "gateway.sqlite3"
-    store = _gateway_writes(path)
-    before = path.stat().st_size
-    _write_replies(store)
-    assert store._checkpoints is not None and store._checkpoints.wait(1, timeout=30)
-    assert path.stat().st_size > before, "nothing carried in while the store was open"
     store.close()
     assert _rows(path) == COMMITS * ROWS
