@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from desktop.core.disk.export import conversation_json, conversation_markdown
+from desktop.core.disk.export import conversation_markdown
 from desktop.core.models import ChatMessage, Role
 from desktop.ui.chat.version_switch import version_count
 from tests.support.fake_openai import FakeOpenAIServer
@@ -62,6 +62,13 @@ def _accessible(app: App) -> str:
     return str(view.chat_model.index(row).data(Qt.ItemDataRole.AccessibleTextRole))
 
 
+def _exported(app: App, key: str, folder: Path) -> Any:
+    """The chat as the user exports it to JSON (a reply that just ended included)."""
+    path = folder / "export.json"
+    app.embedded.export_session(key, str(path))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 async def _history(app: App) -> list[tuple[str, str]]:
     key = app.window.session_key
     assert key is not None
@@ -106,12 +113,11 @@ async def test_regenerate_twice_keeps_three_versions_of_one_prompt(
             await until(lambda: _reply(app).text == "Third answer.", "back at version 3")
             key = app.window.session_key
             assert key is not None
-            store = app.core.store
-            exported = conversation_json(store, app.embedded.profile_id, key)
+            exported = _exported(app, key, tmp_path)
             [answer] = [m for m in exported["messages"] if m["role"] == "assistant"]
             assert answer["text"] == "Third answer."
             assert [v["text"] for v in answer["versions"]] == ["First answer.", "Second answer."]
-            markdown = conversation_markdown(store, app.embedded.profile_id, key)
+            markdown = conversation_markdown(app.core.store, app.embedded.profile_id, key)
             assert "Third answer." in markdown and "Version 3 of 3" in markdown
             json.dumps(exported)
         finally:
@@ -190,7 +196,7 @@ async def test_edit_and_resend_replaces_the_prompt_and_its_reply_keeping_the_pai
             assert _prompt(app).text == "Tell me another fact"
             key = app.window.session_key
             assert key is not None
-            exported = conversation_json(app.core.store, app.embedded.profile_id, key)
+            exported = _exported(app, key, tmp_path)
             assert [m["text"] for m in exported["messages"] if m["role"] == "user"] == [
                 "Tell me another fact"
             ]

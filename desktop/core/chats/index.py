@@ -378,9 +378,16 @@ class SessionIndex:
         if state.running != conv.running:
             state.running = conv.running
             self._notify(lambda listener: listener.on_running(key, conv.running))
-            if not conv.running and key not in self._after_turn:
-                timer = self._clock.call_later(TURN_CACHE_DELAY, lambda: self._cache_ended(key))
-                self._after_turn[key] = (timer, conv)
+            if not conv.running:
+                ended = self._after_turn.get(key)
+                timer = (
+                    ended[0]
+                    if ended is not None
+                    else self._clock.call_later(
+                        TURN_CACHE_DELAY, lambda: self.cache_ended_turn(key)
+                    )
+                )
+                self._after_turn[key] = (timer, conv)  # (this conversation: it may be new)
             self.emit()
         # The gateway's title: a session.title event, or Hermes' session.info (the stored title).
         title = gateway_title(conv.title or str(conv.info.get("title") or ""))
@@ -485,16 +492,18 @@ class SessionIndex:
         if fields and not is_temp_key(key):
             self._store.upsert_session(self._id, key, **fields)
 
-    def _cache_ended(self, key: str) -> None:
+    def cache_ended_turn(self, key: str) -> None:
+        """Cache now `key`'s turn that ended, if it waits for TURN_CACHE_DELAY (what reads
+        the cache, an export or a search, gets every reply that ended)."""
         ended = self._after_turn.get(key)
         if ended is not None:
             self.cache_conversation(key, ended[1])
             self.emit()  # its preview: the reply's last words
 
     def cache_ended_turns(self) -> None:
-        """Cache now the turns that ended and wait for TURN_CACHE_DELAY (closing)."""
+        """`cache_ended_turn` for every chat (closing, searching)."""
         for key in list(self._after_turn):
-            self._cache_ended(key)
+            self.cache_ended_turn(key)
 
     def cache_conversation(self, key: str, conv: Conversation) -> None:
         """Store the settled messages, shown offline or before the gateway answers."""

@@ -462,14 +462,18 @@ class ProfileController:
         return list(dict.fromkeys(hit.session_key for hit in self.search_hits(query)))
 
     def search_hits(self, query: str) -> list[SearchHit]:
+        self._index.cache_ended_turns()  # (a reply that just ended is found too)
         return self._store.search(self._id, query, limit=SEARCH_LIMIT)
 
     def prompts(self) -> list[tuple[str, str]]:
         """(chat key, text) of the prompts kept here over every chat, newest first (Ctrl+R)."""
+        self._index.cache_ended_turns()
         return self._store.prompts(self._id)
 
     def export_session(self, key: str, path: str) -> None:
-        export_conversation(self._store, self._id, self._resolve(key), Path(path))
+        key = self._resolve(key)
+        self._index.cache_ended_turn(key)  # a reply that just ended is exported whole
+        export_conversation(self._store, self._id, key, Path(path))
 
     # -- sending -------------------------------------------------------------------------------
 

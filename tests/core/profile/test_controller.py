@@ -351,6 +351,26 @@ async def test_the_list_preview_is_the_last_message_live_and_after_a_restart(
             assert again.summary("s1").preview == "ok", "after the restart's list: the same"
 
 
+async def test_an_export_or_a_search_right_after_a_turn_has_its_reply(tmp_path: Path) -> None:
+    """A turn is cached TURN_CACHE_DELAY after it ended: an export or a search in between
+    reads the cache, and got the reply as it streamed (or none)."""
+    async with rig(tmp_path, seed=one_chat) as r:
+        r.gw.runtime_of["s1"] = "r1"
+        r.gw.runs_turns = True
+        r.ctl.open_session("s1")
+        await r.online()
+        r.ctl.send("s1", "a question", ())
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 1, "sent")
+        await settle(lambda: r.ctl._index._after_turn != {}, "the turn ended")
+        assert [hit.session_key for hit in r.ctl.search_hits("ok")] == ["s1"]
+        r.ctl.send("s1", "another", ())
+        await settle(lambda: len(r.gw.calls("prompt.submit")) == 2, "sent again")
+        await settle(lambda: r.ctl._index._after_turn != {}, "the turn ended again")
+        r.ctl.export_session("s1", str(tmp_path / "chat.md"))
+        exported = (tmp_path / "chat.md").read_text(encoding="utf-8")
+        assert exported.count("### Assistant") == 2 and "(streaming)" not in exported
+
+
 # -- regenerate where the gateway cannot replace ---------------------------------------------
 
 
