@@ -159,7 +159,8 @@ class SessionIndex:
         self._read(limit=first_rows)
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
         # Turns that ended, cached TURN_CACHE_DELAY later: session key -> (timer, conversation).
-        self._after_turn: dict[str, tuple[TimerHandle, Conversation]] = {}
+        # (its timer, the conversation, when the turn ended: the chat's time in the list)
+        self._after_turn: dict[str, tuple[TimerHandle, Conversation, float]] = {}
         # session key -> history row -> what the prompt there carried (loaded when first asked)
         self._sent: dict[str, dict[int, SentAttachments]] = {}
         self.versions = ReplyVersions(profile_id, store)  # earlier replies, by prompt row
@@ -387,7 +388,8 @@ class SessionIndex:
                         TURN_CACHE_DELAY, lambda: self.cache_ended_turn(key)
                     )
                 )
-                self._after_turn[key] = (timer, conv)  # (this conversation: it may be new)
+                ended_at = self._clock.wall() if ended is None else ended[2]
+                self._after_turn[key] = (timer, conv, ended_at)  # (the newest conversation)
             self.emit()
         # The gateway's title: a session.title event, or Hermes' session.info (the stored title).
         title = gateway_title(conv.title or str(conv.info.get("title") or ""))
@@ -497,7 +499,8 @@ class SessionIndex:
         the cache, an export or a search, gets every reply that ended)."""
         ended = self._after_turn.get(key)
         if ended is not None:
-            self.cache_conversation(key, ended[1])
+            # Dated when it ended: a chat made meanwhile (Ctrl+N) stays above it in the list.
+            self.cache_conversation(key, ended[1], at=ended[2])
             self.emit()  # its preview: the reply's last words
 
     def cache_ended_turns(self) -> None:
@@ -505,8 +508,9 @@ class SessionIndex:
         for key in list(self._after_turn):
             self.cache_ended_turn(key)
 
-    def cache_conversation(self, key: str, conv: Conversation) -> None:
-        """Store the settled messages, shown offline or before the gateway answers."""
+    def cache_conversation(self, key: str, conv: Conversation, *, at: float | None = None) -> None:
+        """Store the settled messages, shown offline or before the gateway answers; the chat
+        is dated `at` (wall time; now by default)."""
         if (ended := self._after_turn.pop(key, None)) is not None:
             ended[0].cancel()  # (written now)
         if is_temp_key(key):
@@ -556,7 +560,7 @@ class SessionIndex:
                 # The last message with words (a reply's last row may be a tool call's).
                 last = preview(next((r.text for r in reversed(rows) if r.text.strip()), ""))
                 self._own(key)
-                now = self._clock.wall()
+                now = self._clock.wall() if at is None else at
                 # Read before its time changes: a row not read yet would move above the rest.
                 state = self._find(key)
                 self._store.upsert_session(

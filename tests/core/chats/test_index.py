@@ -269,8 +269,9 @@ def test_a_turn_is_cached_after_the_event_that_ended_it_and_at_close_if_still_wa
 ) -> None:
     """Writing a long reply and its search index (~1.5 ms) in the event that ended its turn
     held up the frame that showed the reply's last words and the next reply's first ones: the
-    turn is cached TURN_CACHE_DELAY later, its preview said then; closing writes a turn that
-    still waits; a chat deleted meanwhile is not written back."""
+    turn is cached TURN_CACHE_DELAY later, its preview said then and the chat dated when the
+    turn ended; closing writes a turn that still waits; a chat deleted meanwhile is not
+    written back."""
     from desktop.core.chats.conversation import Conversation
     from desktop.core.chats.index import TURN_CACHE_DELAY
     from desktop.core.link.protocol import Event
@@ -296,10 +297,14 @@ def test_a_turn_is_cached_after_the_event_that_ended_it_and_at_close_if_still_wa
         return conv
 
     turn("s1", "the whole reply")
+    ended_at = clock.wall()
     assert store.messages("p", "s1") == [], "written in the event that ended the turn"
     clock.advance(TURN_CACHE_DELAY)
     assert [m.text for m in store.messages("p", "s1")] == ["the whole reply"]
-    assert index.summary("s1").preview == heard[-1] == "the whole reply"  # type: ignore[union-attr]
+    summary = index.summary("s1")
+    assert summary is not None and summary.preview == heard[-1] == "the whole reply"
+    # Dated when it ended: a chat made since (Ctrl+N) stays above it in the list.
+    assert summary.updated_at == ended_at < clock.wall()
     turn("s2", "deleted before it was cached")
     index.remove("s2")
     turn("s0", "cached as the app closes")
