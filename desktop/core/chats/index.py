@@ -158,8 +158,8 @@ class SessionIndex:
         # called or anything needs the whole list: 10,000 rows took ~0.15 s to read.
         self._read(limit=first_rows)
         self._cached: dict[str, list[CachedMessage]] = {}  # session key -> rows last stored
-        # Turns that ended, cached TURN_CACHE_DELAY later: session key -> (timer, conversation).
-        # (its timer, the conversation, when the turn ended: the chat's time in the list)
+        # Turns that ended, cached TURN_CACHE_DELAY later: session key -> (its timer, the
+        # conversation, when the turn ended: the chat's time in the list).
         self._after_turn: dict[str, tuple[TimerHandle, Conversation, float]] = {}
         # session key -> history row -> what the prompt there carried (loaded when first asked)
         self._sent: dict[str, dict[int, SentAttachments]] = {}
@@ -388,8 +388,8 @@ class SessionIndex:
                         TURN_CACHE_DELAY, lambda: self.cache_ended_turn(key)
                     )
                 )
-                ended_at = self._clock.wall() if ended is None else ended[2]
-                self._after_turn[key] = (timer, conv, ended_at)  # (the newest conversation)
+                # (the conversation as it is now: a snapshot may have replaced the object)
+                self._after_turn[key] = (timer, conv, self._clock.wall())
             self.emit()
         # The gateway's title: a session.title event, or Hermes' session.info (the stored title).
         title = gateway_title(conv.title or str(conv.info.get("title") or ""))
