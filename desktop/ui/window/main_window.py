@@ -222,6 +222,8 @@ class MainWindow(QMainWindow):
         for 10,000, which would have kept the window from showing that much longer)."""
         for view in self._views.values():
             view.backend.load_all_sessions()
+            # Listed now, not after the news's 16 ms: the next callback would hold it longer.
+            view.bridge.flush_chrome()
 
     def _renders_final(self) -> None:
         """The first paint did not wait for linkify's patterns or the shown code's lexers

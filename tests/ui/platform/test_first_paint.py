@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
 from desktop.ui.platform.first_paint import AfterFirstPaint
@@ -38,3 +38,29 @@ def test_a_window_never_painted_runs_them_all_the_same(qtbot: Any) -> None:
     after.call(lambda: ran.append("done"))
     qtbot.waitUntil(lambda: ran == ["done"])
     assert after.painted
+
+
+def test_what_a_callback_changed_is_painted_before_the_next_one_runs(qtbot: Any) -> None:
+    """Start-up fills the chat list in one callback and warms code colours (tens of ms) in the
+    next: the full list is on screen first, not after the warming."""
+    window = QWidget()
+    qtbot.addWidget(window)
+    child = QWidget(window)
+    child.resize(50, 50)
+    after = AfterFirstPaint(window)
+    seen: list[str] = []
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if watched is child and event.type() == QEvent.Type.Paint and seen:
+                seen.append("painted")
+            return False
+
+    paints = Paints()
+    child.installEventFilter(paints)
+    after.call(lambda: (seen.append("filled"), child.update()))
+    after.call(lambda: seen.append("next"))
+    with qtbot.waitExposed(window):
+        window.show()
+    qtbot.waitUntil(lambda: "next" in seen)
+    assert seen[:3] == ["filled", "painted", "next"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPoint, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialog, QLineEdit
 
@@ -520,9 +520,25 @@ def test_a_start_lists_every_chat_once_the_window_is_painted(
     assert win.chat_view.chat_model.message_at(0).text == "far down the list"
     assert win.sidebar.selected_key() == "s150"
     assert win.session_model.rowCount() == 151, "down to the reopened chat, before any paint"
+    seen: list[object] = []  # the list's rows at each of its paints; "colours" when warmed
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                seen.append(win.session_model.rowCount())
+            return False
+
+    paints = Paints()
+    win.sidebar.session_list.viewport().installEventFilter(paints)
+    # Start-up's later work (code colours and links: tens of ms) waits until every chat is
+    # on screen.
+    bubbles = win.chat_view.bubbles
+    warm = bubbles.finish_provisional
+    bubbles.finish_provisional = lambda: (seen.append("colours"), warm())  # type: ignore[method-assign]
     with qtbot.waitExposed(win):
         win.show()
-    qtbot.waitUntil(lambda: win.session_model.rowCount() == 300)
+    qtbot.waitUntil(lambda: win.session_model.rowCount() == 300 and "colours" in seen)
+    assert 300 in seen[: seen.index("colours")], f"paints and the warming in order: {seen}"
     assert win.session_model.keys() == [s.key for s in b.summaries]
     assert win.sidebar.selected_key() == "s150"
     assert win.session_key == "s150"
