@@ -6,16 +6,19 @@ import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from desktop.common.clock import Clock, TimerHandle
 from desktop.core.chats.conversation import Conversation
 from desktop.core.chats.reply_state import APP_WENT_AWAY, INTERRUPTED
 from desktop.core.chats.versions import ReplyVersions
+from desktop.core.disk.export import export_conversation
 from desktop.core.disk.store import (
     CachedMessage,
     ListPlace,
     MessageRow,
+    SearchHit,
     SentAttachments,
     Store,
     prompt_key,
@@ -494,9 +497,26 @@ class SessionIndex:
         if fields and not is_temp_key(key):
             self._store.upsert_session(self._id, key, **fields)
 
+    # -- what reads the whole cache: every reply that ended is in it first ------------------
+
+    def search(self, query: str, limit: int) -> list[SearchHit]:
+        """Cached messages and titles matching `query`, best first (see `Store.search`)."""
+        self.cache_ended_turns()
+        return self._store.search(self._id, query, limit=limit)
+
+    def prompts(self) -> list[tuple[str, str]]:
+        """(chat key, text) of the cached prompts over every chat, newest first."""
+        self.cache_ended_turns()
+        return self._store.prompts(self._id)
+
+    def export(self, key: str, path: Path) -> None:
+        """Write chat `key` as cached to `path` (see `export_conversation`)."""
+        self.cache_ended_turn(key)
+        export_conversation(self._store, self._id, key, path)
+
     def cache_ended_turn(self, key: str) -> None:
         """Cache now `key`'s turn that ended, if it waits for TURN_CACHE_DELAY (what reads
-        the cache, an export or a search, gets every reply that ended)."""
+        the cache gets every reply that ended: `search`, `prompts`, `export`)."""
         ended = self._after_turn.get(key)
         if ended is not None:
             # Dated when it ended: a chat made meanwhile (Ctrl+N) stays above it in the list.

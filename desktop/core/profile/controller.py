@@ -34,7 +34,6 @@ from desktop.core.delivery.outbox import Outbox, OutboxError
 from desktop.core.delivery.port import SupervisorPort
 from desktop.core.disk.attachments import AttachmentStore
 from desktop.core.disk.drafts import DraftKeeper
-from desktop.core.disk.export import export_conversation
 from desktop.core.disk.store import SearchHit, Store, prompt_key
 from desktop.core.errors import (
     BranchUnsupported,
@@ -462,18 +461,14 @@ class ProfileController:
         return list(dict.fromkeys(hit.session_key for hit in self.search_hits(query)))
 
     def search_hits(self, query: str) -> list[SearchHit]:
-        self._index.cache_ended_turns()  # (a reply that just ended is found too)
-        return self._store.search(self._id, query, limit=SEARCH_LIMIT)
+        return self._index.search(query, SEARCH_LIMIT)
 
     def prompts(self) -> list[tuple[str, str]]:
         """(chat key, text) of the prompts kept here over every chat, newest first (Ctrl+R)."""
-        self._index.cache_ended_turns()
-        return self._store.prompts(self._id)
+        return self._index.prompts()
 
     def export_session(self, key: str, path: str) -> None:
-        key = self._resolve(key)
-        self._index.cache_ended_turn(key)  # a reply that just ended is exported whole
-        export_conversation(self._store, self._id, key, Path(path))
+        self._index.export(self._resolve(key), Path(path))
 
     # -- sending -------------------------------------------------------------------------------
 
