@@ -384,13 +384,12 @@ class SessionIndex:
             self._notify(lambda listener: listener.on_running(key, conv.running))
             if not conv.running:
                 ended = self._after_turn.get(key)
-                timer = (
-                    ended[0]
-                    if ended is not None
-                    else self._clock.call_later(
+                if ended is not None:  # an end told again: its write still waits
+                    timer = ended[0]
+                else:
+                    timer = self._clock.call_later(
                         TURN_CACHE_DELAY, lambda: self.cache_ended_turn(key)
                     )
-                )
                 # (the conversation as it is now: a snapshot may have replaced the object)
                 self._after_turn[key] = (timer, conv, self._clock.wall())
             self.emit()
