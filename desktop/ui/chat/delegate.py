@@ -181,7 +181,6 @@ class BubbleDelegate(QStyledItemDelegate):
         # Lays out again in colours the groups replies showed plain (see _recolour_one); the
         # finished replies to mark for it.
         self._recoloured: list[str] = []
-        self._recoloured_live: str | None = None  # a streaming reply's, shown on the next turn
         self._recolour = QTimer(self)
         self._recolour.setSingleShot(True)
         self._recolour.timeout.connect(self._recolour_one)
@@ -348,18 +347,9 @@ class BubbleDelegate(QStyledItemDelegate):
         only draws it); a finished reply is marked to be laid out again (when it shows).
         Each may be a screen of code (a few ms to lay out, a few to draw); all at once, or in
         the frame after, they held up the deltas of a reply streaming meanwhile."""
-        message_id: str | None
-        if self._recoloured_live is not None:
-            # Laid out in colours on the last turn: shown from this one (the layout of its
-            # bubble is a frame's work: in that turn too, it held up the deltas meanwhile).
-            message_id, self._recoloured_live = self._recoloured_live, None
-        else:
-            message_id = self._cache.docs.recolour_one(self._live())
-            if message_id:
-                self._recoloured_live = message_id
-                message_id = ""
-            elif message_id is None and self._recoloured:
-                message_id = self._recoloured.pop(0)
+        message_id = self._cache.docs.recolour_one(self._live())
+        if message_id is None and self._recoloured:
+            message_id = self._recoloured.pop(0)
         if message_id is None:
             return
         if message_id and self._model.row_of(message_id) is not None:  # ("": not yet)

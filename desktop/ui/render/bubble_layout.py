@@ -247,7 +247,7 @@ class BubbleDocs:
     shared between views: a reply streaming in one view is laid out there alone.
     """
 
-    __slots__ = ("_provisional", "_streams", "markdown", "previews")
+    __slots__ = ("_provisional", "_recoloured", "_streams", "markdown", "previews")
 
     def __init__(self, *, at_start: bool = False) -> None:
         self.markdown = MarkdownCache(at_start=at_start)
@@ -255,6 +255,8 @@ class BubbleDocs:
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
         # Messages laid out provisionally (`message_doc`, `MarkdownCache.provisional`).
         self._provisional: set[str] = set()
+        # A streaming reply whose group was laid out in colours on the last `recolour_one`.
+        self._recoloured: str | None = None
 
     def colour_step(self, budget: float) -> bool:
         """Colour code blocks a streaming reply showed plain for about `budget` seconds (idle
@@ -373,13 +375,17 @@ class BubbleDocs:
 
     def recolour_one(self, live: set[str]) -> str | None:
         """Idle time: one group a reply still streaming (`live`) shows plain whose code has its
-        colours now, rendered and laid out again in them, in two calls: this one parses its
-        HTML ("" is returned: call again), the next lays it out (a screen of coloured code
-        takes ~2 ms for each, which in one turn of the loop held up the deltas streaming
-        meanwhile) and returns the reply's id; None when none is left. Its next frame shows
-        the group as it is, with no layout to make (a finished reply's are rendered again
-        when it is laid out next, see `streaming_docs`). Nothing while a provisional render
-        still waits for its colours or links: the group would come out the same."""
+        colours now, rendered and laid out again in them over three calls, each a few ms for
+        a screen of coloured code (in one turn of the loop they held up the deltas streaming
+        meanwhile): this one parses its HTML and the next lays it out (each returns "": call
+        again), the third returns the reply's id, for its bubble to be laid out again. None
+        when none is left. Its next frame shows the group as it is, with no layout to make (a
+        finished reply's are rendered again when it is laid out next, see `streaming_docs`).
+        Nothing while a provisional render still waits for its colours or links: the group
+        would come out the same."""
+        if self._recoloured is not None:
+            message_id, self._recoloured = self._recoloured, None
+            return message_id
         if self.markdown.waiting():
             return None
         for message_id in [m for m in reversed(self._streams) if m in live]:
@@ -395,7 +401,8 @@ class BubbleDocs:
                     stream.recolouring = (chunk, html, doc)
                     return ""
                 stream.groups[i] = self._group(stream, chunk, first=False, parsed=parsed[1:])
-                return message_id
+                self._recoloured = message_id
+                return ""
         return None
 
     def streaming_docs(

@@ -958,8 +958,10 @@ def test_a_group_laid_out_again_in_colours_is_parsed_in_one_turn_and_laid_out_in
     assert docs.recolour_one({"a1"}) == "", "laid out in the turn that parsed it"
     assert steps == ["_parsed"]
     assert docs.streaming_docs(reply, QFont(), 600.0, LIGHT)[0][1] is plain, "shown half done"
-    assert docs.recolour_one({"a1"}) == "a1"
+    assert docs.recolour_one({"a1"}) == "", "its bubble laid out in the turn of the group's"
     assert steps == ["_parsed", "_laid_out"], "parsed again"
+    assert docs.recolour_one({"a1"}) == "a1"  # (its bubble now)
+    assert steps == ["_parsed", "_laid_out"]
     coloured = docs.streaming_docs(reply, QFont(), 600.0, LIGHT)[0][1]
     assert coloured is not plain and coloured.toPlainText() == plain.toPlainText()
     assert coloured.size() == plain.size(), "laid out unlike the group it replaces"
@@ -984,6 +986,7 @@ def test_a_group_shown_without_its_links_is_not_laid_out_again_until_they_can_be
     while docs.colours_waiting():
         docs.colour_step(0.05)
     assert docs.recolour_one({"a1"}) == ""  # (parsed: laid out on the next call)
+    assert docs.recolour_one({"a1"}) == ""  # (laid out: its bubble on the next)
     assert docs.recolour_one({"a1"}) == "a1"
     docs.markdown.renders_final()
     assert docs.recolour_one({"a1"}) is None  # nothing else waits
